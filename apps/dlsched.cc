@@ -1,0 +1,5 @@
+#include <iostream>
+
+#include "cli/commands.h"
+
+int main(int argc, char** argv) { return dlsched::cli::Main(argc, argv, std::cout, std::cerr); }

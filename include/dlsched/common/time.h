@@ -1,0 +1,39 @@
+#pragma once
+
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+namespace dlsched {
+
+// All scheduler time is integral microseconds: exact, totally ordered and platform independent,
+// which the simulator's byte-identical output relies on.
+using Duration = std::chrono::duration<int64_t, std::micro>;
+
+// The clock tag behind Timestamp. The simulator's epoch is the first submission of a trace (t=0);
+// the daemon's is the Unix epoch.
+struct SchedClock {
+  using duration = Duration;
+  using rep = Duration::rep;
+  using period = Duration::period;
+  using time_point = std::chrono::time_point<SchedClock, Duration>;
+  static constexpr bool is_steady = true;
+};
+using Timestamp = SchedClock::time_point;
+
+inline constexpr Timestamp kTimeZero{};
+inline constexpr Timestamp kTimeNever{Duration::max()};
+
+// Converts seconds (possibly fractional) to a Duration, rounding to the nearest microsecond.
+inline Duration Seconds(double seconds) {
+  return Duration(static_cast<int64_t>(std::llround(seconds * 1e6)));
+}
+inline constexpr Duration Minutes(int64_t m) { return std::chrono::minutes(m); }
+inline constexpr Duration Hours(int64_t h) { return std::chrono::hours(h); }
+
+inline double ToSeconds(Duration d) { return static_cast<double>(d.count()) * 1e-6; }
+inline double ToSeconds(Timestamp t) { return ToSeconds(t.time_since_epoch()); }
+inline Timestamp AtSeconds(double seconds) { return Timestamp(Seconds(seconds)); }
+
+}  // namespace dlsched

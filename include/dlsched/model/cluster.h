@@ -1,0 +1,105 @@
+#pragma once
+
+#include <bit>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "dlsched/common/ids.h"
+#include "dlsched/common/status.h"
+
+namespace dlsched {
+
+// GPUs of one node as a bit set: bit i = GPU i of the node. A node has at most 64 GPUs.
+using GpuMask = uint64_t;
+inline constexpr int kMaxGpusPerNode = 64;
+
+inline int CountGpus(GpuMask mask) { return std::popcount(mask); }
+
+// Node labels, `key=value` (seed 002's "physical labels"). Ordered, so output is deterministic.
+using Labels = std::map<std::string, std::string, std::less<>>;
+
+struct GpuSpec {
+  GpuTypeId type;
+  int64_t memory_mib = 0;
+  // GPUs with the same group id in a node share a fast interconnect (an NVLink island).
+  int interconnect_group = 0;
+};
+
+struct NodeSpec {
+  std::string name;
+  RackId rack;
+  std::vector<GpuSpec> gpus;
+  Labels labels;
+  int cpus = 0;
+  int64_t memory_mib = 0;
+};
+
+// The GPUs of one job on one node.
+struct NodeGpus {
+  NodeId node;
+  GpuMask gpus = 0;
+  friend bool operator==(const NodeGpus&, const NodeGpus&) = default;
+};
+
+// Where a job runs: one entry per node, in ascending node order. Empty = not placed.
+struct Placement {
+  std::vector<NodeGpus> parts;
+
+  bool empty() const { return parts.empty(); }
+  int num_gpus() const;
+  int num_nodes() const { return static_cast<int>(parts.size()); }
+  friend bool operator==(const Placement&, const Placement&) = default;
+};
+
+// The immutable topology of a cluster: racks -> nodes -> GPUs, GPU type names, labels.
+// Built once (from a spec or a shorthand) and shared read-only by everything else.
+class Cluster {
+ public:
+  // Adds a GPU type name if new; returns its id.
+  GpuTypeId InternGpuType(std::string_view name);
+  // Adds a rack if new; returns its id.
+  RackId InternRack(std::string_view name);
+  // Adds a node. Fails if the name is taken, it has more than kMaxGpusPerNode GPUs, or its rack
+  // or a GPU type id is unknown.
+  Result<NodeId> AddNode(NodeSpec spec);
+
+  int num_nodes() const { return static_cast<int>(nodes_.size()); }
+  int num_racks() const { return static_cast<int>(rack_names_.size()); }
+  int num_gpu_types() const { return static_cast<int>(gpu_type_names_.size()); }
+  int total_gpus() const { return total_gpus_; }
+  int max_gpus_per_node() const { return max_gpus_per_node_; }
+  // GPUs of a type across the cluster.
+  int gpus_of_type(GpuTypeId type) const { return gpus_per_type_[type.index()]; }
+
+  const NodeSpec& node(NodeId id) const { return nodes_[id.index()]; }
+  const std::vector<NodeSpec>& nodes() const { return nodes_; }
+  const std::string& gpu_type_name(GpuTypeId id) const { return gpu_type_names_[id.index()]; }
+  const std::string& rack_name(RackId id) const { return rack_names_[id.index()]; }
+  // Invalid id when the name is unknown.
+  GpuTypeId FindGpuType(std::string_view name) const;
+  // The GPU type of a node's GPUs, if the node is homogeneous (all nodes built by shorthands
+  // are); a mixed node reports the type of its first GPU.
+  GpuTypeId node_gpu_type(NodeId id) const { return node_gpu_type_[id.index()]; }
+  // The largest number of GPUs of one type a single node has.
+  int max_gpus_of_type_per_node(GpuTypeId type) const {
+    return max_per_node_of_type_[type.index()];
+  }
+
+  // "64x8xV100 (512 GPUs, 64 nodes, 8 racks)"-style one-line summary.
+  std::string Describe() const;
+
+ private:
+  std::vector<NodeSpec> nodes_;
+  std::vector<GpuTypeId> node_gpu_type_;
+  std::vector<std::string> gpu_type_names_;
+  std::vector<std::string> rack_names_;
+  std::vector<int> gpus_per_type_;
+  std::vector<int> max_per_node_of_type_;
+  int total_gpus_ = 0;
+  int max_gpus_per_node_ = 0;
+};
+
+}  // namespace dlsched

@@ -1,0 +1,127 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "dlsched/common/ids.h"
+#include "dlsched/common/status.h"
+#include "dlsched/common/time.h"
+#include "dlsched/model/cluster.h"
+
+namespace dlsched {
+
+// Pending -> Queued -> Running <-> Suspended -> Succeeded | Failed | Killed | Rejected.
+// Pending: submitted, not yet admitted. Queued: admitted, never run. Suspended: preempted (or
+// failed to launch) and waiting to resume from its checkpoint.
+enum class JobState { kPending, kQueued, kRunning, kSuspended, kSucceeded, kFailed, kKilled, kRejected };
+
+std::string_view JobStateName(JobState state);  // "pending", "queued", ...
+Result<JobState> ParseJobState(std::string_view name);
+inline bool IsTerminal(JobState s) { return s >= JobState::kSucceeded; }
+inline bool IsWaiting(JobState s) { return s == JobState::kQueued || s == JobState::kSuspended; }
+
+enum class QosClass { kBestEffort, kSoft, kStrict };
+std::string_view QosClassName(QosClass qos);  // "best-effort", "soft", "strict"
+Result<QosClass> ParseQosClass(std::string_view name);
+
+// What a user asks for. Immutable once submitted.
+struct JobSpec {
+  std::string name;   // the trace's job id or the user's name for it; need not be unique
+  std::string user;
+  std::string queue;  // tenant / virtual cluster
+  std::string model;  // e.g. "ResNet-50"; empty when unknown
+  int batch_size = 0;
+  int num_gpus = 1;   // gang size: all or nothing
+  std::string gpu_type;  // required GPU type; empty = any
+  Timestamp submit_time;
+  // Work: `iterations` at `ref_iters_per_s` when run on `num_gpus` GPUs of the reference type,
+  // consolidated on one node. A trace with durations only uses 1 iteration per second.
+  double iterations = 0;
+  double ref_iters_per_s = 1.0;
+  int priority = 0;  // larger runs first under priority policies
+  std::optional<Timestamp> deadline;
+  QosClass qos = QosClass::kBestEffort;
+  int64_t memory_mib = 0;  // peak GPU memory per GPU; 0 = unknown
+  // The user's estimate of the run time (like Slurm's --time); unset = the ideal duration.
+  // Policies that need run times (sjf, srtf) see this, never the truth.
+  std::optional<Duration> runtime_estimate;
+
+  // The run time at the reference speed: iterations / ref_iters_per_s.
+  Duration ideal_duration() const;
+};
+
+// Checks a spec for values no scheduler can honour (zero GPUs, no work, ...). Names the field.
+Status ValidateJobSpec(const JobSpec& spec);
+
+// A job as the scheduler tracks it. Owned by JobTable; mutated only by the Scheduler.
+struct Job {
+  JobId id;
+  JobSpec spec;
+  JobState state = JobState::kPending;
+
+  Placement placement;          // while running
+  Timestamp queued_since;       // when it last entered the queue
+  Timestamp segment_start;      // when the current run segment began (running)
+  Timestamp first_start = kTimeNever;
+  Timestamp finish_time = kTimeNever;
+  Duration run_time{0};           // wall time of completed run segments
+  Duration attained_gpu_time{0};  // GPU-time (GPUs x wall time) of completed run segments
+  Duration last_segment{0};       // length of the last completed run segment
+  double iterations_done = 0;     // at the last checkpoint the executor reported
+  int preemptions = 0;
+  bool preempt_requested = false;  // a Preempt was sent; GPUs stay held until it is confirmed
+  // The estimator's view, refreshed by the scheduler whenever the job is (re)queued or placed.
+  Duration estimated_total{0};      // whole job on its reference placement
+  Duration estimated_remaining{0};  // at the last checkpoint, reference placement
+  std::string reason;  // why rejected, or the last why-pending explanation
+};
+
+// A read-only view of a job at an instant: time-dependent quantities (attained service of a
+// running job) are computed at `now`. Cheap to copy.
+class JobView {
+ public:
+  JobView(const Job& job, Timestamp now) : job_(&job), now_(now) {}
+
+  const Job& job() const { return *job_; }
+  const JobSpec& spec() const { return job_->spec; }
+  JobId id() const { return job_->id; }
+  JobState state() const { return job_->state; }
+  Timestamp submit_time() const { return job_->spec.submit_time; }
+  int num_gpus() const { return job_->spec.num_gpus; }
+  int priority() const { return job_->spec.priority; }
+  bool running() const { return job_->state == JobState::kRunning; }
+  // GPU-time consumed so far (GPUs x wall time), including the current run segment.
+  Duration attained_gpu_time() const;
+  // Wall time run so far, including the current segment.
+  Duration run_time() const;
+  // Length of the current run segment (zero when not running).
+  Duration current_segment() const;
+  // The estimator's remaining run time on the reference placement, at the last checkpoint.
+  Duration estimated_remaining() const { return job_->estimated_remaining; }
+  Duration estimated_total() const { return job_->estimated_total; }
+  Timestamp queued_since() const { return job_->queued_since; }
+
+ private:
+  const Job* job_;
+  Timestamp now_;
+};
+
+// Every job the scheduler knows, indexed by dense JobId (assigned in submission order).
+class JobTable {
+ public:
+  JobId Add(JobSpec spec);
+  Job& at(JobId id) { return jobs_[id.index()]; }
+  const Job& at(JobId id) const { return jobs_[id.index()]; }
+  bool contains(JobId id) const { return id.valid() && id.index() < jobs_.size(); }
+  size_t size() const { return jobs_.size(); }
+  const std::vector<Job>& all() const { return jobs_; }
+  void Reserve(size_t n) { jobs_.reserve(n); }
+
+ private:
+  std::vector<Job> jobs_;
+};
+
+}  // namespace dlsched

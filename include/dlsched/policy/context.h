@@ -1,0 +1,66 @@
+#pragma once
+
+#include <span>
+#include <string>
+#include <vector>
+
+#include "dlsched/common/rng.h"
+#include "dlsched/common/time.h"
+#include "dlsched/model/cluster.h"
+#include "dlsched/model/cluster_state.h"
+#include "dlsched/model/job.h"
+#include "dlsched/perf/throughput_model.h"
+#include "dlsched/policy/job_queue.h"
+
+namespace dlsched {
+
+// Everything a policy may know when it decides: the only door to the world. Policies read time
+// from `now` and randomness from `rng`; they do no I/O. References are valid for one call.
+struct SchedulingContext {
+  Timestamp now;
+  const Cluster& cluster;
+  const ClusterState& state;  // current allocations (running jobs, including those preempting)
+  const JobTable& jobs;
+  const JobQueue& queue;        // waiting jobs in this policy's order
+  std::span<const JobId> running;  // running jobs, in no particular (but deterministic) order
+  const ThroughputModel& estimator;  // the policy's performance predictor, never the truth
+  Rng& rng;
+  // Fill Decisions::pending_reasons (costs string building; off in the simulator's hot loop).
+  bool explain = false;
+
+  JobView View(JobId id) const { return JobView(jobs.at(id), now); }
+};
+
+struct LaunchDecision {
+  JobId job;
+  Placement placement;
+};
+struct PreemptDecision {
+  JobId job;
+  std::string reason;  // "for job 17 (higher priority)"
+};
+struct RejectDecision {
+  JobId job;
+  std::string reason;
+};
+struct PendingReason {
+  JobId job;
+  std::string reason;  // why it was looked at and not started this cycle
+};
+
+// What a policy wants done. The scheduler validates each item against its own state before it
+// acts: a launch on GPUs that are not free, or a preemption of a job not running, is refused.
+struct Decisions {
+  std::vector<LaunchDecision> launches;
+  std::vector<PreemptDecision> preemptions;
+  std::vector<RejectDecision> rejections;
+  std::vector<PendingReason> pending_reasons;
+  // Run another cycle no later than this, even if no event arrives (time slices, thresholds).
+  Timestamp wake_at = kTimeNever;
+
+  bool empty() const {
+    return launches.empty() && preemptions.empty() && rejections.empty();
+  }
+};
+
+}  // namespace dlsched

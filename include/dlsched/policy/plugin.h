@@ -1,0 +1,104 @@
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "dlsched/common/status.h"
+#include "dlsched/common/time.h"
+#include "dlsched/model/cluster.h"
+#include "dlsched/model/job.h"
+
+namespace dlsched {
+
+struct SchedulingContext;
+
+// Arguments of one plugin instance, from a profile: scalar JSON values as text, arrays as
+// comma-separated text. Typed getters validate and name the bad key.
+class PluginArgs {
+ public:
+  PluginArgs() = default;
+  explicit PluginArgs(std::map<std::string, std::string, std::less<>> values)
+      : values_(std::move(values)) {}
+
+  bool Has(std::string_view key) const { return values_.contains(key); }
+  Result<double> GetDouble(std::string_view key, double fallback) const;
+  Result<int64_t> GetInt(std::string_view key, int64_t fallback) const;
+  Result<bool> GetBool(std::string_view key, bool fallback) const;
+  Result<std::vector<double>> GetDoubleList(std::string_view key,
+                                            std::vector<double> fallback) const;
+  // Fails naming any key not in `known` (catches typos in profiles).
+  Status CheckKnown(std::initializer_list<std::string_view> known) const;
+  const std::map<std::string, std::string, std::less<>>& values() const { return values_; }
+
+ private:
+  std::map<std::string, std::string, std::less<>> values_;
+};
+
+// Every plugin has a static kName, a static Create(const PluginArgs&) and is listed in
+// RegisterInTreePlugins. Plugins are immutable after Create and hold no per-run state: all
+// they know of the world comes through JobView and SchedulingContext.
+class Plugin {
+ public:
+  virtual ~Plugin() = default;
+  virtual std::string_view Name() const = 0;
+};
+
+// The outcome of a yes/no check: not an error. `Fit::Unfit("needs 8 GPUs of type A100")`.
+// `retry_at`: when an Unfit answer may turn into a yes with nothing else changing (a minimum
+// run time expiring, say); the pipeline wakes then. kTimeNever = only an event can change it.
+struct Fit {
+  bool ok = true;
+  std::string reason;
+  Timestamp retry_at = kTimeNever;
+  static Fit Yes() { return {}; }
+  static Fit Unfit(std::string why, Timestamp retry_at = kTimeNever) {
+    return {false, std::move(why), retry_at};
+  }
+};
+
+// Admit: may this job enter the queue at all? Runs once per job, on its first cycle.
+class AdmitPlugin : public Plugin {
+ public:
+  virtual Fit Admit(const JobView& job, const SchedulingContext& ctx) const = 0;
+};
+
+// QueueSort: who goes first. Less must be a strict total order (break ties on submit time, then
+// id) and must not change for two jobs while both wait: the scheduler keeps waiting jobs in an
+// ordered index built with it. So it may read only what is frozen while a job waits (spec,
+// attained service, estimates, queued_since) — never "now".
+class QueueSortPlugin : public Plugin {
+ public:
+  virtual bool Less(const JobView& a, const JobView& b) const = 0;
+  // For a running job: the earliest time after `now` at which its rank against waiting jobs can
+  // change (e.g. it crosses a LAS threshold). The pipeline wakes then to consider preemption.
+  virtual Timestamp NextRankChange(const JobView& running, Timestamp now) const {
+    return kTimeNever;
+  }
+};
+
+// Filter: can this job use this node at all (GPU type, labels, ...)? Cheap; called per node.
+class FilterPlugin : public Plugin {
+ public:
+  virtual Fit FilterNode(const JobView& job, NodeId node, const SchedulingContext& ctx) const = 0;
+};
+
+// Score: how good is putting `gpus` GPUs of the job on `node`, which has `free_gpus` free before
+// the choice? Higher is better; the pipeline adds weighted scores and takes the best node.
+class ScorePlugin : public Plugin {
+ public:
+  virtual double ScoreNode(const JobView& job, NodeId node, int free_gpus, int gpus,
+                           const SchedulingContext& ctx) const = 0;
+};
+
+// Preempt: may `victim` (running) be suspended so that `job` (waiting, ranked above it by the
+// queue order) can run? Guards against preemption storms live here.
+class PreemptPlugin : public Plugin {
+ public:
+  virtual Fit MayPreempt(const JobView& job, const JobView& victim,
+                         const SchedulingContext& ctx) const = 0;
+};
+
+}  // namespace dlsched

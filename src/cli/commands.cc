@@ -1,0 +1,64 @@
+#include "cli/commands.h"
+
+#include <CLI/CLI.hpp>
+
+#include <iostream>
+
+#include "cli/simulate_command.h"
+#include "io/profile.h"
+
+namespace dlsched::cli {
+namespace {
+
+constexpr const char* kVersion = "0.1.0";
+
+int ListPolicies(bool verbose, std::ostream& out, std::ostream& err) {
+  for (const auto& [name, text] : BuiltinProfiles()) {
+    if (!verbose) {
+      out << name << "\n";
+      continue;
+    }
+    Result<PipelineConfig> profile = ParseProfile(text, name);
+    if (!profile.ok()) {
+      err << "dlsched: " << profile.status().message() << "\n";
+      return kExitRuntimeError;
+    }
+    out << name << "\t" << profile->description << "\n";
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+int Main(int argc, char** argv, std::ostream& out, std::ostream& err) {
+  CLI::App app{"dlsched: a scheduler and trace-driven simulator for deep-learning jobs on shared "
+               "GPU clusters.",
+               "dlsched"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", kVersion);
+
+  SimulateFlags simulate_flags;
+  CLI::App* simulate = app.add_subcommand(
+      "simulate", "Replay a workload on a cluster under one or more policies and compare them.");
+  AddSimulateFlags(*simulate, simulate_flags);
+
+  bool verbose = false;
+  CLI::App* policies =
+      app.add_subcommand("policies", "List the built-in policy names, one per line.");
+  policies->add_flag("-v,--verbose", verbose, "Also print each policy's description.");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // Help and version requests arrive as ParseErrors with exit code 0; exit() prints them
+    // (help for the subcommand that asked).
+    if (app.exit(e, out, err) == 0) return kExitOk;
+    err << "Run 'dlsched --help' or 'dlsched <command> --help' for usage.\n";
+    return kExitUsage;
+  }
+  if (simulate->parsed()) return RunSimulate(simulate_flags, out, err);
+  if (policies->parsed()) return ListPolicies(verbose, out, err);
+  return kExitUsage;
+}
+
+}  // namespace dlsched::cli

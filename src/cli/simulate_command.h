@@ -1,0 +1,38 @@
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <string>
+
+namespace CLI {
+class App;
+}
+
+namespace dlsched::cli {
+
+// Flags of `dlsched simulate`. --trace, --cluster, --policy, --json, --report and --seed are a
+// contract other tools script against.
+struct SimulateFlags {
+  std::string trace = "synthetic";
+  std::string cluster;  // default depends on the trace (see DefaultCluster)
+  std::string policies = "fifo,fifo-backfill,sjf,srtf,las,tiresias";
+  std::string json_path;
+  std::string report_path;
+  std::string jobs_csv_prefix;
+  std::string traces_dir;
+  std::string throughput = "auto";
+  uint64_t seed = 1;
+  double checkpoint_s = 30;
+  double restore_s = 30;
+  double estimate_error = 0;
+  double stop_at_s = 0;
+  size_t max_jobs = 0;
+  bool skip_bad_rows = false;
+  bool quiet = false;
+  int threads = 0;
+};
+
+void AddSimulateFlags(CLI::App& command, SimulateFlags& flags);
+int RunSimulate(const SimulateFlags& flags, std::ostream& out, std::ostream& err);
+
+}  // namespace dlsched::cli

@@ -1,0 +1,426 @@
+#include "io/cluster_spec.h"
+
+#include <array>
+#include <cctype>
+#include <charconv>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace dlsched {
+namespace {
+
+using nlohmann::json;
+
+constexpr int kNodesPerShorthandRack = 8;
+constexpr int64_t kMaxNodesPerTerm = 1'000'000;
+constexpr std::string_view kShorthandForm =
+    "want NODESxGPUSxTYPE, e.g. 64x8xV100 (terms joined by '+', GPUS in 1..64)";
+
+std::string NodeName(int index) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof(buffer), "n%04d", index);
+  return buffer;
+}
+
+std::string RackName(int index) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof(buffer), "r%03d", index);
+  return buffer;
+}
+
+std::string_view Trim(std::string_view text) {
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front()))) {
+    text.remove_prefix(1);
+  }
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) {
+    text.remove_suffix(1);
+  }
+  return text;
+}
+
+// A whole-field decimal integer, or nullopt.
+std::optional<int64_t> ParseInt(std::string_view text) {
+  text = Trim(text);
+  if (text.empty()) return std::nullopt;
+  int64_t value = 0;
+  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || ptr != text.data() + text.size()) return std::nullopt;
+  return value;
+}
+
+bool IsTypeName(std::string_view name) {
+  if (name.empty()) return false;
+  for (const char c : name) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.') {
+      return false;
+    }
+  }
+  return true;
+}
+
+// One homogeneous node: `gpus` GPUs of `type` split into `groups` interconnect groups.
+NodeSpec MakeNode(std::string name, RackId rack, GpuTypeId type, int gpus, int64_t memory_mib,
+                  int groups) {
+  NodeSpec node;
+  node.name = std::move(name);
+  node.rack = rack;
+  node.gpus.resize(static_cast<size_t>(gpus));
+  const int per_group = gpus / groups;
+  for (int i = 0; i < gpus; ++i) {
+    node.gpus[static_cast<size_t>(i)] = GpuSpec{type, memory_mib, i / per_group};
+  }
+  return node;
+}
+
+// The Philly virtual clusters and their node counts as in HeliosArtifact's
+// framework/QSSF Service/data/philly_vc.csv (352 nodes). Used when the traces folder is not
+// there, so that the preset still works in a bare checkout.
+struct VcSize {
+  const char* vc;
+  int nodes;
+};
+constexpr std::array<VcSize, 11> kBuiltinPhillyVcs = {{{"6214e9", 64},
+                                                       {"7f04ca", 32},
+                                                       {"11cb48", 16},
+                                                       {"b436b2", 64},
+                                                       {"ee9e8c", 64},
+                                                       {"e13805", 16},
+                                                       {"6c71a0", 32},
+                                                       {"2869ce", 16},
+                                                       {"ed69ec", 8},
+                                                       {"103959", 8},
+                                                       {"0e4a51", 32}}};
+constexpr int kPhillyGpusPerNode = 8;
+constexpr std::string_view kPhillyGpuType = "V100";
+
+// Reads `vc,node num` rows. Returns the VC sizes in file order.
+Result<std::vector<std::pair<std::string, int>>> ReadPhillyVcFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return NotFound(path + ": cannot open file");
+  std::vector<std::pair<std::string, int>> vcs;
+  std::string line;
+  int line_no = 0;
+  bool header_seen = false;
+  while (std::getline(in, line)) {
+    ++line_no;
+    const std::string_view text = Trim(line);
+    if (text.empty()) continue;
+    const auto where = [&] { return path + ":" + std::to_string(line_no) + ": "; };
+    const size_t comma = text.find(',');
+    if (comma == std::string_view::npos || text.find(',', comma + 1) != std::string_view::npos) {
+      return InvalidArgument(where() + "want 2 comma-separated fields (vc,node num)");
+    }
+    const std::string_view vc = Trim(text.substr(0, comma));
+    const std::string_view count = Trim(text.substr(comma + 1));
+    if (!header_seen) {
+      header_seen = true;
+      if (vc != "vc") return InvalidArgument(where() + "want the header 'vc,node num'");
+      continue;
+    }
+    const std::optional<int64_t> nodes = ParseInt(count);
+    if (vc.empty()) return InvalidArgument(where() + "empty vc name");
+    if (!nodes || *nodes < 1 || *nodes > kMaxNodesPerTerm) {
+      return InvalidArgument(where() + "bad node count '" + std::string(count) +
+                             "': want an integer >= 1");
+    }
+    vcs.emplace_back(std::string(vc), static_cast<int>(*nodes));
+  }
+  if (vcs.empty()) return InvalidArgument(path + ": no virtual clusters listed");
+  return vcs;
+}
+
+// ---------------------------------------------------------------------------------------------
+// JSON
+
+// Typed getters over a JSON object that remember which keys were read, so leftovers are
+// reported as unknown. Errors name the element's path ("racks[0].nodes[1].gpus").
+class JsonObject {
+ public:
+  static Result<JsonObject> Of(const json& value, std::string where) {
+    if (!value.is_object()) return InvalidArgument(where + ": want a JSON object");
+    return JsonObject(value, std::move(where));
+  }
+
+  const std::string& where() const { return where_; }
+  std::string At(std::string_view key) const { return where_ + "." + std::string(key); }
+
+  // nullptr when absent.
+  const json* Find(std::string_view key) {
+    read_.emplace_back(key);
+    const auto it = value_->find(std::string(key));
+    return it == value_->end() ? nullptr : &*it;
+  }
+
+  Result<int64_t> Int(std::string_view key, int64_t fallback, int64_t lo, int64_t hi) {
+    const json* v = Find(key);
+    if (v == nullptr) return fallback;
+    if (!v->is_number_integer() || v->get<int64_t>() < lo || v->get<int64_t>() > hi) {
+      return InvalidArgument(At(key) + ": want an integer in [" + std::to_string(lo) + ", " +
+                             std::to_string(hi) + "]");
+    }
+    return v->get<int64_t>();
+  }
+
+  Result<std::string> String(std::string_view key, std::string fallback) {
+    const json* v = Find(key);
+    if (v == nullptr) return fallback;
+    if (!v->is_string()) return InvalidArgument(At(key) + ": want a string");
+    return v->get<std::string>();
+  }
+
+  // Call after reading every known key.
+  Status CheckNoUnknownKeys() const {
+    for (auto it = value_->begin(); it != value_->end(); ++it) {
+      bool known = false;
+      for (const std::string& key : read_) known = known || key == it.key();
+      if (!known) return InvalidArgument(where_ + ": unknown key '" + it.key() + "'");
+    }
+    return Status::Ok();
+  }
+
+ private:
+  JsonObject(const json& value, std::string where) : value_(&value), where_(std::move(where)) {}
+
+  const json* value_;
+  std::string where_;
+  std::vector<std::string> read_;
+};
+
+// Adds the nodes of one "nodes" entry of rack `rack`.
+Status AddJsonNodes(const json& value, const std::string& where, RackId rack,
+                    const std::string& rack_name, Cluster& cluster) {
+  DS_ASSIGN_OR_RETURN(JsonObject entry, JsonObject::Of(value, where));
+  DS_ASSIGN_OR_RETURN(const std::string name, entry.String("name", ""));
+  DS_ASSIGN_OR_RETURN(const int64_t count, entry.Int("count", 1, 1, kMaxNodesPerTerm));
+  if (entry.Find("gpus") == nullptr) return InvalidArgument(entry.At("gpus") + ": required");
+  DS_ASSIGN_OR_RETURN(const int64_t gpus, entry.Int("gpus", 0, 1, kMaxGpusPerNode));
+  DS_ASSIGN_OR_RETURN(const std::string type, entry.String("gpu_type", "V100"));
+  if (!IsTypeName(type)) {
+    return InvalidArgument(entry.At("gpu_type") +
+                           ": want a name of letters, digits, '-', '_', '.'");
+  }
+  DS_ASSIGN_OR_RETURN(const int64_t memory,
+                      entry.Int("gpu_memory_mib", DefaultGpuMemoryMib(type), 1, int64_t{1} << 40));
+  DS_ASSIGN_OR_RETURN(const int64_t groups, entry.Int("nvlink_groups", 1, 1, gpus));
+  if (gpus % groups != 0) {
+    return InvalidArgument(entry.At("nvlink_groups") + ": " + std::to_string(groups) +
+                           " groups do not divide " + std::to_string(gpus) + " GPUs evenly");
+  }
+  DS_ASSIGN_OR_RETURN(const int64_t cpus, entry.Int("cpus", 0, 0, 1'000'000));
+  DS_ASSIGN_OR_RETURN(const int64_t node_memory, entry.Int("memory_mib", 0, 0, int64_t{1} << 50));
+  Labels labels;
+  if (const json* l = entry.Find("labels"); l != nullptr) {
+    if (!l->is_object()) return InvalidArgument(entry.At("labels") + ": want an object");
+    for (auto it = l->begin(); it != l->end(); ++it) {
+      if (!it.value().is_string()) {
+        return InvalidArgument(entry.At("labels") + "." + it.key() + ": want a string value");
+      }
+      labels[it.key()] = it.value().get<std::string>();
+    }
+  }
+  labels.emplace("gpu", type);  // emplace: a label given explicitly wins
+  labels.emplace("rack", rack_name);
+  DS_RETURN_IF_ERROR(entry.CheckNoUnknownKeys());
+
+  const GpuTypeId type_id = cluster.InternGpuType(type);
+  for (int64_t i = 0; i < count; ++i) {
+    std::string node_name = name.empty() ? NodeName(cluster.num_nodes())
+                            : count == 1 ? name
+                                         : name + "-" + std::to_string(i);
+    NodeSpec node = MakeNode(std::move(node_name), rack, type_id, static_cast<int>(gpus), memory,
+                             static_cast<int>(groups));
+    node.labels = labels;
+    node.cpus = static_cast<int>(cpus);
+    node.memory_mib = node_memory;
+    Result<NodeId> added = cluster.AddNode(std::move(node));
+    if (!added.ok()) return added.status().WithPrefix(where);
+  }
+  return Status::Ok();
+}
+
+Result<Cluster> BuildClusterFromJson(const json& doc) {
+  DS_ASSIGN_OR_RETURN(JsonObject top, JsonObject::Of(doc, "(top level)"));
+  if (const json* d = top.Find("description"); d != nullptr && !d->is_string()) {
+    return InvalidArgument("description: want a string");
+  }
+  const json* racks = top.Find("racks");
+  if (racks == nullptr || !racks->is_array() || racks->empty()) {
+    return InvalidArgument("racks: want a non-empty array of racks");
+  }
+  DS_RETURN_IF_ERROR(top.CheckNoUnknownKeys());
+  Cluster cluster;
+  for (size_t r = 0; r < racks->size(); ++r) {
+    const std::string where = "racks[" + std::to_string(r) + "]";
+    DS_ASSIGN_OR_RETURN(JsonObject rack, JsonObject::Of((*racks)[r], where));
+    DS_ASSIGN_OR_RETURN(const std::string rack_name,
+                        rack.String("name", RackName(static_cast<int>(r))));
+    if (rack_name.empty()) return InvalidArgument(rack.At("name") + ": must not be empty");
+    if (cluster.num_racks() > 0) {
+      for (int i = 0; i < cluster.num_racks(); ++i) {
+        if (cluster.rack_name(RackId(static_cast<uint32_t>(i))) == rack_name) {
+          return InvalidArgument(rack.At("name") + ": duplicate rack name '" + rack_name + "'");
+        }
+      }
+    }
+    const json* nodes = rack.Find("nodes");
+    if (nodes == nullptr || !nodes->is_array() || nodes->empty()) {
+      return InvalidArgument(rack.At("nodes") + ": want a non-empty array of node entries");
+    }
+    DS_RETURN_IF_ERROR(rack.CheckNoUnknownKeys());
+    const RackId rack_id = cluster.InternRack(rack_name);
+    for (size_t n = 0; n < nodes->size(); ++n) {
+      DS_RETURN_IF_ERROR(AddJsonNodes((*nodes)[n], rack.At("nodes") + "[" + std::to_string(n) + "]",
+                                      rack_id, rack_name, cluster));
+    }
+  }
+  return cluster;
+}
+
+}  // namespace
+
+int64_t DefaultGpuMemoryMib(std::string_view gpu_type) {
+  struct Entry {
+    std::string_view type;
+    int64_t memory_mib;
+  };
+  static constexpr std::array<Entry, 6> kTable = {{{"V100", 32768},
+                                                   {"A100", 81920},
+                                                   {"H100", 81920},
+                                                   {"K80", 12288},
+                                                   {"P100", 16384},
+                                                   {"T4", 16384}}};
+  for (const Entry& e : kTable) {
+    if (e.type.size() != gpu_type.size()) continue;
+    bool same = true;
+    for (size_t i = 0; i < gpu_type.size() && same; ++i) {
+      same = std::toupper(static_cast<unsigned char>(gpu_type[i])) == e.type[i];
+    }
+    if (same) return e.memory_mib;
+  }
+  return 16384;
+}
+
+Result<Cluster> ParseClusterShorthand(std::string_view shorthand) {
+  if (Trim(shorthand).empty()) {
+    return InvalidArgument("empty cluster shorthand: " + std::string(kShorthandForm));
+  }
+  Cluster cluster;
+  std::string_view rest = shorthand;
+  while (true) {
+    const size_t plus = rest.find('+');
+    const std::string_view raw = rest.substr(0, plus);
+    const std::string_view term = Trim(raw);
+    const auto bad = [&](std::string_view what) {
+      return InvalidArgument("bad cluster term '" + std::string(term) + "' in '" +
+                             std::string(shorthand) + "': " + std::string(what) +
+                             (what.empty() ? "" : "; ") + std::string(kShorthandForm));
+    };
+    const size_t x1 = term.find('x');
+    const size_t x2 = x1 == std::string_view::npos ? x1 : term.find('x', x1 + 1);
+    if (x2 == std::string_view::npos) return bad("");
+    const std::optional<int64_t> nodes = ParseInt(term.substr(0, x1));
+    const std::optional<int64_t> gpus = ParseInt(term.substr(x1 + 1, x2 - x1 - 1));
+    const std::string_view type = term.substr(x2 + 1);
+    if (!nodes || *nodes < 1 || *nodes > kMaxNodesPerTerm) {
+      return bad("NODES must be an integer in [1, " + std::to_string(kMaxNodesPerTerm) + "]");
+    }
+    if (!gpus || *gpus < 1 || *gpus > kMaxGpusPerNode) {
+      return bad("GPUS must be an integer in [1, " + std::to_string(kMaxGpusPerNode) + "]");
+    }
+    if (!IsTypeName(type)) return bad("TYPE must be a name of letters, digits, '-', '_', '.'");
+
+    const GpuTypeId type_id = cluster.InternGpuType(type);
+    const int64_t memory = DefaultGpuMemoryMib(type);
+    RackId rack;
+    std::string rack_name;
+    for (int64_t i = 0; i < *nodes; ++i) {
+      if (i % kNodesPerShorthandRack == 0) {  // a new term always starts a new rack
+        rack_name = RackName(cluster.num_racks());
+        rack = cluster.InternRack(rack_name);
+      }
+      NodeSpec node = MakeNode(NodeName(cluster.num_nodes()), rack, type_id,
+                               static_cast<int>(*gpus), memory, 1);
+      node.labels.emplace("gpu", std::string(type));
+      node.labels.emplace("rack", rack_name);
+      Result<NodeId> added = cluster.AddNode(std::move(node));
+      if (!added.ok()) return added.status();
+    }
+    if (plus == std::string_view::npos) break;
+    rest.remove_prefix(plus + 1);
+  }
+  return cluster;
+}
+
+Result<Cluster> PhillyCluster(std::string_view traces_dir) {
+  std::vector<std::pair<std::string, int>> vcs;
+  const std::filesystem::path path =
+      std::filesystem::path(std::string(traces_dir)) / "helios" / "philly_vc.csv";
+  std::error_code ec;
+  if (!traces_dir.empty() && std::filesystem::is_regular_file(path, ec)) {
+    DS_ASSIGN_OR_RETURN(vcs, ReadPhillyVcFile(path.string()));
+  } else {
+    // No traces folder: the same 11 VC sizes, built in (see kBuiltinPhillyVcs).
+    for (const VcSize& vc : kBuiltinPhillyVcs) vcs.emplace_back(vc.vc, vc.nodes);
+  }
+  Cluster cluster;
+  const GpuTypeId type = cluster.InternGpuType(kPhillyGpuType);
+  const int64_t memory = DefaultGpuMemoryMib(kPhillyGpuType);
+  for (const auto& [vc, nodes] : vcs) {
+    for (int i = 0; i < cluster.num_racks(); ++i) {
+      if (cluster.rack_name(RackId(static_cast<uint32_t>(i))) == vc) {
+        return InvalidArgument(path.string() + ": virtual cluster '" + vc + "' listed twice");
+      }
+    }
+    const RackId rack = cluster.InternRack(vc);
+    for (int i = 0; i < nodes; ++i) {
+      NodeSpec node =
+          MakeNode(NodeName(cluster.num_nodes()), rack, type, kPhillyGpusPerNode, memory, 1);
+      node.labels.emplace("gpu", std::string(kPhillyGpuType));
+      node.labels.emplace("rack", vc);
+      node.labels.emplace("vc", vc);
+      Result<NodeId> added = cluster.AddNode(std::move(node));
+      if (!added.ok()) return added.status();
+    }
+  }
+  return cluster;
+}
+
+Result<Cluster> ParseClusterJson(std::string_view json_text, std::string_view origin) {
+  const std::string prefix = std::string(origin) + ": ";
+  try {
+    const json doc = json::parse(json_text);
+    Result<Cluster> cluster = BuildClusterFromJson(doc);
+    if (!cluster.ok()) return InvalidArgument(prefix + cluster.status().message());
+    return cluster;
+  } catch (const json::exception& e) {
+    // parse errors name the byte offset; type errors should not happen (types are checked).
+    return InvalidArgument(prefix + "invalid JSON: " + e.what());
+  }
+}
+
+Result<Cluster> ParseClusterSpec(std::string_view spec, std::string_view traces_dir) {
+  const std::string_view text = Trim(spec);
+  if (text.empty()) {
+    return InvalidArgument(
+        "empty cluster spec: want NODESxGPUSxTYPE[+...], 'philly', or a .json file");
+  }
+  if (text == "philly") return PhillyCluster(traces_dir);
+  if (text.size() > 5 && text.substr(text.size() - 5) == ".json") {
+    const std::string path(text);
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return NotFound(path + ": cannot open cluster spec file");
+    std::ostringstream content;
+    content << in.rdbuf();
+    return ParseClusterJson(content.str(), path);
+  }
+  return ParseClusterShorthand(text);
+}
+
+}  // namespace dlsched

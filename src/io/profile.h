@@ -1,0 +1,29 @@
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "dlsched/policy/pipeline.h"
+
+namespace dlsched {
+
+// Parses a policy profile (JSON). Format (docs/profiles.md):
+//   {"name": "tiresias", "description": "...",
+//    "admit": ["feasibility"],
+//    "queue_sort": {"name": "tiresias", "args": {"thresholds_gpu_s": [3200, 32000]}},
+//    "filter": [], "score": [{"name": "consolidate", "weight": 1}],
+//    "preempt": [{"name": "priority_preempt", "args": {"min_run_s": 60}}],
+//    "backfill": true, "starvation_limit_s": 28800, "max_preemption_attempts": 8}
+// A plugin is a name or {"name", "args", "weight"}. Unknown keys are errors. `origin` names the
+// text in messages (a path, or "builtin profile 'fifo'").
+Result<PipelineConfig> ParseProfile(std::string_view json_text, std::string_view origin);
+
+// The profiles shipped in profiles/*.json, embedded at build time: (name, JSON text), by name.
+const std::vector<std::pair<std::string_view, std::string_view>>& BuiltinProfiles();
+
+// `name_or_path`: a built-in profile name ("fifo"), or a path to a .json profile file.
+Result<PipelineConfig> LoadProfile(std::string_view name_or_path);
+
+}  // namespace dlsched

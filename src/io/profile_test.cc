@@ -1,0 +1,93 @@
+#include "io/profile.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace dlsched {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(ProfileTest, EveryBuiltinProfileParsesAndBuilds) {
+  ASSERT_GE(BuiltinProfiles().size(), 7u);
+  for (const auto& [name, text] : BuiltinProfiles()) {
+    SCOPED_TRACE(std::string(name));
+    Result<PipelineConfig> config = LoadProfile(name);
+    ASSERT_TRUE(config.ok()) << config.status().ToString();
+    EXPECT_EQ(config->name, name);  // file name and "name" agree
+    EXPECT_FALSE(config->description.empty());
+    ASSERT_FALSE(config->admit.empty());
+    EXPECT_EQ(config->admit[0].name, "feasibility");  // no job ever waits forever
+    EXPECT_TRUE(BuildPipeline(*config, InTreeRegistry()).ok());
+  }
+}
+
+TEST(ProfileTest, ParsesEveryField) {
+  Result<PipelineConfig> config = ParseProfile(R"({
+    "name": "x", "description": "d", "admit": ["feasibility"],
+    "queue_sort": {"name": "tiresias", "args": {"thresholds_gpu_s": [10, 20]}},
+    "score": [{"name": "consolidate", "weight": 2.5}],
+    "preempt": [{"name": "priority_preempt", "args": {"min_run_s": 60}}],
+    "backfill": false, "starvation_limit_s": 3600, "max_preemption_attempts": 3})",
+                                               "test");
+  ASSERT_TRUE(config.ok()) << config.status().ToString();
+  EXPECT_EQ(config->queue_sort.name, "tiresias");
+  EXPECT_EQ(config->queue_sort.args.values().at("thresholds_gpu_s"), "10,20");
+  EXPECT_DOUBLE_EQ(config->score[0].weight, 2.5);
+  EXPECT_FALSE(config->backfill);
+  EXPECT_EQ(config->starvation_limit, std::chrono::hours(1));
+  EXPECT_EQ(config->max_preemption_attempts, 3);
+  EXPECT_TRUE(BuildPipeline(*config, InTreeRegistry()).ok());
+}
+
+TEST(ProfileTest, ErrorsNameTheProblem) {
+  struct Case {
+    std::string name;
+    std::string json;
+    std::string want;
+  };
+  const std::vector<Case> cases = {
+      {"bad json", "{", "not valid JSON"},
+      {"unknown key", R"({"name": "x", "backfil": true})", "backfil"},
+      {"no name", R"({"backfill": true})", "no \"name\""},
+      {"wrong type", R"({"name": "x", "backfill": "yes"})", "backfill"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    Result<PipelineConfig> config = ParseProfile(c.json, "my.json");
+    ASSERT_FALSE(config.ok());
+    EXPECT_THAT(config.status().message(), HasSubstr("my.json"));
+    EXPECT_THAT(config.status().message(), HasSubstr(c.want));
+  }
+}
+
+TEST(ProfileTest, UnknownPluginOrArgumentFailsToBuild) {
+  auto unknown = ParseProfile(R"({"name": "x", "queue_sort": "fastest"})", "t");
+  ASSERT_TRUE(unknown.ok());
+  auto built = BuildPipeline(*unknown, InTreeRegistry());
+  ASSERT_FALSE(built.ok());
+  EXPECT_THAT(built.status().message(), HasSubstr("fastest"));
+  EXPECT_THAT(built.status().message(), HasSubstr("fifo"));  // lists what exists
+
+  auto bad_arg = ParseProfile(
+      R"({"name": "x", "preempt": [{"name": "priority_preempt", "args": {"min_run": 1}}]})", "t");
+  ASSERT_TRUE(bad_arg.ok());
+  built = BuildPipeline(*bad_arg, InTreeRegistry());
+  ASSERT_FALSE(built.ok());
+  EXPECT_THAT(built.status().message(), HasSubstr("min_run"));
+}
+
+TEST(ProfileTest, UnknownNameListsTheBuiltins) {
+  auto missing = LoadProfile("nope");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_THAT(missing.status().message(), HasSubstr("tiresias"));
+}
+
+TEST(RegistryTest, RegisteringANameTwiceIsAnError) {
+  PluginRegistry registry;
+  ASSERT_TRUE(RegisterInTreePlugins(registry).ok());
+  EXPECT_EQ(RegisterInTreePlugins(registry).code(), StatusCode::kAlreadyExists);
+}
+
+}  // namespace
+}  // namespace dlsched

@@ -1,0 +1,88 @@
+#include "dlsched/model/cluster.h"
+
+#include <algorithm>
+#include <set>
+#include <sstream>
+
+namespace dlsched {
+
+int Placement::num_gpus() const {
+  int n = 0;
+  for (const NodeGpus& part : parts) n += CountGpus(part.gpus);
+  return n;
+}
+
+GpuTypeId Cluster::InternGpuType(std::string_view name) {
+  GpuTypeId found = FindGpuType(name);
+  if (found.valid()) return found;
+  gpu_type_names_.emplace_back(name);
+  gpus_per_type_.push_back(0);
+  max_per_node_of_type_.push_back(0);
+  return GpuTypeId(static_cast<uint32_t>(gpu_type_names_.size() - 1));
+}
+
+RackId Cluster::InternRack(std::string_view name) {
+  for (size_t i = 0; i < rack_names_.size(); ++i) {
+    if (rack_names_[i] == name) return RackId(static_cast<uint32_t>(i));
+  }
+  rack_names_.emplace_back(name);
+  return RackId(static_cast<uint32_t>(rack_names_.size() - 1));
+}
+
+GpuTypeId Cluster::FindGpuType(std::string_view name) const {
+  for (size_t i = 0; i < gpu_type_names_.size(); ++i) {
+    if (gpu_type_names_[i] == name) return GpuTypeId(static_cast<uint32_t>(i));
+  }
+  return GpuTypeId();
+}
+
+Result<NodeId> Cluster::AddNode(NodeSpec spec) {
+  if (spec.gpus.size() > static_cast<size_t>(kMaxGpusPerNode)) {
+    return InvalidArgument("node '" + spec.name + "' has " + std::to_string(spec.gpus.size()) +
+                           " GPUs; at most " + std::to_string(kMaxGpusPerNode) + " are supported");
+  }
+  if (!spec.rack.valid() || spec.rack.index() >= rack_names_.size()) {
+    return InvalidArgument("node '" + spec.name + "' names an unknown rack");
+  }
+  for (const NodeSpec& other : nodes_) {
+    if (other.name == spec.name) return InvalidArgument("duplicate node name '" + spec.name + "'");
+  }
+  std::vector<int> per_type(gpu_type_names_.size(), 0);
+  for (const GpuSpec& gpu : spec.gpus) {
+    if (!gpu.type.valid() || gpu.type.index() >= gpu_type_names_.size()) {
+      return InvalidArgument("node '" + spec.name + "' has a GPU of unknown type");
+    }
+    ++per_type[gpu.type.index()];
+  }
+  for (size_t t = 0; t < per_type.size(); ++t) {
+    gpus_per_type_[t] += per_type[t];
+    max_per_node_of_type_[t] = std::max(max_per_node_of_type_[t], per_type[t]);
+  }
+  total_gpus_ += static_cast<int>(spec.gpus.size());
+  max_gpus_per_node_ = std::max(max_gpus_per_node_, static_cast<int>(spec.gpus.size()));
+  node_gpu_type_.push_back(spec.gpus.empty() ? GpuTypeId() : spec.gpus.front().type);
+  nodes_.push_back(std::move(spec));
+  return NodeId(static_cast<uint32_t>(nodes_.size() - 1));
+}
+
+std::string Cluster::Describe() const {
+  // Group consecutive nodes with the same GPU count and type: "64x8xV100+8x4xT4".
+  std::ostringstream out;
+  size_t i = 0;
+  bool first = true;
+  while (i < nodes_.size()) {
+    size_t j = i;
+    const size_t gpus = nodes_[i].gpus.size();
+    const GpuTypeId type = node_gpu_type_[i];
+    while (j < nodes_.size() && nodes_[j].gpus.size() == gpus && node_gpu_type_[j] == type) ++j;
+    if (!first) out << "+";
+    first = false;
+    out << (j - i) << "x" << gpus << "x" << (type.valid() ? gpu_type_names_[type.index()] : "none");
+    i = j;
+  }
+  out << " (" << total_gpus_ << " GPUs, " << nodes_.size() << " nodes, " << rack_names_.size()
+      << " racks)";
+  return out.str();
+}
+
+}  // namespace dlsched

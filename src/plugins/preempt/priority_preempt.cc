@@ -1,0 +1,32 @@
+#include "plugins/preempt/priority_preempt.h"
+
+#include <limits>
+
+#include "dlsched/policy/context.h"
+
+namespace dlsched {
+
+Result<std::unique_ptr<Plugin>> PriorityPreempt::Create(const PluginArgs& args) {
+  DS_RETURN_IF_ERROR(args.CheckKnown({"min_run_s", "max_preemptions"}));
+  DS_ASSIGN_OR_RETURN(double min_run_s, args.GetDouble("min_run_s", 0));
+  DS_ASSIGN_OR_RETURN(int64_t max_preemptions,
+                      args.GetInt("max_preemptions", std::numeric_limits<int64_t>::max()));
+  if (min_run_s < 0) return InvalidArgument("min_run_s must not be negative");
+  if (max_preemptions < 0) return InvalidArgument("max_preemptions must not be negative");
+  return std::unique_ptr<Plugin>(
+      std::make_unique<PriorityPreempt>(Seconds(min_run_s), max_preemptions));
+}
+
+Fit PriorityPreempt::MayPreempt(const JobView&, const JobView& victim,
+                                const SchedulingContext& ctx) const {
+  if (victim.job().preemptions >= max_preemptions_) {
+    return Fit::Unfit("preemption budget spent");
+  }
+  const Duration ran = victim.current_segment();
+  if (ran < min_run_) {
+    return Fit::Unfit("protected by min_run_s", ctx.now + (min_run_ - ran));
+  }
+  return Fit::Yes();
+}
+
+}  // namespace dlsched

@@ -1,0 +1,28 @@
+#pragma once
+
+#include <memory>
+#include <string_view>
+
+#include "dlsched/policy/plugin.h"
+
+namespace dlsched {
+
+// Lets a job preempt any running job ranked below it by the queue order, with guards against
+// preemption storms: a victim must have run `min_run_s` in its current segment (default 0), and
+// a job is preempted at most `max_preemptions` times (default: no limit).
+class PriorityPreempt final : public PreemptPlugin {
+ public:
+  static constexpr std::string_view kName = "priority_preempt";
+  static Result<std::unique_ptr<Plugin>> Create(const PluginArgs& args);
+  PriorityPreempt(Duration min_run, int64_t max_preemptions)
+      : min_run_(min_run), max_preemptions_(max_preemptions) {}
+  std::string_view Name() const override { return kName; }
+  Fit MayPreempt(const JobView& job, const JobView& victim,
+                 const SchedulingContext& ctx) const override;
+
+ private:
+  Duration min_run_;
+  int64_t max_preemptions_;
+};
+
+}  // namespace dlsched

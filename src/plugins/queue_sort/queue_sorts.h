@@ -1,0 +1,86 @@
+#pragma once
+
+// The in-tree QueueSort plugins. Each is a strict total order: the policy key first, then
+// submit time, then id (see QueueSortPlugin::Less for the full contract).
+
+#include <memory>
+#include <string_view>
+#include <vector>
+
+#include "dlsched/policy/plugin.h"
+
+namespace dlsched {
+
+// First come, first served.
+class FifoSort final : public QueueSortPlugin {
+ public:
+  static constexpr std::string_view kName = "fifo";
+  static Result<std::unique_ptr<Plugin>> Create(const PluginArgs& args);
+  std::string_view Name() const override { return kName; }
+  bool Less(const JobView& a, const JobView& b) const override;
+};
+
+// Shortest job first by the estimator's whole-job run time x GPUs (GPU-time), so a short wide
+// job does not jump ahead of a long narrow one it would block just as much.
+class SjfSort final : public QueueSortPlugin {
+ public:
+  static constexpr std::string_view kName = "sjf";
+  static Result<std::unique_ptr<Plugin>> Create(const PluginArgs& args);
+  std::string_view Name() const override { return kName; }
+  bool Less(const JobView& a, const JobView& b) const override;
+};
+
+// Shortest remaining time first (estimated remaining run time at the last checkpoint). A
+// running job's remaining time only shrinks, so its rank never falls: no wake-ups needed.
+class SrtfSort final : public QueueSortPlugin {
+ public:
+  static constexpr std::string_view kName = "srtf";
+  static Result<std::unique_ptr<Plugin>> Create(const PluginArgs& args);
+  std::string_view Name() const override { return kName; }
+  bool Less(const JobView& a, const JobView& b) const override;
+};
+
+// Least attained service (GPU-time), continuous. A running job's rank falls as it runs, so the
+// pipeline re-evaluates every `quantum_s` (default 600) on a global grid while jobs wait.
+class LasSort final : public QueueSortPlugin {
+ public:
+  static constexpr std::string_view kName = "las";
+  static Result<std::unique_ptr<Plugin>> Create(const PluginArgs& args);
+  explicit LasSort(Duration quantum) : quantum_(quantum) {}
+  std::string_view Name() const override { return kName; }
+  bool Less(const JobView& a, const JobView& b) const override;
+  Timestamp NextRankChange(const JobView& running, Timestamp now) const override;
+
+ private:
+  Duration quantum_;
+};
+
+// Tiresias' discretised 2D-LAS: queue k holds jobs whose attained GPU-time is in
+// [threshold[k-1], threshold[k]); lower queues first, FIFO (submit time) inside a queue.
+// `thresholds_gpu_s` defaults to Tiresias' single threshold of 3,200 GPU-seconds plus one at
+// 32,000 (three queues). Rank changes exactly when a running job crosses a threshold.
+class TiresiasSort final : public QueueSortPlugin {
+ public:
+  static constexpr std::string_view kName = "tiresias";
+  static Result<std::unique_ptr<Plugin>> Create(const PluginArgs& args);
+  explicit TiresiasSort(std::vector<Duration> thresholds) : thresholds_(std::move(thresholds)) {}
+  std::string_view Name() const override { return kName; }
+  bool Less(const JobView& a, const JobView& b) const override;
+  Timestamp NextRankChange(const JobView& running, Timestamp now) const override;
+  // The queue index of a job with this much attained GPU-time.
+  int QueueOf(Duration attained_gpu_time) const;
+
+ private:
+  std::vector<Duration> thresholds_;  // ascending GPU-time bounds
+};
+
+// Higher JobSpec::priority first, then FIFO.
+class PrioritySort final : public QueueSortPlugin {
+ public:
+  static constexpr std::string_view kName = "priority";
+  static Result<std::unique_ptr<Plugin>> Create(const PluginArgs& args);
+  std::string_view Name() const override { return kName; }
+  bool Less(const JobView& a, const JobView& b) const override;
+};
+
+}  // namespace dlsched

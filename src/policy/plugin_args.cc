@@ -1,0 +1,80 @@
+#include <charconv>
+#include <cmath>
+
+#include "dlsched/policy/plugin.h"
+
+namespace dlsched {
+namespace {
+
+Result<double> ParseDouble(std::string_view key, std::string_view text) {
+  double value = 0;
+  const char* end = text.data() + text.size();
+  auto [ptr, ec] = std::from_chars(text.data(), end, value);
+  if (ec != std::errc() || ptr != end || !std::isfinite(value)) {
+    return InvalidArgument("argument '" + std::string(key) + "' must be a number, got '" +
+                           std::string(text) + "'");
+  }
+  return value;
+}
+
+}  // namespace
+
+Result<double> PluginArgs::GetDouble(std::string_view key, double fallback) const {
+  auto it = values_.find(key);
+  if (it == values_.end()) return fallback;
+  return ParseDouble(key, it->second);
+}
+
+Result<int64_t> PluginArgs::GetInt(std::string_view key, int64_t fallback) const {
+  auto it = values_.find(key);
+  if (it == values_.end()) return fallback;
+  const std::string& text = it->second;
+  int64_t value = 0;
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || ptr != text.data() + text.size()) {
+    return InvalidArgument("argument '" + std::string(key) + "' must be an integer, got '" +
+                           text + "'");
+  }
+  return value;
+}
+
+Result<bool> PluginArgs::GetBool(std::string_view key, bool fallback) const {
+  auto it = values_.find(key);
+  if (it == values_.end()) return fallback;
+  if (it->second == "true") return true;
+  if (it->second == "false") return false;
+  return InvalidArgument("argument '" + std::string(key) + "' must be true or false, got '" +
+                         it->second + "'");
+}
+
+Result<std::vector<double>> PluginArgs::GetDoubleList(std::string_view key,
+                                                      std::vector<double> fallback) const {
+  auto it = values_.find(key);
+  if (it == values_.end()) return fallback;
+  std::vector<double> out;
+  std::string_view rest = it->second;
+  while (!rest.empty()) {
+    const size_t comma = rest.find(',');
+    DS_ASSIGN_OR_RETURN(double value, ParseDouble(key, rest.substr(0, comma)));
+    out.push_back(value);
+    if (comma == std::string_view::npos) break;
+    rest.remove_prefix(comma + 1);
+  }
+  return out;
+}
+
+Status PluginArgs::CheckKnown(std::initializer_list<std::string_view> known) const {
+  for (const auto& [key, value] : values_) {
+    bool found = false;
+    for (std::string_view k : known) found = found || k == key;
+    if (!found) {
+      std::string list;
+      for (std::string_view k : known) list += (list.empty() ? "" : ", ") + std::string(k);
+      return InvalidArgument("unknown argument '" + key + "' (known: " +
+                             (list.empty() ? "none" : list) + ")");
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace dlsched

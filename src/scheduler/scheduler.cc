@@ -1,0 +1,241 @@
+#include "dlsched/runtime/scheduler.h"
+
+#include <algorithm>
+
+namespace dlsched {
+namespace {
+
+template <class... Ts>
+struct Overloaded : Ts... {
+  using Ts::operator()...;
+};
+template <class... Ts>
+Overloaded(Ts...) -> Overloaded<Ts...>;
+
+Status UnknownJob(JobId id) { return NotFound("no job " + std::to_string(id.value())); }
+
+Status WrongState(const Job& job, std::string_view event) {
+  return FailedPrecondition(std::string(event) + " for job " + std::to_string(job.id.value()) +
+                            " in state " + std::string(JobStateName(job.state)));
+}
+
+}  // namespace
+
+Scheduler::Scheduler(const Cluster& cluster, std::unique_ptr<SchedulingPolicy> policy,
+                     Executor& executor, const ThroughputModel& estimator, uint64_t seed)
+    : cluster_(&cluster),
+      policy_(std::move(policy)),
+      executor_(&executor),
+      estimator_(&estimator),
+      rng_(seed),
+      state_(cluster),
+      queue_(jobs_, [p = policy_.get()](const JobView& a, const JobView& b) {
+        return p->Less(a, b);
+      }) {}
+
+void Scheduler::ReserveJobs(size_t n) {
+  jobs_.Reserve(n);
+  running_pos_.reserve(n);
+}
+
+Result<JobId> Scheduler::Submit(JobSpec spec, Timestamp now) {
+  DS_RETURN_IF_ERROR(ValidateJobSpec(spec));
+  const JobId id = jobs_.Add(std::move(spec));
+  Job& job = jobs_.at(id);
+  job.state = JobState::kPending;
+  job.queued_since = now;
+  running_pos_.push_back(-1);
+  pending_.push_back(id);
+  return id;
+}
+
+SchedulingContext Scheduler::Context(Timestamp now) {
+  return SchedulingContext{now, *cluster_, state_, jobs_, queue_, running_, *estimator_, rng_};
+}
+
+void Scheduler::Enqueue(Job& job, JobState state, Timestamp now) {
+  job.state = state;
+  job.queued_since = now;
+  job.preempt_requested = false;
+  job.estimated_total = job.spec.runtime_estimate.value_or(job.spec.ideal_duration());
+  const double left = std::clamp(1.0 - job.iterations_done / job.spec.iterations, 0.0, 1.0);
+  job.estimated_remaining =
+      Duration(static_cast<int64_t>(static_cast<double>(job.estimated_total.count()) * left));
+  queue_.Insert(job.id);
+}
+
+int Scheduler::Admit(Timestamp now) {
+  const SchedulingContext ctx = Context(now);
+  int rejected = 0;
+  for (JobId id : pending_) {
+    Job& job = jobs_.at(id);
+    Fit fit = policy_->Admit(JobView(job, now), ctx);
+    if (fit.ok) {
+      Enqueue(job, JobState::kQueued, now);
+    } else {
+      job.state = JobState::kRejected;
+      job.reason = std::move(fit.reason);
+      job.finish_time = now;
+      ++rejected;
+    }
+  }
+  pending_.clear();
+  return rejected;
+}
+
+CycleResult Scheduler::RunCycle(Timestamp now) {
+  CycleResult result;
+  if (!pending_.empty()) {
+    const size_t arrivals = pending_.size();
+    result.rejected = Admit(now);
+    result.admitted = static_cast<int>(arrivals) - result.rejected;
+  }
+  Decisions decisions = policy_->Decide(Context(now));
+  for (RejectDecision& reject : decisions.rejections) {
+    Job& job = jobs_.at(reject.job);
+    if (!IsWaiting(job.state)) {
+      ++result.refused;
+      continue;
+    }
+    queue_.Erase(job.id);
+    job.state = JobState::kRejected;
+    job.reason = std::move(reject.reason);
+    job.finish_time = now;
+    ++result.rejected;
+  }
+  for (const PreemptDecision& preempt : decisions.preemptions) {
+    Job& job = jobs_.at(preempt.job);
+    if (job.state != JobState::kRunning || job.preempt_requested) {
+      ++result.refused;
+      continue;
+    }
+    job.preempt_requested = true;
+    executor_->Preempt(job, now);
+    ++result.preempted;
+  }
+  for (const LaunchDecision& launch : decisions.launches) {
+    if (Apply(launch, now)) {
+      ++result.launched;
+    } else {
+      ++result.refused;
+    }
+  }
+  result.wake_at = decisions.wake_at;
+  return result;
+}
+
+bool Scheduler::Apply(const LaunchDecision& launch, Timestamp now) {
+  if (!jobs_.contains(launch.job)) return false;
+  Job& job = jobs_.at(launch.job);
+  if (!IsWaiting(job.state) || launch.placement.num_gpus() != job.spec.num_gpus ||
+      !state_.IsFree(launch.placement)) {
+    return false;
+  }
+  queue_.Erase(job.id);
+  state_.Allocate(launch.placement);  // assume: the GPUs are the job's from now on
+  job.state = JobState::kRunning;
+  job.placement = launch.placement;
+  job.segment_start = now;
+  if (job.first_start == kTimeNever) job.first_start = now;
+  job.reason.clear();
+  AddRunning(job.id);
+  executor_->Launch(job, job.placement, now);
+  return true;
+}
+
+std::vector<PendingReason> Scheduler::ExplainPending(Timestamp now) {
+  Rng scratch_rng = rng_;  // explaining must not change the decisions that follow
+  SchedulingContext ctx{now, *cluster_, state_, jobs_, queue_, running_, *estimator_, scratch_rng};
+  ctx.explain = true;
+  return policy_->Decide(ctx).pending_reasons;
+}
+
+Status Scheduler::Handle(const Event& event, Timestamp now) {
+  return std::visit(Overloaded{
+                        [&](const JobFinished& e) { return OnFinished(e, now); },
+                        [&](const JobSuspended& e) { return OnSuspended(e, now); },
+                        [&](const JobLaunchFailed& e) { return OnLaunchFailed(e, now); },
+                        [&](const JobCancelRequested& e) { return OnCancel(e, now); },
+                    },
+                    event);
+}
+
+void Scheduler::StopRunning(Job& job, Timestamp now) {
+  const Duration segment = now - job.segment_start;
+  job.run_time += segment;
+  job.attained_gpu_time += segment * job.spec.num_gpus;
+  job.last_segment = segment;
+  state_.Release(job.placement);
+  job.placement = {};
+  RemoveRunning(job.id);
+}
+
+Status Scheduler::OnFinished(const JobFinished& e, Timestamp now) {
+  if (!jobs_.contains(e.job)) return UnknownJob(e.job);
+  Job& job = jobs_.at(e.job);
+  if (job.state != JobState::kRunning) return WrongState(job, "finish");
+  if (!IsTerminal(e.final_state)) {
+    return InvalidArgument("a finished job must end succeeded, failed or killed");
+  }
+  StopRunning(job, now);
+  job.state = e.final_state;
+  job.finish_time = now;
+  job.preempt_requested = false;
+  if (e.final_state == JobState::kSucceeded) job.iterations_done = job.spec.iterations;
+  job.reason = e.detail;
+  return Status::Ok();
+}
+
+Status Scheduler::OnSuspended(const JobSuspended& e, Timestamp now) {
+  if (!jobs_.contains(e.job)) return UnknownJob(e.job);
+  Job& job = jobs_.at(e.job);
+  if (job.state != JobState::kRunning) return WrongState(job, "suspend");
+  StopRunning(job, now);
+  job.iterations_done = std::max(job.iterations_done, e.iterations_done);
+  ++job.preemptions;
+  Enqueue(job, JobState::kSuspended, now);
+  return Status::Ok();
+}
+
+Status Scheduler::OnLaunchFailed(const JobLaunchFailed& e, Timestamp now) {
+  if (!jobs_.contains(e.job)) return UnknownJob(e.job);
+  Job& job = jobs_.at(e.job);
+  if (job.state != JobState::kRunning) return WrongState(job, "launch failure");
+  StopRunning(job, now);  // forget the assumed allocation
+  Enqueue(job, job.iterations_done > 0 ? JobState::kSuspended : JobState::kQueued, now);
+  job.reason = "launch failed: " + e.reason;
+  return Status::Ok();
+}
+
+Status Scheduler::OnCancel(const JobCancelRequested& e, Timestamp now) {
+  if (!jobs_.contains(e.job)) return UnknownJob(e.job);
+  Job& job = jobs_.at(e.job);
+  if (IsTerminal(job.state)) return WrongState(job, "cancel");
+  if (job.state == JobState::kRunning) {
+    executor_->Kill(job, now);  // JobFinished(kKilled) follows
+    return Status::Ok();
+  }
+  if (IsWaiting(job.state)) queue_.Erase(job.id);
+  if (job.state == JobState::kPending) std::erase(pending_, job.id);
+  job.state = JobState::kKilled;
+  job.finish_time = now;
+  job.reason = "cancelled";
+  return Status::Ok();
+}
+
+void Scheduler::AddRunning(JobId id) {
+  running_pos_[id.index()] = static_cast<int32_t>(running_.size());
+  running_.push_back(id);
+}
+
+void Scheduler::RemoveRunning(JobId id) {
+  const int32_t pos = running_pos_[id.index()];
+  DS_CHECK(pos >= 0) << "job " << id << " is not running";
+  const JobId last = running_.back();
+  running_[pos] = last;
+  running_pos_[last.index()] = pos;
+  running_.pop_back();
+  running_pos_[id.index()] = -1;
+}
+
+}  // namespace dlsched

@@ -1,0 +1,200 @@
+#include "dlsched/runtime/scheduler.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "dlsched/policy/pipeline.h"
+#include "support/builders.h"
+
+namespace dlsched {
+namespace {
+
+using std::chrono::seconds;
+using testing::MakeCluster;
+using testing::MakeJob;
+using testing::RecordingExecutor;
+using ::testing::ElementsAre;
+using ::testing::IsEmpty;
+
+PipelineConfig Profile(std::string sort, bool backfill, bool preempt = false,
+                       double min_run_s = 0) {
+  PipelineConfig config;
+  config.name = sort;
+  config.admit = {{"feasibility", {}, 1}};
+  config.queue_sort = {sort, {}, 1};
+  config.score = {{"consolidate", {}, 1}};
+  config.backfill = backfill;
+  if (preempt) {
+    config.preempt = {{"priority_preempt",
+                       PluginArgs(std::map<std::string, std::string, std::less<>>{
+                           {"min_run_s", std::to_string(min_run_s)}}), 1}};
+  }
+  return config;
+}
+
+class SchedulerTest : public ::testing::Test {
+ protected:
+  void Start(const std::string& cluster_spec, const PipelineConfig& profile) {
+    cluster_ = MakeCluster(cluster_spec);
+    auto policy = BuildPipeline(profile, InTreeRegistry());
+    ASSERT_TRUE(policy.ok()) << policy.status().ToString();
+    scheduler_ = std::make_unique<Scheduler>(cluster_, std::move(policy).value(), executor_,
+                                             model_, /*seed=*/1);
+  }
+  JobId Submit(const JobSpec& spec, Timestamp now = kTimeZero) {
+    auto id = scheduler_->Submit(spec, now);
+    EXPECT_TRUE(id.ok()) << id.status().ToString();
+    return *id;
+  }
+  const Job& job(JobId id) const { return scheduler_->jobs().at(id); }
+
+  Cluster cluster_;
+  RecordingExecutor executor_;
+  SimpleThroughputModel model_;
+  std::unique_ptr<Scheduler> scheduler_;
+};
+
+TEST_F(SchedulerTest, LaunchesWhatFitsAndAssumesTheGpus) {
+  Start("1x4xV100", Profile("fifo", false));
+  const JobId a = Submit(MakeJob(0).Gpus(2).Spec());
+  const JobId b = Submit(MakeJob(1).Gpus(2).Spec());
+  const CycleResult cycle = scheduler_->RunCycle(kTimeZero);
+  EXPECT_EQ(cycle.launched, 2);
+  EXPECT_THAT(executor_.Launched(), ElementsAre(a, b));
+  EXPECT_EQ(job(a).state, JobState::kRunning);
+  EXPECT_EQ(scheduler_->state().free_total(), 0);
+}
+
+TEST_F(SchedulerTest, StrictFifoBlocksBehindTheHeadButBackfillDoesNot) {
+  for (bool backfill : {false, true}) {
+    SCOPED_TRACE(backfill ? "backfill" : "strict");
+    executor_.calls.clear();
+    Start("1x4xV100", Profile("fifo", backfill));
+    Submit(MakeJob(0).Gpus(3).Spec());
+    scheduler_->RunCycle(kTimeZero);
+    Submit(MakeJob(1).Gpus(4).Spec(), AtSeconds(1));  // blocked: 1 GPU free
+    const JobId small = Submit(MakeJob(2).Gpus(1).Spec(), AtSeconds(2));
+    scheduler_->RunCycle(AtSeconds(2));
+    EXPECT_EQ(job(small).state, backfill ? JobState::kRunning : JobState::kQueued);
+  }
+}
+
+TEST_F(SchedulerTest, RejectsAJobThatCanNeverFitWithAReason) {
+  Start("2x4xV100", Profile("fifo", false));
+  const JobId wide = Submit(MakeJob(0).Gpus(16).Spec());
+  const JobId typed = Submit(MakeJob(1).GpuType("A100").Spec());
+  const CycleResult cycle = scheduler_->RunCycle(kTimeZero);
+  EXPECT_EQ(cycle.rejected, 2);
+  EXPECT_EQ(job(wide).state, JobState::kRejected);
+  EXPECT_THAT(job(wide).reason, ::testing::HasSubstr("needs 16 GPUs"));
+  EXPECT_THAT(job(typed).reason, ::testing::HasSubstr("A100"));
+}
+
+TEST_F(SchedulerTest, FinishReleasesGpusAndRecordsService) {
+  Start("1x4xV100", Profile("fifo", false));
+  const JobId a = Submit(MakeJob(0).Gpus(4).Spec());
+  scheduler_->RunCycle(kTimeZero);
+  ASSERT_TRUE(scheduler_->Handle(JobFinished{a, JobState::kSucceeded, ""}, AtSeconds(10)).ok());
+  EXPECT_EQ(job(a).state, JobState::kSucceeded);
+  EXPECT_EQ(job(a).attained_gpu_time, seconds(40));
+  EXPECT_EQ(job(a).finish_time, AtSeconds(10));
+  EXPECT_EQ(scheduler_->state().free_total(), 4);
+  EXPECT_THAT(scheduler_->running(), IsEmpty());
+}
+
+TEST_F(SchedulerTest, EventsThatDoNotMatchTheStateChangeNothing) {
+  Start("1x4xV100", Profile("fifo", false));
+  const JobId a = Submit(MakeJob(0).Spec());
+  // Not yet running: a finish or a suspension is refused.
+  EXPECT_EQ(scheduler_->Handle(JobFinished{a, JobState::kSucceeded, ""}, kTimeZero).code(),
+            StatusCode::kFailedPrecondition);
+  EXPECT_EQ(scheduler_->Handle(JobSuspended{a, 0}, kTimeZero).code(),
+            StatusCode::kFailedPrecondition);
+  EXPECT_EQ(scheduler_->Handle(JobFinished{JobId(99), JobState::kSucceeded, ""}, kTimeZero).code(),
+            StatusCode::kNotFound);
+  EXPECT_EQ(job(a).state, JobState::kPending);
+}
+
+TEST_F(SchedulerTest, InvalidSpecIsRefusedAndNotStored) {
+  Start("1x4xV100", Profile("fifo", false));
+  JobSpec spec = MakeJob(0).Spec();
+  spec.num_gpus = 0;
+  EXPECT_EQ(scheduler_->Submit(spec, kTimeZero).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(scheduler_->jobs().size(), 0u);
+}
+
+TEST_F(SchedulerTest, PreemptionHoldsGpusUntilTheVictimHasStopped) {
+  Start("1x4xV100", Profile("las", true, /*preempt=*/true));
+  const JobId old_job = Submit(MakeJob(0).Gpus(4).Spec());
+  scheduler_->RunCycle(kTimeZero);
+  // After 100 s the old job has 400 GPU-s; a newcomer with none outranks it under LAS.
+  const JobId newcomer = Submit(MakeJob(1).Gpus(4).Spec(), AtSeconds(100));
+  CycleResult cycle = scheduler_->RunCycle(AtSeconds(100));
+  EXPECT_EQ(cycle.preempted, 1);
+  EXPECT_THAT(executor_.Preempted(), ElementsAre(old_job));
+  EXPECT_EQ(job(newcomer).state, JobState::kQueued);
+  // Until the victim confirms, its GPUs are not free and nothing else is launched.
+  cycle = scheduler_->RunCycle(AtSeconds(101));
+  EXPECT_EQ(cycle.launched, 0);
+  EXPECT_EQ(cycle.preempted, 0);  // not asked twice
+  ASSERT_TRUE(scheduler_->Handle(JobSuspended{old_job, 100}, AtSeconds(130)).ok());
+  EXPECT_EQ(job(old_job).state, JobState::kSuspended);
+  EXPECT_EQ(job(old_job).preemptions, 1);
+  cycle = scheduler_->RunCycle(AtSeconds(130));
+  EXPECT_EQ(cycle.launched, 1);
+  EXPECT_EQ(job(newcomer).state, JobState::kRunning);
+  // The resumed estimate knows 100 of 3600 iterations are done.
+  EXPECT_EQ(job(old_job).estimated_remaining, seconds(3500));
+}
+
+TEST_F(SchedulerTest, MinimumRunTimeProtectsAVictimAndSchedulesAWakeUp) {
+  Start("1x4xV100", Profile("las", true, /*preempt=*/true, /*min_run_s=*/300));
+  Submit(MakeJob(0).Gpus(4).Spec());
+  scheduler_->RunCycle(kTimeZero);
+  Submit(MakeJob(1).Gpus(4).Spec(), AtSeconds(100));
+  const CycleResult cycle = scheduler_->RunCycle(AtSeconds(100));
+  EXPECT_EQ(cycle.preempted, 0);
+  EXPECT_LE(cycle.wake_at, AtSeconds(300));
+  EXPECT_EQ(scheduler_->RunCycle(AtSeconds(300)).preempted, 1);
+}
+
+TEST_F(SchedulerTest, CancelRemovesAWaitingJobAndKillsARunningOne) {
+  Start("1x4xV100", Profile("fifo", false));
+  const JobId running = Submit(MakeJob(0).Gpus(4).Spec());
+  const JobId waiting = Submit(MakeJob(1).Gpus(4).Spec());
+  scheduler_->RunCycle(kTimeZero);
+  ASSERT_TRUE(scheduler_->Handle(JobCancelRequested{waiting}, AtSeconds(1)).ok());
+  EXPECT_EQ(job(waiting).state, JobState::kKilled);
+  EXPECT_TRUE(scheduler_->queue().empty());
+  ASSERT_TRUE(scheduler_->Handle(JobCancelRequested{running}, AtSeconds(2)).ok());
+  EXPECT_EQ(executor_.calls.back().kind, RecordingExecutor::Call::kKill);
+  ASSERT_TRUE(scheduler_->Handle(JobFinished{running, JobState::kKilled, "killed"}, AtSeconds(3)).ok());
+  EXPECT_EQ(job(running).state, JobState::kKilled);
+  EXPECT_EQ(scheduler_->state().free_total(), 4);
+}
+
+TEST_F(SchedulerTest, FailedLaunchForgetsTheAllocationAndRequeues) {
+  Start("1x4xV100", Profile("fifo", false));
+  const JobId a = Submit(MakeJob(0).Gpus(4).Spec());
+  scheduler_->RunCycle(kTimeZero);
+  ASSERT_TRUE(scheduler_->Handle(JobLaunchFailed{a, "no such binary"}, AtSeconds(1)).ok());
+  EXPECT_EQ(job(a).state, JobState::kQueued);
+  EXPECT_EQ(scheduler_->state().free_total(), 4);
+  EXPECT_THAT(job(a).reason, ::testing::HasSubstr("no such binary"));
+}
+
+TEST_F(SchedulerTest, ExplainsWhyAJobWaits) {
+  Start("1x4xV100", Profile("fifo", true));
+  Submit(MakeJob(0).Gpus(3).Spec());
+  scheduler_->RunCycle(kTimeZero);
+  const JobId blocked = Submit(MakeJob(1).Gpus(2).Spec(), AtSeconds(1));
+  scheduler_->RunCycle(AtSeconds(1));
+  const auto reasons = scheduler_->ExplainPending(AtSeconds(1));
+  ASSERT_EQ(reasons.size(), 1u);
+  EXPECT_EQ(reasons[0].job, blocked);
+  EXPECT_THAT(reasons[0].reason, ::testing::HasSubstr("waiting for 2 GPUs (1 free)"));
+  EXPECT_EQ(job(blocked).state, JobState::kQueued);  // explaining changes nothing
+}
+
+}  // namespace
+}  // namespace dlsched

@@ -1,0 +1,99 @@
+#pragma once
+
+#include <span>
+#include <string>
+#include <vector>
+
+#include "dlsched/common/time.h"
+#include "dlsched/model/job.h"
+
+namespace dlsched::sim {
+
+// What happened to one job in a simulated run. Filled by the simulator when the run ends.
+struct JobRecord {
+  JobId id;
+  std::string name;
+  std::string user;
+  std::string queue;
+  int num_gpus = 0;
+  JobState final_state = JobState::kQueued;  // kSucceeded, kRejected, or still waiting/running
+                                             // when the run was cut short
+  Timestamp submit_time;
+  Timestamp first_start = kTimeNever;  // kTimeNever if it never started
+  Timestamp finish_time = kTimeNever;  // kTimeNever if it did not finish
+  Duration ideal_duration{0};          // run time alone, reference GPUs, consolidated (JobSpec)
+  Duration run_time{0};                // wall time it held GPUs, all segments
+  int preemptions = 0;
+  std::string reason;  // rejection reason, or why it was still pending at the end
+
+  bool completed() const { return final_state == JobState::kSucceeded; }
+  // Job completion time: finish - submit. Only meaningful when completed().
+  Duration jct() const { return finish_time - submit_time; }
+  // Time spent waiting before the first start.
+  Duration first_queue_delay() const { return first_start - submit_time; }
+};
+
+// The cluster at one instant; the simulator appends one whenever a cycle changes something,
+// thinned so a run keeps at most a few thousand samples.
+struct TimeSample {
+  Timestamp time;
+  int gpus_allocated = 0;
+  int queue_length = 0;  // queued + suspended jobs
+  int running_jobs = 0;
+};
+
+// The per-run figures of `dlsched simulate`. Times in seconds, shares in [0, 1].
+// The run's window is [first submission, last completion] (the simulator's t = 0 is the first
+// submission); "completed" means JobState::kSucceeded.
+struct RunSummary {
+  int jobs = 0;
+  int completed = 0;
+  int rejected = 0;
+  int unfinished = 0;  // neither completed nor rejected when the run ended (failed and killed
+                       // jobs count here too)
+  // JCT of completed jobs: mean and nearest-rank percentiles. 0 when none completed.
+  double avg_jct_s = 0;
+  double p50_jct_s = 0;
+  double p95_jct_s = 0;
+  double p99_jct_s = 0;
+  double avg_queue_s = 0;  // average first-start delay of started jobs (completed or not)
+  double makespan_s = 0;   // first submission (any job) to last completion; 0 if none completed
+  // Allocated GPU-time / (total GPUs x makespan), integrated over the run's window. With a
+  // series, gpus_allocated is a step function: each sample holds until the next, the last until
+  // the window ends, and nothing is allocated before the first sample. Without a series, the
+  // jobs' run_time x num_gpus is used instead (clamped to 1, since it may include work done after
+  // the last completion). 0 when makespan or total_gpus is 0.
+  double gpu_utilization = 0;
+  int preemptions = 0;  // over all jobs
+  // JCT / ideal duration over completed jobs with a non-zero ideal duration: mean and p95.
+  double avg_slowdown = 0;
+  double p95_slowdown = 0;
+  // Finish-time fairness (Themis): rho = JCT / (ideal duration x N_avg), where N_avg is the
+  // average number of jobs in the system over the job's lifetime, approximated here by the
+  // time-average queue_length + running_jobs over the run's window (from the series; without
+  // one, from the jobs' submit-to-finish intervals), at least 1. Reported over the same jobs as
+  // slowdown: mean and max rho.
+  double avg_ftf = 0;
+  double max_ftf = 0;
+  double wall_s = 0;  // wall-clock seconds the simulation took
+};
+
+// Everything one policy's run produced.
+struct RunResult {
+  std::string policy;
+  int total_gpus = 0;
+  std::vector<JobRecord> jobs;     // in JobId order
+  std::vector<TimeSample> series;  // in time order
+  RunSummary summary;
+};
+
+// Computes the summary figures from jobs and series. `wall_s` is left as it was.
+// Percentiles use the nearest-rank method on the sorted JCTs; all sums are in a fixed order so
+// the result is deterministic.
+void ComputeSummary(RunResult& run);
+
+// The nearest-rank `percent` percentile of `sorted` (ascending): the value at 1-based rank
+// ceil(percent / 100 x n), clamped to [1, n]. 0 for an empty input. `percent` is in [0, 100].
+double NearestRankPercentile(std::span<const double> sorted, double percent);
+
+}  // namespace dlsched::sim

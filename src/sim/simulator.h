@@ -1,0 +1,54 @@
+#pragma once
+
+#include <functional>
+#include <memory>
+
+#include "dlsched/common/time.h"
+#include "dlsched/model/cluster.h"
+#include "dlsched/perf/throughput_model.h"
+#include "dlsched/policy/policy.h"
+#include "sim/metrics.h"
+#include "sim/workload.h"
+
+namespace dlsched::sim {
+
+// How far a run has got; passed to SimOptions::on_progress.
+struct SimProgress {
+  size_t jobs_total = 0;
+  size_t jobs_done = 0;  // finished or rejected
+  Timestamp sim_time;
+  double wall_s = 0;
+};
+
+struct SimOptions {
+  // A preempted job keeps its GPUs this long while it checkpoints.
+  Duration checkpoint_delay = std::chrono::seconds(30);
+  // A resumed job holds its GPUs this long before it makes progress again.
+  Duration restore_delay = std::chrono::seconds(30);
+  // Seeds the policy's RNG and the runtime-estimate noise.
+  uint64_t seed = 1;
+  // Sigma of the lognormal error of users' runtime estimates, for jobs without one
+  // (0 = estimates equal the ideal duration).
+  double estimate_error = 0;
+  // Stop at this simulated time; jobs still waiting or running are reported unfinished.
+  Timestamp stop_at = kTimeNever;
+  // Called about every `progress_every` of wall time, from the simulating thread.
+  std::function<void(const SimProgress&)> on_progress;
+  std::chrono::milliseconds progress_every{2000};
+};
+
+// The world of one run. The policy sees `estimator`; jobs advance by `truth`.
+struct SimInputs {
+  const Cluster& cluster;
+  const Workload& workload;
+  const ThroughputModel& truth;
+  const ThroughputModel& estimator;
+};
+
+// Replays the workload on the cluster under the policy with a deterministic discrete-event loop:
+// events ordered by (time, sequence); at each instant, executor events first, then arrivals,
+// then one scheduling cycle. Same inputs and seed give the same RunResult (wall_s aside).
+RunResult Simulate(const SimInputs& inputs, std::unique_ptr<SchedulingPolicy> policy,
+                   const SimOptions& options);
+
+}  // namespace dlsched::sim

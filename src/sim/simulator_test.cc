@@ -1,0 +1,114 @@
+#include "sim/simulator.h"
+
+#include <gtest/gtest.h>
+
+#include "dlsched/policy/pipeline.h"
+#include "io/profile.h"
+#include "support/builders.h"
+
+namespace dlsched::sim {
+namespace {
+
+using std::chrono::seconds;
+using dlsched::testing::MakeCluster;
+using dlsched::testing::MakeJob;
+
+std::unique_ptr<SchedulingPolicy> Policy(const std::string& name) {
+  auto profile = LoadProfile(name);
+  DS_CHECK(profile.ok()) << profile.status().ToString();
+  auto policy = BuildPipeline(*profile, InTreeRegistry());
+  DS_CHECK(policy.ok()) << policy.status().ToString();
+  return std::move(policy).value();
+}
+
+JobSpec Job(uint32_t id, int gpus, double submit_s, double work_s) {
+  return MakeJob(id).Gpus(gpus).Submit(Seconds(submit_s)).Work(Seconds(work_s)).Spec();
+}
+
+RunResult Simulated(const std::string& policy, const Cluster& cluster, std::vector<JobSpec> jobs,
+              SimOptions options = {}) {
+  Workload workload{"test", std::move(jobs), 0};
+  SimpleThroughputModel model;
+  return Simulate({cluster, workload, model, model}, Policy(policy), options);
+}
+
+TEST(SimulatorTest, FifoRunsJobsBackToBackWithExactTimes) {
+  const Cluster cluster = MakeCluster("1x4xV100");
+  const RunResult run =
+      Simulated("fifo", cluster, {Job(0, 4, 0, 100), Job(1, 4, 10, 50), Job(2, 2, 20, 10)});
+  ASSERT_EQ(run.jobs.size(), 3u);
+  EXPECT_EQ(run.summary.completed, 3);
+  EXPECT_EQ(run.jobs[0].finish_time, AtSeconds(100));
+  EXPECT_EQ(run.jobs[1].first_start, AtSeconds(100));
+  EXPECT_EQ(run.jobs[1].finish_time, AtSeconds(150));
+  EXPECT_EQ(run.jobs[2].finish_time, AtSeconds(160));
+  EXPECT_DOUBLE_EQ(run.summary.makespan_s, 160);
+}
+
+TEST(SimulatorTest, SpreadGangRunsSlowerThanConsolidated) {
+  // Two nodes with 2 free GPUs each: a 4-GPU gang must span them and pays the node penalty.
+  const Cluster cluster = MakeCluster("2x2xV100");
+  const RunResult run = Simulated("fifo", cluster, {Job(0, 4, 0, 85)});
+  EXPECT_EQ(run.jobs[0].finish_time, AtSeconds(100));  // 85 / (1 - 0.15)
+}
+
+TEST(SimulatorTest, PreemptionCostsCheckpointAndRestoreTime) {
+  const Cluster cluster = MakeCluster("1x1xV100");
+  SimOptions options;
+  options.checkpoint_delay = seconds(10);
+  options.restore_delay = seconds(20);
+  // Under srtf the short job arriving at t=100 preempts the long one (min run 60 s).
+  const RunResult run =
+      Simulated("srtf", cluster, {Job(0, 1, 0, 1000), Job(1, 1, 100, 50)}, options);
+  EXPECT_EQ(run.summary.preemptions, 1);
+  // Victim checkpoints 100..110, short job runs 110..160, long job restores 160..180 and then
+  // needs its remaining 900 s: done at 1080.
+  EXPECT_EQ(run.jobs[1].first_start, AtSeconds(110));
+  EXPECT_EQ(run.jobs[1].finish_time, AtSeconds(160));
+  EXPECT_EQ(run.jobs[0].finish_time, AtSeconds(1080));
+}
+
+TEST(SimulatorTest, ImpossibleJobIsRejectedAndCounted) {
+  const Cluster cluster = MakeCluster("1x4xV100");
+  const RunResult run = Simulated("fifo", cluster, {Job(0, 8, 0, 10), Job(1, 1, 0, 10)});
+  EXPECT_EQ(run.summary.rejected, 1);
+  EXPECT_EQ(run.summary.completed, 1);
+  EXPECT_EQ(run.jobs[0].final_state, JobState::kRejected);
+  EXPECT_FALSE(run.jobs[0].reason.empty());
+}
+
+TEST(SimulatorTest, StopAtLeavesUnfinishedJobsWithAReason) {
+  const Cluster cluster = MakeCluster("1x1xV100");
+  SimOptions options;
+  options.stop_at = AtSeconds(50);
+  const RunResult run = Simulated("fifo-backfill", cluster, {Job(0, 1, 0, 100), Job(1, 1, 1, 10)}, options);
+  EXPECT_EQ(run.summary.unfinished, 2);
+  EXPECT_EQ(run.jobs[1].final_state, JobState::kQueued);
+  EXPECT_NE(run.jobs[1].reason.find("waiting for 1 GPUs"), std::string::npos);
+}
+
+TEST(SimulatorTest, SameInputsSameResult) {
+  const Cluster cluster = MakeCluster("2x4xV100");
+  std::vector<JobSpec> jobs;
+  Rng rng(7);
+  for (uint32_t i = 0; i < 300; ++i) {
+    jobs.push_back(Job(i, 1 << rng.Below(3), i * 7.0, rng.Exponential(300) + 1));
+  }
+  for (const char* policy : {"fifo", "las", "tiresias", "srtf"}) {
+    SCOPED_TRACE(policy);
+    SimOptions options;
+    options.estimate_error = 0.5;
+    const RunResult a = Simulated(policy, cluster, jobs, options);
+    const RunResult b = Simulated(policy, cluster, jobs, options);
+    ASSERT_EQ(a.jobs.size(), b.jobs.size());
+    for (size_t i = 0; i < a.jobs.size(); ++i) {
+      EXPECT_EQ(a.jobs[i].finish_time, b.jobs[i].finish_time);
+      EXPECT_EQ(a.jobs[i].preemptions, b.jobs[i].preemptions);
+    }
+    EXPECT_EQ(a.summary.completed, 300);
+    EXPECT_EQ(a.series.size(), b.series.size());
+  }
+}
+
+}  // namespace
+}  // namespace dlsched::sim

@@ -1,0 +1,45 @@
+#pragma once
+
+// The built-in synthetic workload ("synthetic[:k=v,...]" in LoadWorkload): a seeded generator
+// whose job sizes and run times follow the Microsoft Philly trace (Jeon et al., "Analysis of
+// Large-Scale Multi-Tenant GPU Clusters for DNN Training Workloads", USENIX ATC '19), with
+// parameters measured once from the Pollux-processed trace (traces/pollux/philly.csv) and baked
+// into workload_synthetic.cc. The generator never reads a file.
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "dlsched/common/status.h"
+#include "dlsched/model/job.h"
+
+namespace dlsched::sim {
+
+struct SyntheticOptions {
+  int jobs = 2000;    // number of jobs, in [1, 1e6]
+  uint64_t seed = 1;  // same options (seed included) -> identical jobs, on every platform
+  double load = 0.8;  // offered load: total GPU-time / (arrival span x gpus), [0.01, 1000]
+  int gpus = 128;     // cluster size the load refers to; no job asks for more, >= 1
+  int users = 8;      // distinct users, >= 1
+};
+
+// Parses "k=v,k=v" (the part after "synthetic:"; may be empty) over the defaults. Keys: jobs,
+// seed, load, gpus, users. Unknown keys, repeated keys and out-of-range values are
+// InvalidArgument naming the key.
+Result<SyntheticOptions> ParseSyntheticOptions(std::string_view text);
+
+// Generates options.jobs jobs sorted by submit time, the first at t = 0. Precondition: options
+// are in range (as ParseSyntheticOptions guarantees).
+//  - num_gpus in {1, 2, 4, 8, 16, 32} (sizes above `gpus` excluded), ~93% single-GPU.
+//  - run time heavy-tailed (median ~19 min, 1% beyond a day, capped at 7 days), whole seconds;
+//    multi-GPU jobs run longer. iterations = run time in seconds, ref_iters_per_s = 1.
+//  - arrivals: a Poisson process whose time axis is scaled so that the offered load
+//    (sum of num_gpus x run time) / (last submit - first submit) / gpus equals `load` exactly
+//    up to microsecond rounding.
+//  - user "user<k>" (round-robin from a seeded start, 30% of jobs to a random user), queue
+//    "vc<k mod max(1, users/2)>" of its user; ~60% of jobs carry a Gavel model name and batch
+//    size; priority 0 (70%), 1 (20%), 2 (10%).
+//  - name = 1-based position.
+std::vector<JobSpec> GenerateSyntheticJobs(const SyntheticOptions& options);
+
+}  // namespace dlsched::sim

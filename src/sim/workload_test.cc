@@ -1,0 +1,600 @@
+#include "sim/workload.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "sim/workload_synthetic.h"
+
+namespace dlsched::sim {
+namespace {
+
+namespace fs = std::filesystem;
+
+#ifndef DLSCHED_TRACES_DIR
+#define DLSCHED_TRACES_DIR "../shared/traces"
+#endif
+
+// A fresh directory per test, removed afterwards.
+class TempDir {
+ public:
+  TempDir() {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    path_ =
+        fs::temp_directory_path() / ("dlsched_workload_" + std::string(info->test_suite_name()) +
+                                     "_" + info->name() + "_" + std::to_string(::getpid()));
+    fs::remove_all(path_);
+    fs::create_directories(path_);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  // Writes `content` to <dir>/<name> and returns the path.
+  std::string Write(const std::string& name, const std::string& content) const {
+    const fs::path file = path_ / name;
+    fs::create_directories(file.parent_path());
+    std::ofstream(file, std::ios::binary) << content;
+    return file.string();
+  }
+  std::string path() const { return path_.string(); }
+
+ private:
+  fs::path path_;
+};
+
+Workload MustLoad(const std::string& spec, const ReadOptions& options = {}) {
+  Result<Workload> w = LoadWorkload(spec, options);
+  EXPECT_TRUE(w.ok()) << spec << ": " << w.status().ToString();
+  return w.ok() ? std::move(w).value() : Workload{};
+}
+
+double SubmitS(const JobSpec& spec) { return ToSeconds(spec.submit_time); }
+
+void ExpectSameSpec(const JobSpec& a, const JobSpec& b) {
+  EXPECT_EQ(a.name, b.name);
+  EXPECT_EQ(a.user, b.user);
+  EXPECT_EQ(a.queue, b.queue);
+  EXPECT_EQ(a.model, b.model);
+  EXPECT_EQ(a.batch_size, b.batch_size);
+  EXPECT_EQ(a.num_gpus, b.num_gpus);
+  EXPECT_EQ(a.gpu_type, b.gpu_type);
+  EXPECT_EQ(a.submit_time, b.submit_time);
+  EXPECT_EQ(a.iterations, b.iterations);
+  EXPECT_EQ(a.ref_iters_per_s, b.ref_iters_per_s);
+  EXPECT_EQ(a.priority, b.priority);
+  EXPECT_EQ(a.deadline, b.deadline);
+  EXPECT_EQ(a.qos, b.qos);
+  EXPECT_EQ(a.memory_mib, b.memory_mib);
+  EXPECT_EQ(a.runtime_estimate, b.runtime_estimate);
+}
+
+// ---------------------------------------------------------------------------------------------
+// philly:
+
+constexpr char kPhillyHeader[] = "timestamp,duration,num_gpus,gpu_time,cluster\n";
+
+TEST(PhillyReaderTest, SortsStablyAndShiftsToZero) {
+  TempDir dir;
+  const std::string path =
+      dir.Write("philly.csv", std::string(kPhillyHeader) +
+                                  "2017-10-09 07:01:55,66.0,1,66.0,11cb48\n"
+                                  "2017-10-09 06:13:03,2951.0,4,11804.0,6214e9\n"
+                                  "\n"
+                                  "2017-10-09 07:01:55,10,2,20,aaaaaa\n"
+                                  "2017-10-09 06:13:00,5.5,1,5.5,6214e9\n");
+  const Workload w = MustLoad("philly:" + path);
+  EXPECT_EQ(w.source, "philly:" + path);
+  EXPECT_EQ(w.skipped_rows, 0);
+  ASSERT_EQ(w.jobs.size(), 4u);
+  // Names are 1-based data row numbers (the blank line still counts as a line).
+  const std::vector<std::string> names = {"5", "2", "1", "4"};
+  const std::vector<double> submits = {0, 3, 2935, 2935};
+  for (size_t i = 0; i < w.jobs.size(); ++i) {
+    SCOPED_TRACE(i);
+    EXPECT_EQ(w.jobs[i].name, names[i]);
+    EXPECT_DOUBLE_EQ(SubmitS(w.jobs[i]), submits[i]);
+    EXPECT_EQ(w.jobs[i].ref_iters_per_s, 1.0);
+  }
+  EXPECT_EQ(w.jobs[1].queue, "6214e9");
+  EXPECT_EQ(w.jobs[1].num_gpus, 4);
+  EXPECT_EQ(w.jobs[1].iterations, 2951.0);
+  EXPECT_EQ(w.jobs[1].ideal_duration(), Seconds(2951));
+  EXPECT_EQ(w.jobs[0].iterations, 5.5);
+  EXPECT_EQ(w.jobs[3].queue, "aaaaaa");  // same time as row 1: file order kept
+}
+
+TEST(PhillyReaderTest, TimestampsAreUtcAcrossCalendarBoundaries) {
+  TempDir dir;
+  const std::string path = dir.Write("philly.csv", std::string(kPhillyHeader) +
+                                                       "2016-02-28 23:59:59,1,1,1,a\n"
+                                                       "2016-03-01 00:00:00,1,1,1,a\n"
+                                                       "2017-12-31 23:59:59,1,1,1,a\n"
+                                                       "2018-01-01 00:00:00,1,1,1,a\n");
+  const Workload w = MustLoad("philly:" + path);
+  ASSERT_EQ(w.jobs.size(), 4u);
+  EXPECT_DOUBLE_EQ(SubmitS(w.jobs[1]), 86400 + 1);  // 2016 is a leap year
+  // 2016-02-28 23:59:59 -> 2017-12-31 23:59:59: 672 days.
+  EXPECT_DOUBLE_EQ(SubmitS(w.jobs[2]), 672.0 * 86400);
+  EXPECT_DOUBLE_EQ(SubmitS(w.jobs[3]), 672.0 * 86400 + 1);
+}
+
+struct BadRowCase {
+  std::string name;
+  std::string row;
+  std::string want;  // substring of the message after "<path>:3: "
+};
+
+TEST(PhillyReaderTest, BadRowsNameFileAndLine) {
+  const std::vector<BadRowCase> cases = {
+      {"zero gpus", "2017-10-09 07:01:55,66.0,0,0,a", "bad num_gpus '0'"},
+      {"negative gpus", "2017-10-09 07:01:55,66.0,-2,0,a", "bad num_gpus '-2'"},
+      {"fractional gpus", "2017-10-09 07:01:55,66.0,1.5,0,a", "bad num_gpus '1.5'"},
+      {"bad timestamp", "2017-13-09 07:01:55,66.0,1,66,a", "bad timestamp '2017-13-09 07:01:55'"},
+      {"feb 30", "2017-02-30 07:01:55,66.0,1,66,a", "bad timestamp"},
+      {"short timestamp", "2017-10-09,66.0,1,66,a", "bad timestamp"},
+      {"zero duration", "2017-10-09 07:01:55,0,1,0,a", "bad duration '0'"},
+      {"nan duration", "2017-10-09 07:01:55,nan,1,0,a", "bad duration 'nan'"},
+      {"text duration", "2017-10-09 07:01:55,long,1,0,a", "bad duration 'long'"},
+      {"too few fields", "2017-10-09 07:01:55,66.0,1", "expected 5 fields, got 3"},
+      {"too many fields", "2017-10-09 07:01:55,66.0,1,66,a,b", "expected 5 fields, got 6"},
+  };
+  TempDir dir;
+  for (const BadRowCase& c : cases) {
+    SCOPED_TRACE(c.name);
+    const std::string path =
+        dir.Write("bad.csv", std::string(kPhillyHeader) + "2017-10-09 07:01:55,66.0,1,66.0,a\n" +
+                                 c.row + "\n2017-10-09 07:01:55,66.0,1,66.0,a\n");
+    Result<Workload> w = LoadWorkload("philly:" + path, {});
+    ASSERT_FALSE(w.ok());
+    EXPECT_EQ(w.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_EQ(w.status().message().rfind(path + ":3: ", 0), 0u) << w.status().message();
+    EXPECT_NE(w.status().message().find(c.want), std::string::npos) << w.status().message();
+
+    ReadOptions skip;
+    skip.skip_bad_rows = true;
+    const Workload kept = MustLoad("philly:" + path, skip);
+    EXPECT_EQ(kept.jobs.size(), 2u);
+    EXPECT_EQ(kept.skipped_rows, 1);
+  }
+}
+
+TEST(PhillyReaderTest, HeaderProblemsAreNotSkippable) {
+  TempDir dir;
+  ReadOptions skip;
+  skip.skip_bad_rows = true;
+  const std::string no_cluster = dir.Write("a.csv", "timestamp,duration,num_gpus\n");
+  Result<Workload> w = LoadWorkload("philly:" + no_cluster, skip);
+  ASSERT_FALSE(w.ok());
+  EXPECT_EQ(w.status().message(), no_cluster + ":1: missing column 'cluster'");
+  const std::string empty = dir.Write("b.csv", "");
+  w = LoadWorkload("philly:" + empty, skip);
+  ASSERT_FALSE(w.ok());
+  EXPECT_NE(w.status().message().find("empty file"), std::string::npos);
+}
+
+TEST(PhillyReaderTest, SkipCountsEveryBadRowAndMaxJobsTruncatesAfterSorting) {
+  TempDir dir;
+  const std::string path = dir.Write("p.csv", std::string(kPhillyHeader) +
+                                                  "2017-10-09 00:00:30,1,1,1,a\n"
+                                                  "garbage\n"
+                                                  "2017-10-09 00:00:10,1,0,1,a\n"
+                                                  "2017-10-09 00:00:20,1,1,1,a\n"
+                                                  "2017-10-09 00:00:00,x,1,1,a\n"
+                                                  "2017-10-09 00:00:40,1,1,1,a\r\n");
+  ReadOptions options;
+  options.skip_bad_rows = true;
+  options.max_jobs = 2;
+  const Workload w = MustLoad("philly:" + path, options);
+  EXPECT_EQ(w.skipped_rows, 3);
+  ASSERT_EQ(w.jobs.size(), 2u);
+  EXPECT_EQ(w.jobs[0].name, "4");
+  EXPECT_EQ(w.jobs[1].name, "1");
+  EXPECT_DOUBLE_EQ(SubmitS(w.jobs[1]), 10);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Spec strings and files
+
+TEST(LoadWorkloadTest, RejectsUnknownPrefixesAndMissingFiles) {
+  Result<Workload> w = LoadWorkload("alibaba:x.csv", {});
+  ASSERT_FALSE(w.ok());
+  EXPECT_EQ(w.status().code(), StatusCode::kInvalidArgument);
+  for (const char* prefix : {"philly:", "gavel:", "tiresias:", "csv:", "synthetic"}) {
+    EXPECT_NE(w.status().message().find(prefix), std::string::npos) << prefix;
+  }
+  w = LoadWorkload("philly:", {});
+  ASSERT_FALSE(w.ok());
+  EXPECT_EQ(w.status().code(), StatusCode::kInvalidArgument);
+  w = LoadWorkload("csv", {});
+  ASSERT_FALSE(w.ok());
+  EXPECT_EQ(w.status().code(), StatusCode::kInvalidArgument);
+
+  TempDir dir;
+  const std::string missing = dir.path() + "/nope.csv";
+  for (const std::string format : {"philly:", "gavel:", "tiresias:", "csv:"}) {
+    SCOPED_TRACE(format);
+    w = LoadWorkload(format + missing, {});
+    ASSERT_FALSE(w.ok());
+    EXPECT_EQ(w.status().code(), StatusCode::kNotFound);
+    EXPECT_NE(w.status().message().find(missing), std::string::npos);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// gavel:
+
+TEST(GavelReaderTest, ReadsMsrLayout) {
+  TempDir dir;
+  const std::string path =
+      dir.Write("6214e9.trace",
+                "ResNet-50 (batch size 64)\tcmd a\t-step\t1\t14612\t100.500000\t2\n"
+                "A3C\tcmd b\t-n\t0\t3000\t0.000000\t1\n"
+                "LM (batch size 5)\tcmd c\t-step\t1\t77\t50\t8\n");
+  const Workload w = MustLoad("gavel:" + path);
+  ASSERT_EQ(w.jobs.size(), 3u);
+  const JobSpec& a3c = w.jobs[0];
+  EXPECT_EQ(a3c.name, "2");
+  EXPECT_EQ(a3c.model, "A3C");
+  EXPECT_EQ(a3c.batch_size, 0);
+  EXPECT_EQ(a3c.queue, "6214e9");
+  const JobSpec& lm = w.jobs[1];
+  EXPECT_EQ(lm.model, "LM");
+  EXPECT_EQ(lm.batch_size, 5);
+  EXPECT_EQ(lm.num_gpus, 8);
+  EXPECT_DOUBLE_EQ(SubmitS(lm), 50);
+  const JobSpec& resnet = w.jobs[2];
+  EXPECT_EQ(resnet.name, "1");
+  EXPECT_EQ(resnet.model, "ResNet-50");
+  EXPECT_EQ(resnet.batch_size, 64);
+  EXPECT_EQ(resnet.num_gpus, 2);
+  EXPECT_EQ(resnet.iterations, 14612);
+  EXPECT_EQ(resnet.ref_iters_per_s, 1.0);  // placeholder; the Gavel model has the real rate
+  EXPECT_DOUBLE_EQ(SubmitS(resnet), 100.5);
+  EXPECT_EQ(resnet.priority, 0);
+}
+
+TEST(GavelReaderTest, ReadsPhysicalClusterLayout) {
+  TempDir dir;
+  const std::string path = dir.Write(
+      "small.trace",
+      "ResNet-50 (batch size 64)\tcmd\timage_classification/imagenet\t--num_minibatches\t1\t2931"
+      "\t4\t2.6\t-1.000000\t30\n"
+      "Transformer (batch size 16)\tcmd\ttranslation\t-step\t1\t11005\t1\t1\t-1.000000\t0\n");
+  const Workload w = MustLoad("gavel:" + path);
+  ASSERT_EQ(w.jobs.size(), 2u);
+  EXPECT_EQ(w.jobs[0].model, "Transformer");
+  EXPECT_EQ(w.jobs[0].priority, 1);
+  EXPECT_EQ(w.jobs[0].queue, "");
+  EXPECT_EQ(w.jobs[1].num_gpus, 4);
+  EXPECT_EQ(w.jobs[1].iterations, 2931);
+  EXPECT_EQ(w.jobs[1].priority, 3);  // round(2.6)
+  EXPECT_DOUBLE_EQ(SubmitS(w.jobs[1]), 30);
+}
+
+TEST(GavelReaderTest, BadRows) {
+  const std::vector<BadRowCase> cases = {
+      {"other layout", "A3C\tc\t-n\t0\t3000\t0\t1\t1\t-1\t0", "expected 7 fields, got 10"},
+      {"zero gpus", "A3C\tc\t-n\t0\t3000\t0\t0", "bad scale_factor '0'"},
+      {"bad steps", "A3C\tc\t-n\t0\tmany\t0\t1", "bad total_steps 'many'"},
+      {"bad arrival", "A3C\tc\t-n\t0\t10\tsoon\t1", "bad arrival_time 'soon'"},
+      {"bad type", "ResNet (batch size x)\tc\t-n\t0\t10\t0\t1", "bad job_type"},
+  };
+  TempDir dir;
+  for (const BadRowCase& c : cases) {
+    SCOPED_TRACE(c.name);
+    const std::string path = dir.Write("t.trace", "A3C\tc\t-n\t0\t3000\t0\t1\n\n" + c.row + "\n");
+    Result<Workload> w = LoadWorkload("gavel:" + path, {});
+    ASSERT_FALSE(w.ok());
+    EXPECT_EQ(w.status().message().rfind(path + ":3: ", 0), 0u) << w.status().message();
+    EXPECT_NE(w.status().message().find(c.want), std::string::npos) << w.status().message();
+    ReadOptions skip;
+    skip.skip_bad_rows = true;
+    const Workload kept = MustLoad("gavel:" + path, skip);
+    EXPECT_EQ(kept.jobs.size(), 1u);
+    EXPECT_EQ(kept.skipped_rows, 1);
+  }
+  const std::string unknown_layout = dir.Write("u.trace", "A3C\tc\t3000\n");
+  Result<Workload> w = LoadWorkload("gavel:" + unknown_layout, {});
+  ASSERT_FALSE(w.ok());
+  EXPECT_NE(w.status().message().find(unknown_layout + ":1: expected 7 (msr) or 10"),
+            std::string::npos);
+}
+
+TEST(GavelReaderTest, ReadsADirectoryOfTracesInNameOrder) {
+  TempDir dir;
+  dir.Write("traces/bbb.trace", "A3C\tc\t-n\t0\t10\t5\t1\n");
+  dir.Write("traces/aaa.trace", "CycleGAN\tc\t-n\t0\t10\t5\t1\nA3C\tc\t-n\t0\t10\t1\t1\n");
+  dir.Write("traces/notes.txt", "ignored");
+  const Workload w = MustLoad("gavel:" + dir.path() + "/traces");
+  ASSERT_EQ(w.jobs.size(), 3u);
+  EXPECT_EQ(w.jobs[0].name, "aaa:2");
+  EXPECT_EQ(w.jobs[1].name, "aaa:1");  // ties keep file-name order, then row order
+  EXPECT_EQ(w.jobs[2].name, "bbb:1");
+  EXPECT_EQ(w.jobs[2].queue, "bbb");
+}
+
+// ---------------------------------------------------------------------------------------------
+// tiresias:
+
+TEST(TiresiasReaderTest, DerivesSpeedFromIterationsAndDuration) {
+  TempDir dir;
+  const std::string path = dir.Write("60_job.csv",
+                                     "job_id,num_gpu,submit_time,iterations,model_name,duration,"
+                                     "interval\n"
+                                     "0,1,10,606,vgg19,164,30\n"
+                                     "1,8,40,133,vgg11,147,23\n");
+  const Workload w = MustLoad("tiresias:" + path);
+  ASSERT_EQ(w.jobs.size(), 2u);
+  EXPECT_EQ(w.jobs[1].name, "1");
+  EXPECT_EQ(w.jobs[1].model, "vgg11");
+  EXPECT_EQ(w.jobs[1].num_gpus, 8);
+  EXPECT_DOUBLE_EQ(SubmitS(w.jobs[1]), 30);
+  EXPECT_EQ(w.jobs[1].iterations, 133);
+  EXPECT_DOUBLE_EQ(w.jobs[1].ref_iters_per_s, 133.0 / 147);
+  EXPECT_EQ(w.jobs[1].ideal_duration(), Seconds(147));
+  EXPECT_EQ(w.jobs[0].ideal_duration(), Seconds(164));
+
+  const std::string bad = dir.Write("bad.csv",
+                                    "job_id,num_gpu,submit_time,iterations,model_name,duration,"
+                                    "interval\n"
+                                    "0,1,10,606,vgg19,0,30\n");
+  Result<Workload> r = LoadWorkload("tiresias:" + bad, {});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(), bad + ":2: bad duration '0': want seconds > 0");
+}
+
+// ---------------------------------------------------------------------------------------------
+// csv: (native)
+
+TEST(NativeCsvReaderTest, ReadsAllColumnsInAnyOrder) {
+  TempDir dir;
+  const std::string path = dir.Write(
+      "jobs.csv",
+      "duration,num_gpus,job_id,user,queue,model,batch_size,gpu_type,deadline,qos_class,priority,"
+      "memory_mib,iterations,submit_time,runtime_estimate\n"
+      "3600,4,train-1,alice,research,ResNet-50,64,V100,7200,strict,2,16000,36000,100.5,5400\n"
+      "60,1,,,,,,,,,,,,50,\n");
+  const Workload w = MustLoad("csv:" + path);
+  ASSERT_EQ(w.jobs.size(), 2u);
+  const JobSpec& small = w.jobs[0];
+  EXPECT_EQ(small.name, "2");  // no job_id: the data row number
+  EXPECT_EQ(small.num_gpus, 1);
+  EXPECT_EQ(small.iterations, 60);
+  EXPECT_EQ(small.ref_iters_per_s, 1.0);
+  EXPECT_EQ(small.deadline, std::nullopt);
+  EXPECT_EQ(small.qos, QosClass::kBestEffort);
+  EXPECT_EQ(small.submit_time, kTimeZero);
+  EXPECT_EQ(small.runtime_estimate, std::nullopt);
+  const JobSpec& big = w.jobs[1];
+  EXPECT_EQ(big.name, "train-1");
+  EXPECT_EQ(big.user, "alice");
+  EXPECT_EQ(big.queue, "research");
+  EXPECT_EQ(big.model, "ResNet-50");
+  EXPECT_EQ(big.batch_size, 64);
+  EXPECT_EQ(big.gpu_type, "V100");
+  EXPECT_EQ(big.num_gpus, 4);
+  EXPECT_EQ(big.qos, QosClass::kStrict);
+  EXPECT_EQ(big.priority, 2);
+  EXPECT_EQ(big.memory_mib, 16000);
+  EXPECT_EQ(big.iterations, 36000);
+  EXPECT_DOUBLE_EQ(big.ref_iters_per_s, 10);
+  EXPECT_EQ(big.ideal_duration(), Hours(1));
+  EXPECT_EQ(big.runtime_estimate, Minutes(90));
+  EXPECT_DOUBLE_EQ(SubmitS(big), 50.5);
+  ASSERT_TRUE(big.deadline.has_value());
+  EXPECT_EQ(*big.deadline - big.submit_time, Hours(2));  // relative, shifted with the submit
+}
+
+TEST(NativeCsvReaderTest, HeaderErrors) {
+  struct Case {
+    std::string name;
+    std::string header;
+    std::string want;
+  };
+  const std::vector<Case> cases = {
+      {"unknown", "submit_time,num_gpus,duration,colour", ":1: unknown column 'colour'"},
+      {"twice", "submit_time,num_gpus,duration,user,user", ":1: column 'user' appears twice"},
+      {"missing", "submit_time,duration", ":1: missing required column 'num_gpus'"},
+      {"empty name", "submit_time,num_gpus,,duration", ":1: empty column name at position 3"},
+  };
+  TempDir dir;
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    const std::string path = dir.Write("h.csv", c.header + "\n");
+    Result<Workload> w = LoadWorkload("csv:" + path, {});
+    ASSERT_FALSE(w.ok());
+    EXPECT_EQ(w.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_EQ(w.status().message().rfind(path + c.want, 0), 0u) << w.status().message();
+  }
+}
+
+TEST(NativeCsvReaderTest, BadRowsNameFileAndLine) {
+  const std::vector<BadRowCase> cases = {
+      {"zero gpus", "0,0,60,", "bad num_gpus '0'"},
+      {"empty required", "0,,60,", "empty num_gpus"},
+      {"negative duration", "0,1,-5,", "bad duration '-5'"},
+      {"bad submit", "soon,1,60,", "bad submit_time 'soon'"},
+      {"bad qos", "0,1,60,urgent", "unknown qos_class 'urgent'"},
+      {"field count", "0,1,60", "expected 4 fields, got 3"},
+  };
+  TempDir dir;
+  for (const BadRowCase& c : cases) {
+    SCOPED_TRACE(c.name);
+    const std::string path =
+        dir.Write("b.csv", "submit_time,num_gpus,duration,qos_class\n0,1,60,soft\n" + c.row + "\n");
+    Result<Workload> w = LoadWorkload("csv:" + path, {});
+    ASSERT_FALSE(w.ok());
+    EXPECT_EQ(w.status().message().rfind(path + ":3: ", 0), 0u) << w.status().message();
+    EXPECT_NE(w.status().message().find(c.want), std::string::npos) << w.status().message();
+    ReadOptions skip;
+    skip.skip_bad_rows = true;
+    const Workload kept = MustLoad("csv:" + path, skip);
+    EXPECT_EQ(kept.jobs.size(), 1u);
+    EXPECT_EQ(kept.skipped_rows, 1);
+    EXPECT_EQ(kept.jobs[0].qos, QosClass::kSoft);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// synthetic
+
+TEST(SyntheticWorkloadTest, SameOptionsGiveIdenticalJobs) {
+  const Workload a = MustLoad("synthetic:jobs=500,seed=7,load=0.6,gpus=64,users=5");
+  const Workload b = MustLoad("synthetic:jobs=500,seed=7,load=0.6,gpus=64,users=5");
+  ASSERT_EQ(a.jobs.size(), 500u);
+  ASSERT_EQ(a.jobs.size(), b.jobs.size());
+  for (size_t i = 0; i < a.jobs.size(); ++i) {
+    SCOPED_TRACE(i);
+    ExpectSameSpec(a.jobs[i], b.jobs[i]);
+  }
+  const Workload c = MustLoad("synthetic:jobs=500,seed=8,load=0.6,gpus=64,users=5");
+  size_t differing = 0;
+  for (size_t i = 0; i < a.jobs.size(); ++i) {
+    differing += a.jobs[i].iterations != c.jobs[i].iterations ||
+                 a.jobs[i].submit_time != c.jobs[i].submit_time;
+  }
+  EXPECT_GT(differing, 450u);
+}
+
+TEST(SyntheticWorkloadTest, DefaultsAndShape) {
+  const Workload w = MustLoad("synthetic");
+  EXPECT_EQ(w.source, "synthetic");
+  ASSERT_EQ(w.jobs.size(), 2000u);
+  EXPECT_EQ(w.jobs.front().submit_time, kTimeZero);
+  EXPECT_TRUE(std::is_sorted(w.jobs.begin(), w.jobs.end(), [](const JobSpec& a, const JobSpec& b) {
+    return a.submit_time < b.submit_time;
+  }));
+  std::set<std::string> users, queues, names;
+  for (const JobSpec& spec : w.jobs) {
+    EXPECT_TRUE(ValidateJobSpec(spec).ok());
+    users.insert(spec.user);
+    queues.insert(spec.queue);
+    names.insert(spec.name);
+    EXPECT_GE(spec.priority, 0);
+    EXPECT_LE(spec.priority, 2);
+    EXPECT_LE(spec.ideal_duration(), Hours(7 * 24));
+  }
+  EXPECT_EQ(users.size(), 8u);
+  EXPECT_EQ(queues.size(), 4u);
+  EXPECT_EQ(names.size(), 2000u);
+  EXPECT_NEAR(OfferedLoad(w.jobs, 128), 0.8, 0.01);
+}
+
+TEST(SyntheticWorkloadTest, StatisticsFollowPhilly) {
+  SyntheticOptions options;
+  options.jobs = 20000;
+  options.seed = 3;
+  options.load = 1.2;
+  options.gpus = 256;
+  const std::vector<JobSpec> jobs = GenerateSyntheticJobs(options);
+  std::map<int, int> by_size;
+  std::vector<double> run_times;
+  int with_model = 0;
+  for (const JobSpec& spec : jobs) {
+    ++by_size[spec.num_gpus];
+    run_times.push_back(ToSeconds(spec.ideal_duration()));
+    with_model += !spec.model.empty();
+  }
+  const double n = static_cast<double>(jobs.size());
+  EXPECT_NEAR(by_size[1] / n, 0.932, 0.015);  // philly.csv: 93.2% single-GPU
+  for (const auto& [size, count] : by_size) {
+    EXPECT_TRUE(size == 1 || size == 2 || size == 4 || size == 8 || size == 16 || size == 32)
+        << size;
+  }
+  std::sort(run_times.begin(), run_times.end());
+  const double median = run_times[run_times.size() / 2];
+  EXPECT_GT(median, 600);  // philly.csv: 1,144 s
+  EXPECT_LT(median, 2400);
+  EXPECT_GT(run_times[run_times.size() * 99 / 100], 86400 / 2.0);  // a heavy tail
+  EXPECT_NEAR(with_model / n, 0.6, 0.03);
+  EXPECT_NEAR(OfferedLoad(jobs, 256), 1.2, 0.012);
+}
+
+TEST(SyntheticWorkloadTest, SmallClusterCapsJobSizes) {
+  const Workload w = MustLoad("synthetic:jobs=3000,gpus=4,load=0.5");
+  for (const JobSpec& spec : w.jobs) EXPECT_LE(spec.num_gpus, 4);
+  EXPECT_NEAR(OfferedLoad(w.jobs, 4), 0.5, 0.005);
+  const Workload one = MustLoad("synthetic:jobs=1");
+  ASSERT_EQ(one.jobs.size(), 1u);
+  EXPECT_EQ(one.jobs[0].submit_time, kTimeZero);
+}
+
+TEST(SyntheticWorkloadTest, RejectsBadOptions) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"synthetic:jobs=0", "jobs=0"},     {"synthetic:load=-1", "load=-1"},
+      {"synthetic:gpus=x", "gpus=x"},     {"synthetic:users=0", "users=0"},
+      {"synthetic:colour=red", "colour"}, {"synthetic:jobs=5,jobs=6", "twice"},
+      {"synthetic:jobs", "key=value"},    {"synthetic:seed=-3", "seed=-3"},
+  };
+  for (const auto& [spec, want] : cases) {
+    SCOPED_TRACE(spec);
+    Result<Workload> w = LoadWorkload(spec, {});
+    ASSERT_FALSE(w.ok());
+    EXPECT_EQ(w.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(w.status().message().find(want), std::string::npos) << w.status().message();
+  }
+  EXPECT_TRUE(LoadWorkload("synthetic:", {}).ok());
+}
+
+TEST(SyntheticWorkloadTest, MaxJobsKeepsTheFirstArrivals) {
+  ReadOptions options;
+  options.max_jobs = 10;
+  const Workload w = MustLoad("synthetic:jobs=100", options);
+  const Workload all = MustLoad("synthetic:jobs=100");
+  ASSERT_EQ(w.jobs.size(), 10u);
+  for (size_t i = 0; i < w.jobs.size(); ++i) ExpectSameSpec(w.jobs[i], all.jobs[i]);
+}
+
+TEST(OfferedLoadTest, GpuTimeOverSpanTimesGpus) {
+  std::vector<JobSpec> jobs(2);
+  jobs[0].num_gpus = 2;
+  jobs[0].iterations = 100;
+  jobs[1].num_gpus = 1;
+  jobs[1].iterations = 200;
+  jobs[1].ref_iters_per_s = 2;  // 100 s
+  jobs[1].submit_time = AtSeconds(100);
+  EXPECT_DOUBLE_EQ(OfferedLoad(jobs, 3), 300.0 / (100 * 3));
+  jobs[1].submit_time = kTimeZero;
+  EXPECT_EQ(OfferedLoad(jobs, 3), 0.0);
+  EXPECT_EQ(OfferedLoad({}, 3), 0.0);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The published traces (skipped when shared/traces is absent)
+
+TEST(PublishedTracesTest, ReadsTheWholePhillyTrace) {
+  const std::string path = std::string(DLSCHED_TRACES_DIR) + "/pollux/philly.csv";
+  if (!fs::exists(path)) GTEST_SKIP() << "traces not found at " << path;
+  const Workload w = MustLoad("philly:" + path);
+  ASSERT_EQ(w.jobs.size(), 82247u);
+  EXPECT_EQ(w.skipped_rows, 0);
+  EXPECT_EQ(w.jobs.front().submit_time, kTimeZero);
+  EXPECT_EQ(w.jobs.front().name, "31567");  // 2017-09-04 10:30:41, 8 GPUs, VC 7f04ca
+  EXPECT_EQ(w.jobs.front().num_gpus, 8);
+  EXPECT_DOUBLE_EQ(SubmitS(w.jobs.back()), 9408690);  // .. 2017-12-22 08:02:11
+  int single = 0;
+  for (const JobSpec& spec : w.jobs) single += spec.num_gpus == 1;
+  EXPECT_EQ(single, 76627);
+}
+
+TEST(PublishedTracesTest, ReadsGavelAndTiresiasTraces) {
+  const std::string gavel = std::string(DLSCHED_TRACES_DIR) + "/gavel/traces";
+  const std::string tiresias = std::string(DLSCHED_TRACES_DIR) + "/tiresias/60_job.csv";
+  if (!fs::exists(gavel) || !fs::exists(tiresias)) {
+    GTEST_SKIP() << "traces not found at " << DLSCHED_TRACES_DIR;
+  }
+  EXPECT_EQ(MustLoad("gavel:" + gavel + "/msr_seed0").jobs.size(), 15264u);
+  EXPECT_EQ(MustLoad("gavel:" + gavel + "/physical_cluster").jobs.size(), 287u);
+  EXPECT_EQ(MustLoad("tiresias:" + tiresias).jobs.size(), 60u);
+}
+
+}  // namespace
+}  // namespace dlsched::sim

@@ -1,0 +1,65 @@
+#pragma once
+
+// Builders and fakes for tests: MakeJob(1).Gpus(4).Submit(10s).Build(), MakeCluster("2x4xV100"),
+// a RecordingExecutor that remembers what the scheduler asked of it.
+
+#include <string>
+#include <vector>
+
+#include "dlsched/model/cluster.h"
+#include "dlsched/model/job.h"
+#include "dlsched/runtime/executor.h"
+
+namespace dlsched::testing {
+
+// Builds a Job (as the scheduler would hold it) or a JobSpec. Defaults: 1 GPU, submitted at 0,
+// 3600 s of work at 1 iteration/s, queued.
+class JobBuilder {
+ public:
+  explicit JobBuilder(uint32_t id);
+  JobBuilder& Gpus(int n);
+  JobBuilder& Submit(Duration at);
+  JobBuilder& Work(Duration ideal);
+  JobBuilder& Attained(Duration gpu_time);
+  JobBuilder& Priority(int p);
+  JobBuilder& GpuType(std::string type);
+  JobBuilder& Estimate(Duration total, Duration remaining);
+  JobBuilder& Running(Timestamp since);
+  Job Build() const { return job_; }
+  JobSpec Spec() const { return job_.spec; }
+
+ private:
+  Job job_;
+};
+inline JobBuilder MakeJob(uint32_t id) { return JobBuilder(id); }
+
+// A cluster from terms "NODESxGPUSxTYPE" joined by '+'; `nodes_per_rack` nodes per rack.
+// Aborts on a malformed spec (tests only).
+Cluster MakeCluster(const std::string& spec, int nodes_per_rack = 8);
+
+// Remembers launches, preemptions and kills in order; does nothing else. The test plays the
+// cluster by feeding events back to the scheduler.
+class RecordingExecutor final : public Executor {
+ public:
+  struct Call {
+    enum Kind { kLaunch, kPreempt, kKill } kind;
+    JobId job;
+    Placement placement;
+    Timestamp at;
+  };
+  void Launch(const Job& job, const Placement& placement, Timestamp now) override {
+    calls.push_back({Call::kLaunch, job.id, placement, now});
+  }
+  void Preempt(const Job& job, Timestamp now) override {
+    calls.push_back({Call::kPreempt, job.id, {}, now});
+  }
+  void Kill(const Job& job, Timestamp now) override {
+    calls.push_back({Call::kKill, job.id, {}, now});
+  }
+  std::vector<JobId> Launched() const;
+  std::vector<JobId> Preempted() const;
+
+  std::vector<Call> calls;
+};
+
+}  // namespace dlsched::testing
