@@ -1,8 +1,8 @@
 #include "dlsched/policy/pipeline.h"
 
 #include <algorithm>
+#include <span>
 #include <string>
-#include <unordered_set>
 
 #include "dlsched/policy/placement.h"
 
@@ -27,6 +27,66 @@ std::string WaitingForGpus(const JobView& job, const ClusterState& state) {
   return "fragmentation: " + std::to_string(job.num_gpus()) + type +
          " GPUs free in total but no placement fits the gang";
 }
+
+// Running jobs from the lowest-ranked up, produced lazily: a heap is built on first use and
+// popped only as far as victim searches look, so a cycle that finds its victims among the
+// worst-ranked few costs O(r + k log r), not a full sort.
+class RunningByRank {
+ public:
+  RunningByRank(const SchedulingContext& ctx, const QueueSortPlugin& sort,
+                std::span<const std::unique_ptr<PreemptPlugin>> guards)
+      : ctx_(&ctx), sort_(&sort), guards_(guards) {}
+
+  // The earliest time a running job now protected by a guard becomes a possible victim.
+  Timestamp earliest_unprotected() {
+    if (!built_) Build();
+    return earliest_unprotected_;
+  }
+
+  // The i-th lowest-ranked running job that may be a victim (not already being preempted, not
+  // protected by a guard), or nullptr.
+  const JobView* WorstAt(size_t i) {
+    if (!built_) Build();
+    // The heap's top is its "largest": with this comparison, the lowest-ranked job.
+    auto better_ranked = [this](const JobView& a, const JobView& b) { return sort_->Less(a, b); };
+    while (ordered_.size() <= i && !heap_.empty()) {
+      std::pop_heap(heap_.begin(), heap_.end(), better_ranked);
+      ordered_.push_back(heap_.back());
+      heap_.pop_back();
+    }
+    return i < ordered_.size() ? &ordered_[i] : nullptr;
+  }
+
+ private:
+  void Build() {
+    built_ = true;
+    for (JobId id : ctx_->running) {
+      const JobView view = ctx_->View(id);
+      if (!view.job().preempt_requested && Unprotected(view)) heap_.push_back(view);
+    }
+    std::make_heap(heap_.begin(), heap_.end(),
+                   [this](const JobView& a, const JobView& b) { return sort_->Less(a, b); });
+  }
+
+  bool Unprotected(const JobView& victim) {
+    for (const auto& guard : guards_) {
+      const Fit fit = guard->MayBeVictim(victim, *ctx_);
+      if (!fit.ok) {
+        earliest_unprotected_ = std::min(earliest_unprotected_, fit.retry_at);
+        return false;
+      }
+    }
+    return true;
+  }
+
+  const SchedulingContext* ctx_;
+  const QueueSortPlugin* sort_;
+  std::span<const std::unique_ptr<PreemptPlugin>> guards_;
+  Timestamp earliest_unprotected_ = kTimeNever;
+  bool built_ = false;
+  std::vector<JobView> heap_;
+  std::vector<JobView> ordered_;
+};
 
 // The plugin pipeline of DESIGN.md: Admit -> QueueSort -> Filter/Score -> Preempt.
 class PipelinePolicy final : public SchedulingPolicy {
@@ -67,19 +127,22 @@ class PipelinePolicy final : public SchedulingPolicy {
     const SchedulingContext& ctx;
     ClusterState scratch;  // free GPUs after this cycle's launches and reservations
     Decisions decisions;
-    std::unordered_set<uint32_t> considered;  // jobs already looked at this cycle
-    std::unordered_set<uint32_t> victims;     // jobs chosen for preemption this cycle
-    std::vector<JobView> by_rank_worst_first;  // running jobs, filled on first need
-    bool ranked = false;
+    std::vector<JobId> victims;  // chosen for preemption this cycle (few)
+    RunningByRank ranking;        // built on first need
+    ClusterState what_if;        // scratch for victim searches, reused across attempts
     int preemption_attempts = 0;
   };
 
+  // False once nothing more can start this cycle: no free GPU and no preemption attempt left.
+  bool MayStartMore(const Cycle& cycle) const {
+    return cycle.scratch.free_total() > 0 ||
+           (!preempt_.empty() && cycle.preemption_attempts < config_.max_preemption_attempts);
+  }
   // Tries to start the job; returns false when it is blocked.
   bool TryStart(Cycle& cycle, const JobView& job) const;
   // Looks for running jobs ranked below `job` whose GPUs would let it start; if found, asks for
   // their preemption and reserves the free part of the placement.
   bool TryPreemptFor(Cycle& cycle, const JobView& job, const Placer& placer) const;
-  void RankRunning(Cycle& cycle) const;
   void PlanWakeUp(Cycle& cycle) const;
 
   PipelineConfig config_;
@@ -97,14 +160,15 @@ Decisions PipelinePolicy::Decide(const SchedulingContext& ctx) const {
   const bool preemptive = !preempt_.empty();
   if (ctx.state.free_total() == 0 && !preemptive && !ctx.explain) return {};
 
-  Cycle cycle{ctx, ctx.state, {}, {}, {}, {}, false, 0};
+  Cycle cycle{ctx, ctx.state, {}, {}, RunningByRank(ctx, *sort_, preempt_), {}, 0};
   // Starvation guard: jobs that waited past the limit go first, longest-waiting first.
-  if (config_.starvation_limit != Duration::max()) {
-    for (const auto& [since, id] : ctx.queue.by_wait()) {
-      if (ctx.now - since < config_.starvation_limit) break;
-      cycle.considered.insert(id.value());
-      if (!TryStart(cycle, ctx.View(id)) && !config_.backfill) return cycle.decisions;
-    }
+  auto starving = [&](const Job& job) {
+    return config_.starvation_limit != Duration::max() &&
+           ctx.now - job.queued_since >= config_.starvation_limit;
+  };
+  for (const auto& [since, id] : ctx.queue.by_wait()) {
+    if (!starving(ctx.jobs.at(id)) || !MayStartMore(cycle)) break;
+    if (!TryStart(cycle, ctx.View(id)) && !config_.backfill) return cycle.decisions;
   }
   JobId blocked_head;
   for (JobId id : ctx.queue.by_order()) {
@@ -114,11 +178,8 @@ Decisions PipelinePolicy::Decide(const SchedulingContext& ctx) const {
                    " (head of line; this policy does not backfill)"});
       continue;
     }
-    if (cycle.scratch.free_total() == 0 && !ctx.explain &&
-        (!preemptive || cycle.preemption_attempts >= config_.max_preemption_attempts)) {
-      break;
-    }
-    if (cycle.considered.contains(id.value())) continue;
+    if (!ctx.explain && !MayStartMore(cycle)) break;
+    if (starving(ctx.jobs.at(id))) continue;  // considered above
     if (!TryStart(cycle, ctx.View(id)) && !config_.backfill) {
       if (!ctx.explain) break;
       blocked_head = id;
@@ -145,24 +206,17 @@ bool PipelinePolicy::TryStart(Cycle& cycle, const JobView& job) const {
   return false;
 }
 
-void PipelinePolicy::RankRunning(Cycle& cycle) const {
-  if (cycle.ranked) return;
-  cycle.ranked = true;
-  for (JobId id : cycle.ctx.running) {
-    const JobView view = cycle.ctx.View(id);
-    if (!view.job().preempt_requested) cycle.by_rank_worst_first.push_back(view);
-  }
-  std::sort(cycle.by_rank_worst_first.begin(), cycle.by_rank_worst_first.end(),
-            [this](const JobView& a, const JobView& b) { return sort_->Less(b, a); });
-}
-
 bool PipelinePolicy::TryPreemptFor(Cycle& cycle, const JobView& job, const Placer& placer) const {
-  RankRunning(cycle);
-  ClusterState what_if = cycle.scratch;
+  ClusterState& what_if = cycle.what_if;
+  what_if = cycle.scratch;
   std::vector<JobId> chosen;
-  for (const JobView& victim : cycle.by_rank_worst_first) {
+  for (size_t i = 0; const JobView* next = cycle.ranking.WorstAt(i); ++i) {
+    const JobView& victim = *next;
     if (!sort_->Less(job, victim)) break;  // the rest rank at or above the job
-    if (cycle.victims.contains(victim.id().value())) continue;
+    if (std::find(cycle.victims.begin(), cycle.victims.end(), victim.id()) !=
+        cycle.victims.end()) {
+      continue;
+    }
     bool allowed = true;
     for (const auto& plugin : preempt_) {
       Fit fit = plugin->MayPreempt(job, victim, cycle.ctx);
@@ -177,7 +231,7 @@ bool PipelinePolicy::TryPreemptFor(Cycle& cycle, const JobView& job, const Place
     chosen.push_back(victim.id());
     if (auto placement = placer.Find(job, what_if)) {
       for (JobId id : chosen) {
-        cycle.victims.insert(id.value());
+        cycle.victims.push_back(id);
         cycle.decisions.preemptions.push_back(
             {id, "preempted for job " + std::to_string(job.id().value()) + " (" +
                      std::string(sort_->Name()) + " order)"});
@@ -197,6 +251,9 @@ bool PipelinePolicy::TryPreemptFor(Cycle& cycle, const JobView& job, const Place
       return true;
     }
   }
+  // Protected jobs may become victims later: look again then.
+  cycle.decisions.wake_at =
+      std::min(cycle.decisions.wake_at, cycle.ranking.earliest_unprotected());
   return false;
 }
 

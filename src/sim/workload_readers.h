@@ -1,8 +1,9 @@
 #pragma once
 
-// The trace readers behind LoadWorkload (sim/workload.h). Each reads one format into JobSpecs in
-// file order, unsorted and unshifted (LoadWorkload sorts and shifts), with submit times in the
-// format's own epoch. Every row is checked with ValidateJobSpec. A bad row fails the read with
+// The trace readers behind LoadWorkload (sim/workload.h). Each reads one format into JobSpecs,
+// in file order with submit times in the format's own epoch (LoadWorkload then sorts stably and
+// shifts), except ReadPhillyTrace, which returns them already sorted and shifted to t = 0. Every
+// row is checked with ValidateJobSpec. A bad row fails the read with
 // InvalidArgument("<path>:<line>: <what>") (1-based line, the header counted), or, with
 // ReadOptions::skip_bad_rows, is dropped and counted in `skipped_rows`. Blank lines are ignored
 // and never count as bad. Header problems are never skipped. A file that cannot be opened is
@@ -18,7 +19,7 @@
 namespace dlsched::sim {
 
 struct ParsedRows {
-  std::vector<JobSpec> jobs;  // file order
+  std::vector<JobSpec> jobs;  // file order (Philly: sorted by submit time, first at t = 0)
   int skipped_rows = 0;
 };
 

@@ -16,9 +16,9 @@
 namespace dlsched::sim {
 
 struct SyntheticOptions {
-  int jobs = 2000;    // number of jobs, in [1, 1e6]
+  int jobs = 4000;    // number of jobs, in [1, 1e6]
   uint64_t seed = 1;  // same options (seed included) -> identical jobs, on every platform
-  double load = 0.8;  // offered load: total GPU-time / (arrival span x gpus), [0.01, 1000]
+  double load = 1.0;  // offered load: total GPU-time / (arrival span x gpus), [0.01, 1000]
   int gpus = 128;     // cluster size the load refers to; no job asks for more, >= 1
   int users = 8;      // distinct users, >= 1
 };

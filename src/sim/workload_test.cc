@@ -467,7 +467,7 @@ TEST(SyntheticWorkloadTest, SameOptionsGiveIdenticalJobs) {
 TEST(SyntheticWorkloadTest, DefaultsAndShape) {
   const Workload w = MustLoad("synthetic");
   EXPECT_EQ(w.source, "synthetic");
-  ASSERT_EQ(w.jobs.size(), 2000u);
+  ASSERT_EQ(w.jobs.size(), 4000u);
   EXPECT_EQ(w.jobs.front().submit_time, kTimeZero);
   EXPECT_TRUE(std::is_sorted(w.jobs.begin(), w.jobs.end(), [](const JobSpec& a, const JobSpec& b) {
     return a.submit_time < b.submit_time;
@@ -484,8 +484,8 @@ TEST(SyntheticWorkloadTest, DefaultsAndShape) {
   }
   EXPECT_EQ(users.size(), 8u);
   EXPECT_EQ(queues.size(), 4u);
-  EXPECT_EQ(names.size(), 2000u);
-  EXPECT_NEAR(OfferedLoad(w.jobs, 128), 0.8, 0.01);
+  EXPECT_EQ(names.size(), 4000u);
+  EXPECT_NEAR(OfferedLoad(w.jobs, 128), 1.0, 0.01);
 }
 
 TEST(SyntheticWorkloadTest, StatisticsFollowPhilly) {

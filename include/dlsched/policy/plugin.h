@@ -94,11 +94,16 @@ class ScorePlugin : public Plugin {
 };
 
 // Preempt: may `victim` (running) be suspended so that `job` (waiting, ranked above it by the
-// queue order) can run? Guards against preemption storms live here.
+// queue order) can run? Guards against preemption storms live here. The pipeline asks
+// MayBeVictim once per running job and cycle (the job-independent part, e.g. a minimum run
+// time), then MayPreempt for each pair it considers.
 class PreemptPlugin : public Plugin {
  public:
+  virtual Fit MayBeVictim(const JobView& victim, const SchedulingContext& ctx) const = 0;
   virtual Fit MayPreempt(const JobView& job, const JobView& victim,
-                         const SchedulingContext& ctx) const = 0;
+                         const SchedulingContext& ctx) const {
+    return Fit::Yes();
+  }
 };
 
 }  // namespace dlsched

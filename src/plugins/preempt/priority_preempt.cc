@@ -17,8 +17,7 @@ Result<std::unique_ptr<Plugin>> PriorityPreempt::Create(const PluginArgs& args) 
       std::make_unique<PriorityPreempt>(Seconds(min_run_s), max_preemptions));
 }
 
-Fit PriorityPreempt::MayPreempt(const JobView&, const JobView& victim,
-                                const SchedulingContext& ctx) const {
+Fit PriorityPreempt::MayBeVictim(const JobView& victim, const SchedulingContext& ctx) const {
   if (victim.job().preemptions >= max_preemptions_) {
     return Fit::Unfit("preemption budget spent");
   }
