@@ -98,7 +98,8 @@ Result<std::unique_ptr<ThroughputModel>> MakeTruth(const std::string& spec,
   return InvalidArgument("unknown --throughput '" + spec + "' (want auto, builtin, gavel[:PATH])");
 }
 
-Result<Prepared> Prepare(const SimulateFlags& flags, std::ostream& err) {
+// The flags themselves: policies and cluster. A failure here is a usage error.
+Result<Prepared> PrepareSetup(const SimulateFlags& flags) {
   Prepared p;
   for (const std::string& name : SplitPolicies(flags.policies)) {
     DS_ASSIGN_OR_RETURN(PipelineConfig profile, LoadProfile(name));
@@ -108,18 +109,23 @@ Result<Prepared> Prepare(const SimulateFlags& flags, std::ostream& err) {
   }
   if (p.profiles.empty()) return InvalidArgument("--policy names no policy");
   DS_ASSIGN_OR_RETURN(p.cluster, ParseClusterSpec(DefaultCluster(flags), TracesDir(flags)));
+  return p;
+}
+
+// The data: the workload and the ground-truth model. A failure here is a runtime error.
+Status LoadData(const SimulateFlags& flags, Prepared& p, std::ostream& err) {
   sim::ReadOptions read_options;
   read_options.skip_bad_rows = flags.skip_bad_rows;
   read_options.max_jobs = flags.max_jobs;
-  std::string trace = flags.trace;
-  DS_ASSIGN_OR_RETURN(p.workload, sim::LoadWorkload(trace, read_options));
+  DS_ASSIGN_OR_RETURN(p.workload, sim::LoadWorkload(flags.trace, read_options));
   if (p.workload.skipped_rows > 0) {
-    err << "dlsched: skipped " << p.workload.skipped_rows << " malformed rows of " << trace << "\n";
+    err << "dlsched: skipped " << p.workload.skipped_rows << " malformed rows of " << flags.trace
+        << "\n";
   }
   DS_ASSIGN_OR_RETURN(p.truth, MakeTruth(ResolveThroughput(flags), TracesDir(flags), p.workload));
   // Policies predict with the built-in model, never the ground truth.
   p.estimator = std::make_unique<SimpleThroughputModel>();
-  return p;
+  return Status::Ok();
 }
 
 sim::SimOptions MakeOptions(const SimulateFlags& flags) {
@@ -248,13 +254,14 @@ void AddSimulateFlags(CLI::App& command, SimulateFlags& flags) {
 }
 
 int RunSimulate(const SimulateFlags& flags, std::ostream& out, std::ostream& err) {
-  Result<Prepared> prepared = Prepare(flags, err);
+  Result<Prepared> prepared = PrepareSetup(flags);
   if (!prepared.ok()) {
     err << "dlsched simulate: " << prepared.status().message() << "\n";
-    return prepared.status().code() == StatusCode::kInvalidArgument ||
-                   prepared.status().code() == StatusCode::kNotFound
-               ? kExitUsage
-               : kExitRuntimeError;
+    return kExitUsage;
+  }
+  if (const Status loaded = LoadData(flags, *prepared, err); !loaded.ok()) {
+    err << "dlsched simulate: " << loaded.message() << "\n";
+    return kExitRuntimeError;
   }
   const Prepared& p = *prepared;
   if (!flags.quiet) {
