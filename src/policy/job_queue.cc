@@ -14,13 +14,20 @@ bool JobQueue::Compare::operator()(JobId a, JobId b) const {
 void JobQueue::Insert(JobId id) {
   const bool inserted = by_order_.insert(id).second;
   DS_CHECK(inserted) << "job " << id << " is already queued (or the order is not total)";
-  by_wait_.emplace(jobs_->at(id).queued_since, id);
+  const Job& job = jobs_->at(id);
+  by_wait_.emplace(job.queued_since, id);
+  by_gang_order_.try_emplace(job.spec.num_gpus, Compare(this)).first->second.insert(id);
+  by_gang_wait_[job.spec.num_gpus].emplace(job.queued_since, id);
 }
 
 void JobQueue::Erase(JobId id) {
   const size_t erased = by_order_.erase(id);
   DS_CHECK(erased == 1) << "job " << id << " is not queued (or its order key changed)";
-  by_wait_.erase({jobs_->at(id).queued_since, id});
+  const Job& job = jobs_->at(id);
+  by_wait_.erase({job.queued_since, id});
+  // Empty gang sets stay: gang sizes are few, and keeping them avoids churn.
+  by_gang_order_.at(job.spec.num_gpus).erase(id);
+  by_gang_wait_.at(job.spec.num_gpus).erase({job.queued_since, id});
 }
 
 }  // namespace dlsched

@@ -1,6 +1,9 @@
 #include "dlsched/policy/pipeline.h"
 
 #include <algorithm>
+#include <limits>
+#include <map>
+#include <optional>
 #include <span>
 #include <string>
 
@@ -37,22 +40,38 @@ class RunningByRank {
                 std::span<const std::unique_ptr<PreemptPlugin>> guards)
       : ctx_(&ctx), sort_(&sort), guards_(guards) {}
 
-  // The earliest time a running job now protected by a guard becomes a possible victim.
-  Timestamp earliest_unprotected() {
+  // The earliest time a running job that `job` outranks, now protected by a guard, becomes a
+  // possible victim; kTimeNever if there is none.
+  Timestamp EarliestUnprotectedBelow(const JobView& job) {
     if (!built_) Build();
-    return earliest_unprotected_;
+    Timestamp earliest = kTimeNever;
+    for (const auto& [view, retry_at] : protected_) {
+      if (retry_at < earliest && sort_->Less(job, view)) earliest = retry_at;
+    }
+    return earliest;
   }
 
   // The i-th lowest-ranked running job that may be a victim (not already being preempted, not
-  // protected by a guard), or nullptr.
+  // protected by a guard), or nullptr. The lowest is found by a linear scan; a heap is built
+  // only when a search looks further, which most do not.
   const JobView* WorstAt(size_t i) {
     if (!built_) Build();
-    // The heap's top is its "largest": with this comparison, the lowest-ranked job.
     auto better_ranked = [this](const JobView& a, const JobView& b) { return sort_->Less(a, b); };
-    while (ordered_.size() <= i && !heap_.empty()) {
-      std::pop_heap(heap_.begin(), heap_.end(), better_ranked);
-      ordered_.push_back(heap_.back());
-      heap_.pop_back();
+    if (ordered_.empty() && !candidates_.empty()) {
+      auto worst = std::max_element(candidates_.begin(), candidates_.end(), better_ranked);
+      std::iter_swap(worst, candidates_.end() - 1);
+      ordered_.push_back(candidates_.back());
+      candidates_.pop_back();
+    }
+    if (ordered_.size() <= i && !heapified_) {
+      std::make_heap(candidates_.begin(), candidates_.end(), better_ranked);
+      heapified_ = true;
+    }
+    // The heap's top is its "largest": with this comparison, the lowest-ranked job.
+    while (ordered_.size() <= i && !candidates_.empty()) {
+      std::pop_heap(candidates_.begin(), candidates_.end(), better_ranked);
+      ordered_.push_back(candidates_.back());
+      candidates_.pop_back();
     }
     return i < ordered_.size() ? &ordered_[i] : nullptr;
   }
@@ -62,17 +81,15 @@ class RunningByRank {
     built_ = true;
     for (JobId id : ctx_->running) {
       const JobView view = ctx_->View(id);
-      if (!view.job().preempt_requested && Unprotected(view)) heap_.push_back(view);
+      if (!view.job().preempt_requested && Unprotected(view)) candidates_.push_back(view);
     }
-    std::make_heap(heap_.begin(), heap_.end(),
-                   [this](const JobView& a, const JobView& b) { return sort_->Less(a, b); });
   }
 
   bool Unprotected(const JobView& victim) {
     for (const auto& guard : guards_) {
       const Fit fit = guard->MayBeVictim(victim, *ctx_);
       if (!fit.ok) {
-        earliest_unprotected_ = std::min(earliest_unprotected_, fit.retry_at);
+        if (fit.retry_at != kTimeNever) protected_.emplace_back(victim, fit.retry_at);
         return false;
       }
     }
@@ -82,10 +99,49 @@ class RunningByRank {
   const SchedulingContext* ctx_;
   const QueueSortPlugin* sort_;
   std::span<const std::unique_ptr<PreemptPlugin>> guards_;
-  Timestamp earliest_unprotected_ = kTimeNever;
+  std::vector<std::pair<JobView, Timestamp>> protected_;  // with when the protection ends
   bool built_ = false;
-  std::vector<JobView> heap_;
-  std::vector<JobView> ordered_;
+  bool heapified_ = false;
+  std::vector<JobView> candidates_;  // not yet ordered; a heap once heapified_
+  std::vector<JobView> ordered_;     // lowest-ranked first
+};
+
+// Walks several ordered indexes, one per gang size, as one merged order restricted to gangs of
+// at most `max_gang` GPUs: Next costs O(number of gang sizes), however many larger jobs wait.
+template <typename Index, typename Less>
+class GangWalk {
+ public:
+  using Value = typename Index::value_type;
+
+  // Each gang's walk starts at the first element strictly after `after` in that index's order
+  // (at its beginning when `after` is empty).
+  GangWalk(const std::map<int, Index>& by_gang, const std::optional<Value>& after, Less less)
+      : less_(less) {
+    for (const auto& [gang, index] : by_gang) {
+      auto it = after ? index.upper_bound(*after) : index.begin();
+      if (it != index.end()) heads_.push_back({gang, it, index.end()});
+    }
+  }
+
+  // The first remaining element of a gang of at most `max_gang` GPUs, advancing past it.
+  std::optional<Value> Next(int max_gang) {
+    Head* best = nullptr;
+    for (Head& head : heads_) {  // ascending gang size
+      if (head.gang > max_gang) break;
+      if (head.it != head.end && (best == nullptr || less_(*head.it, *best->it))) best = &head;
+    }
+    if (best == nullptr) return std::nullopt;
+    return *best->it++;
+  }
+
+ private:
+  struct Head {
+    int gang;
+    typename Index::const_iterator it;
+    typename Index::const_iterator end;
+  };
+  Less less_;
+  std::vector<Head> heads_;
 };
 
 // The plugin pipeline of DESIGN.md: Admit -> QueueSort -> Filter/Score -> Preempt.
@@ -131,19 +187,41 @@ class PipelinePolicy final : public SchedulingPolicy {
     RunningByRank ranking;        // built on first need
     ClusterState what_if;        // scratch for victim searches, reused across attempts
     int preemption_attempts = 0;
+    // Gang size of the smallest untyped job whose victim search failed this cycle. Jobs are
+    // searched in rank order, so a later job outranks only a subset of those victims: one as
+    // large would fail too (a typed one all the more).
+    int smallest_failed_gang = std::numeric_limits<int>::max();
+    bool searched_protection = false;
   };
 
   // False once nothing more can start this cycle: no free GPU and no preemption attempt left.
   bool MayStartMore(const Cycle& cycle) const {
-    return cycle.scratch.free_total() > 0 ||
-           (!preempt_.empty() && cycle.preemption_attempts < config_.max_preemption_attempts);
+    return cycle.scratch.free_total() > 0 || MaySearchVictims(cycle);
   }
+  // A victim search can only succeed where the last one failed if jobs arrived or left, or time
+  // changed ranks or protections. Suspensions alone return GPUs already promised to the jobs
+  // that asked for them and requeue jobs ranked below those, so they never make one succeed.
+  bool MaySearchVictims(const Cycle& cycle) const {
+    const CycleTrigger& t = cycle.ctx.trigger;
+    return !preempt_.empty() && cycle.preemption_attempts < config_.max_preemption_attempts &&
+           (t.arrivals || t.departures || t.timer);
+  }
+  // The largest gang that could still start this cycle: on free GPUs, or by a victim search.
+  int LargestUsefulGang(const Cycle& cycle) const;
+  // The cycle's walks over waiting jobs: starving jobs first (longest waiting first), then the
+  // policy order. WalkAll visits every job (strict head of line, explanations); WalkFitting,
+  // for backfilling policies, visits only jobs whose gang could still start, so a full cluster
+  // with a long queue of wide jobs costs O(gang sizes) per start, not O(queue).
+  template <typename Starving>
+  void WalkFitting(Cycle& cycle, const Starving& starving) const;
+  template <typename Starving>
+  void WalkAll(Cycle& cycle, const Starving& starving) const;
   // Tries to start the job; returns false when it is blocked.
   bool TryStart(Cycle& cycle, const JobView& job) const;
   // Looks for running jobs ranked below `job` whose GPUs would let it start; if found, asks for
   // their preemption and reserves the free part of the placement.
   bool TryPreemptFor(Cycle& cycle, const JobView& job, const Placer& placer) const;
-  void PlanWakeUp(Cycle& cycle) const;
+  void PlanWakeUp(const SchedulingContext& ctx, Decisions& decisions) const;
 
   PipelineConfig config_;
   std::vector<std::unique_ptr<AdmitPlugin>> admit_;
@@ -158,7 +236,13 @@ class PipelinePolicy final : public SchedulingPolicy {
 Decisions PipelinePolicy::Decide(const SchedulingContext& ctx) const {
   if (ctx.queue.empty()) return {};
   const bool preemptive = !preempt_.empty();
-  if (ctx.state.free_total() == 0 && !preemptive && !ctx.explain) return {};
+  if (ctx.state.free_total() == 0 && !ctx.explain &&
+      (!preemptive || !(ctx.trigger.arrivals || ctx.trigger.departures || ctx.trigger.timer))) {
+    // Nothing can start; still plan the wake-up so time-driven rank changes are seen.
+    Decisions decisions;
+    PlanWakeUp(ctx, decisions);
+    return decisions;
+  }
 
   Cycle cycle{ctx, ctx.state, {}, {}, RunningByRank(ctx, *sort_, preempt_), {}, 0};
   // Starvation guard: jobs that waited past the limit go first, longest-waiting first.
@@ -166,9 +250,43 @@ Decisions PipelinePolicy::Decide(const SchedulingContext& ctx) const {
     return config_.starvation_limit != Duration::max() &&
            ctx.now - job.queued_since >= config_.starvation_limit;
   };
+  if (config_.backfill && !ctx.explain) {
+    WalkFitting(cycle, starving);
+  } else {
+    WalkAll(cycle, starving);
+  }
+  PlanWakeUp(ctx, cycle.decisions);
+  return std::move(cycle.decisions);
+}
+
+int PipelinePolicy::LargestUsefulGang(const Cycle& cycle) const {
+  const int searchable = MaySearchVictims(cycle) ? cycle.smallest_failed_gang - 1 : 0;
+  return std::max(cycle.scratch.free_total(), searchable);
+}
+
+template <typename Starving>
+void PipelinePolicy::WalkFitting(Cycle& cycle, const Starving& starving) const {
+  const SchedulingContext& ctx = cycle.ctx;
+  if (config_.starvation_limit != Duration::max()) {
+    GangWalk walk(ctx.queue.by_gang_wait(), std::nullopt, std::less<>());
+    while (auto entry = walk.Next(LargestUsefulGang(cycle))) {
+      if (!starving(ctx.jobs.at(entry->second))) break;  // the rest waited less
+      TryStart(cycle, ctx.View(entry->second));
+    }
+  }
+  GangWalk walk(ctx.queue.by_gang_order(), std::nullopt,
+                [&ctx](JobId a, JobId b) { return ctx.queue.Before(a, b); });
+  while (auto id = walk.Next(LargestUsefulGang(cycle))) {
+    if (!starving(ctx.jobs.at(*id))) TryStart(cycle, ctx.View(*id));
+  }
+}
+
+template <typename Starving>
+void PipelinePolicy::WalkAll(Cycle& cycle, const Starving& starving) const {
+  const SchedulingContext& ctx = cycle.ctx;
   for (const auto& [since, id] : ctx.queue.by_wait()) {
     if (!starving(ctx.jobs.at(id)) || !MayStartMore(cycle)) break;
-    if (!TryStart(cycle, ctx.View(id)) && !config_.backfill) return cycle.decisions;
+    if (!TryStart(cycle, ctx.View(id)) && !config_.backfill) return;
   }
   JobId blocked_head;
   for (JobId id : ctx.queue.by_order()) {
@@ -185,8 +303,6 @@ Decisions PipelinePolicy::Decide(const SchedulingContext& ctx) const {
       blocked_head = id;
     }
   }
-  PlanWakeUp(cycle);
-  return std::move(cycle.decisions);
 }
 
 bool PipelinePolicy::TryStart(Cycle& cycle, const JobView& job) const {
@@ -196,9 +312,12 @@ bool PipelinePolicy::TryStart(Cycle& cycle, const JobView& job) const {
     cycle.decisions.launches.push_back({job.id(), std::move(*placement)});
     return true;
   }
-  if (!preempt_.empty() && cycle.preemption_attempts < config_.max_preemption_attempts) {
+  if (MaySearchVictims(cycle) && job.num_gpus() < cycle.smallest_failed_gang) {
     ++cycle.preemption_attempts;
     if (TryPreemptFor(cycle, job, placer)) return false;  // starts once the victims stop
+    if (job.spec().gpu_type.empty()) {
+      cycle.smallest_failed_gang = std::min(cycle.smallest_failed_gang, job.num_gpus());
+    }
   }
   if (cycle.ctx.explain) {
     cycle.decisions.pending_reasons.push_back({job.id(), WaitingForGpus(job, cycle.scratch)});
@@ -251,15 +370,18 @@ bool PipelinePolicy::TryPreemptFor(Cycle& cycle, const JobView& job, const Place
       return true;
     }
   }
-  // Protected jobs may become victims later: look again then.
-  cycle.decisions.wake_at =
-      std::min(cycle.decisions.wake_at, cycle.ranking.earliest_unprotected());
+  // Protected jobs may become victims later: look again then. Later searches in this cycle are
+  // for lower-ranked jobs, whose possible victims are a subset: the first failure sets the time.
+  if (!cycle.searched_protection) {
+    cycle.searched_protection = true;
+    cycle.decisions.wake_at =
+        std::min(cycle.decisions.wake_at, cycle.ranking.EarliestUnprotectedBelow(job));
+  }
   return false;
 }
 
-void PipelinePolicy::PlanWakeUp(Cycle& cycle) const {
-  const SchedulingContext& ctx = cycle.ctx;
-  Timestamp wake = cycle.decisions.wake_at;
+void PipelinePolicy::PlanWakeUp(const SchedulingContext& ctx, Decisions& decisions) const {
+  Timestamp wake = decisions.wake_at;
   if (!preempt_.empty() && !ctx.queue.empty()) {
     for (JobId id : ctx.running) {
       wake = std::min(wake, sort_->NextRankChange(ctx.View(id), ctx.now));
@@ -271,7 +393,7 @@ void PipelinePolicy::PlanWakeUp(Cycle& cycle) const {
       wake = std::min(wake, oldest + config_.starvation_limit);
     }
   }
-  cycle.decisions.wake_at = wake > ctx.now ? wake : kTimeNever;
+  decisions.wake_at = wake > ctx.now ? wake : kTimeNever;
 }
 
 }  // namespace

@@ -50,7 +50,10 @@ Result<JobId> Scheduler::Submit(JobSpec spec, Timestamp now) {
 }
 
 SchedulingContext Scheduler::Context(Timestamp now) {
-  return SchedulingContext{now, *cluster_, state_, jobs_, queue_, running_, *estimator_, rng_};
+  SchedulingContext ctx{now, *cluster_, state_, jobs_, queue_, running_, *estimator_, rng_};
+  ctx.trigger = since_last_cycle_;
+  ctx.trigger.timer = now >= wake_at_;
+  return ctx;
 }
 
 void Scheduler::Enqueue(Job& job, JobState state, Timestamp now) {
@@ -86,6 +89,7 @@ int Scheduler::Admit(Timestamp now) {
 CycleResult Scheduler::RunCycle(Timestamp now) {
   CycleResult result;
   if (!pending_.empty()) {
+    since_last_cycle_.arrivals = true;
     const size_t arrivals = pending_.size();
     result.rejected = Admit(now);
     result.admitted = static_cast<int>(arrivals) - result.rejected;
@@ -120,7 +124,11 @@ CycleResult Scheduler::RunCycle(Timestamp now) {
       ++result.refused;
     }
   }
-  result.wake_at = decisions.wake_at;
+  // A wake-up asked for earlier and not yet due stands: a cycle that skipped work (see
+  // CycleTrigger) may not have re-derived it.
+  wake_at_ = wake_at_ > now ? std::min(wake_at_, decisions.wake_at) : decisions.wake_at;
+  result.wake_at = wake_at_;
+  since_last_cycle_ = {false, false, false, false};
   return result;
 }
 
@@ -178,6 +186,7 @@ Status Scheduler::OnFinished(const JobFinished& e, Timestamp now) {
     return InvalidArgument("a finished job must end succeeded, failed or killed");
   }
   StopRunning(job, now);
+  since_last_cycle_.departures = true;
   job.state = e.final_state;
   job.finish_time = now;
   job.preempt_requested = false;
@@ -191,6 +200,7 @@ Status Scheduler::OnSuspended(const JobSuspended& e, Timestamp now) {
   Job& job = jobs_.at(e.job);
   if (job.state != JobState::kRunning) return WrongState(job, "suspend");
   StopRunning(job, now);
+  since_last_cycle_.suspensions = true;
   job.iterations_done = std::max(job.iterations_done, e.iterations_done);
   ++job.preemptions;
   Enqueue(job, JobState::kSuspended, now);
@@ -202,6 +212,7 @@ Status Scheduler::OnLaunchFailed(const JobLaunchFailed& e, Timestamp now) {
   Job& job = jobs_.at(e.job);
   if (job.state != JobState::kRunning) return WrongState(job, "launch failure");
   StopRunning(job, now);  // forget the assumed allocation
+  since_last_cycle_.departures = true;
   Enqueue(job, job.iterations_done > 0 ? JobState::kSuspended : JobState::kQueued, now);
   job.reason = "launch failed: " + e.reason;
   return Status::Ok();
@@ -217,6 +228,7 @@ Status Scheduler::OnCancel(const JobCancelRequested& e, Timestamp now) {
   }
   if (IsWaiting(job.state)) queue_.Erase(job.id);
   if (job.state == JobState::kPending) std::erase(pending_, job.id);
+  since_last_cycle_.departures = true;
   job.state = JobState::kKilled;
   job.finish_time = now;
   job.reason = "cancelled";
@@ -236,6 +248,62 @@ void Scheduler::RemoveRunning(JobId id) {
   running_pos_[last.index()] = pos;
   running_.pop_back();
   running_pos_[id.index()] = -1;
+}
+
+Result<JobId> Scheduler::Restore(RestoredJob r) {
+  DS_RETURN_IF_ERROR(ValidateJobSpec(r.spec));
+  if (r.state == JobState::kRunning) {
+    if (r.placement.num_gpus() != r.spec.num_gpus) {
+      return InvalidArgument("running job's placement has " +
+                             std::to_string(r.placement.num_gpus()) + " GPUs, its spec " +
+                             std::to_string(r.spec.num_gpus));
+    }
+    for (const NodeGpus& part : r.placement.parts) {
+      if (!part.node.valid() || part.node.index() >= static_cast<size_t>(cluster_->num_nodes()) ||
+          (part.gpus >> cluster_->node(part.node).gpus.size()) != 0) {
+        return InvalidArgument("running job's placement names GPUs the cluster lacks");
+      }
+    }
+    if (!state_.IsFree(r.placement)) {
+      return FailedPrecondition("running job's GPUs are already taken");
+    }
+  } else if (!r.placement.empty()) {
+    return InvalidArgument("only a running job holds GPUs");
+  }
+  const JobId id = jobs_.Add(std::move(r.spec));
+  running_pos_.push_back(-1);
+  Job& job = jobs_.at(id);
+  job.first_start = r.first_start;
+  job.finish_time = r.finish_time;
+  job.run_time = r.run_time;
+  job.attained_gpu_time = r.attained_gpu_time;
+  job.iterations_done = r.iterations_done;
+  job.preemptions = r.preemptions;
+  job.reason = std::move(r.reason);
+  job.queued_since = r.queued_since;
+  job.state = r.state;
+  switch (r.state) {
+    case JobState::kPending:
+      pending_.push_back(id);
+      break;
+    case JobState::kQueued:
+    case JobState::kSuspended:
+      Enqueue(job, r.state, r.queued_since);
+      break;
+    case JobState::kRunning:
+      Enqueue(job, JobState::kQueued, r.queued_since);  // sets the estimates...
+      queue_.Erase(id);                                 // ...but a running job is not waiting
+      job.state = JobState::kRunning;
+      job.placement = std::move(r.placement);
+      job.segment_start = r.segment_start;
+      state_.Allocate(job.placement);
+      AddRunning(id);
+      break;
+    default:  // terminal: history only
+      break;
+  }
+  since_last_cycle_ = CycleTrigger{};  // all causes: the next cycle looks at everything
+  return id;
 }
 
 }  // namespace dlsched

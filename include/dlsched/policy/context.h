@@ -14,6 +14,15 @@
 
 namespace dlsched {
 
+// What happened since the previous cycle, so a policy can skip work nothing has made useful.
+// Every field defaults to true: a caller that does not track causes loses nothing but speed.
+struct CycleTrigger {
+  bool arrivals = true;     // new jobs entered the queue
+  bool departures = true;   // jobs finished, failed, were killed, or failed to launch
+  bool suspensions = true;  // preempted jobs stopped, returning GPUs already promised
+  bool timer = true;        // a wake-up the policy asked for came due
+};
+
 // Everything a policy may know when it decides: the only door to the world. Policies read time
 // from `now` and randomness from `rng`; they do no I/O. References are valid for one call.
 struct SchedulingContext {
@@ -25,6 +34,7 @@ struct SchedulingContext {
   std::span<const JobId> running;  // running jobs, in no particular (but deterministic) order
   const ThroughputModel& estimator;  // the policy's performance predictor, never the truth
   Rng& rng;
+  CycleTrigger trigger;
   // Fill Decisions::pending_reasons (costs string building; off in the simulator's hot loop).
   bool explain = false;
 

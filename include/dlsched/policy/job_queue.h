@@ -1,6 +1,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <set>
 #include <utility>
 
@@ -10,7 +11,8 @@ namespace dlsched {
 
 // The waiting jobs (queued or suspended) in a policy's order, kept as an ordered index so a
 // cycle walks them in order without sorting: insert and erase are O(log q). A second index
-// orders them by the time they started waiting, for starvation guards.
+// orders them by the time they started waiting, for starvation guards. Both also exist split by
+// gang size, so a backfill walk can visit only jobs small enough to fit the free GPUs.
 // Precondition for Insert/Erase: the job's order-relevant fields do not change while it is
 // inside (see QueueSortPlugin::Less).
 class JobQueue {
@@ -33,11 +35,17 @@ class JobQueue {
   };
   using OrderIndex = std::set<JobId, Compare>;
   using WaitIndex = std::set<std::pair<Timestamp, JobId>>;
+  using GangOrder = std::map<int, OrderIndex>;  // gang size -> its waiting jobs, policy order
+  using GangWait = std::map<int, WaitIndex>;    // gang size -> its waiting jobs, wait order
 
   // Waiting jobs, first to run first.
   const OrderIndex& by_order() const { return by_order_; }
   // Waiting jobs, longest waiting first: (queued_since, id).
   const WaitIndex& by_wait() const { return by_wait_; }
+  const GangOrder& by_gang_order() const { return by_gang_order_; }
+  const GangWait& by_gang_wait() const { return by_gang_wait_; }
+  // Whether job a runs before job b in this queue's order.
+  bool Before(JobId a, JobId b) const { return by_order_.key_comp()(a, b); }
   const JobTable& jobs() const { return *jobs_; }
 
  private:
@@ -45,6 +53,8 @@ class JobQueue {
   std::function<bool(const JobView&, const JobView&)> less_;
   OrderIndex by_order_;
   WaitIndex by_wait_;
+  GangOrder by_gang_order_;
+  GangWait by_gang_wait_;
 };
 
 }  // namespace dlsched

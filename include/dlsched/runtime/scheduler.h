@@ -22,6 +22,7 @@ struct CycleResult {
   int preempted = 0;
   int rejected = 0;  // at admission or by the policy
   int refused = 0;  // decisions the scheduler's validation turned down (a policy bug)
+  // Run the next cycle no later than this: the policy's request, or an earlier one still due.
   Timestamp wake_at = kTimeNever;
 
   bool changed() const { return admitted + launched + preempted + rejected > 0; }
@@ -56,6 +57,31 @@ class Scheduler {
   const SchedulingPolicy& policy() const { return *policy_; }
   void ReserveJobs(size_t n);
 
+  // A job as a driver persisted it: what Restore needs to put it back.
+  struct RestoredJob {
+    JobSpec spec;
+    JobState state = JobState::kPending;
+    Placement placement;  // kRunning only: the GPUs it holds
+    Timestamp queued_since;
+    Timestamp segment_start;  // kRunning only
+    Timestamp first_start = kTimeNever;
+    Timestamp finish_time = kTimeNever;
+    Duration run_time{0};
+    Duration attained_gpu_time{0};
+    double iterations_done = 0;
+    int preemptions = 0;
+    std::string reason;
+  };
+  // Puts back a job from durable state when a driver restarts (the daemon re-reading its
+  // store), before any Submit. Ids are dense and assigned in call order, as Submit assigns them,
+  // so restoring jobs in ascending id order reproduces their ids. kPending jobs wait for
+  // admission; kQueued and kSuspended re-enter the queue (waiting since `queued_since`); a
+  // kRunning job takes its placement's GPUs without an Executor call (the driver re-adopts its
+  // process, or reports it lost through Handle); terminal jobs are kept as history. The next
+  // RunCycle does a full pass. Fails, changing nothing, on an invalid spec or state, or a
+  // running job whose placement has the wrong size or GPUs that are not free.
+  Result<JobId> Restore(RestoredJob restored);
+
  private:
   SchedulingContext Context(Timestamp now);
   // Runs admission on pending jobs; returns how many were rejected.
@@ -84,6 +110,8 @@ class Scheduler {
   std::vector<JobId> pending_;
   std::vector<JobId> running_;
   std::vector<int32_t> running_pos_;  // per job: index in running_, or -1
+  CycleTrigger since_last_cycle_{false, false, false, false};
+  Timestamp wake_at_ = kTimeNever;  // what the last cycle asked for
 };
 
 }  // namespace dlsched
