@@ -5,12 +5,11 @@
 #include <iostream>
 
 #include "cli/simulate_command.h"
+#include "dlsched/common/version.h"
 #include "io/profile.h"
 
 namespace dlsched::cli {
 namespace {
-
-constexpr const char* kVersion = "0.1.0";
 
 int ListPolicies(bool verbose, std::ostream& out, std::ostream& err) {
   for (const auto& [name, text] : BuiltinProfiles()) {
@@ -35,7 +34,7 @@ int Main(int argc, char** argv, std::ostream& out, std::ostream& err) {
                "GPU clusters.",
                "dlsched"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", kVersion);
+  app.set_version_flag("--version", std::string(kVersion));
 
   SimulateFlags simulate_flags;
   CLI::App* simulate = app.add_subcommand(

@@ -12,7 +12,7 @@ namespace dlsched {
 // Parses a policy profile (JSON). Format (docs/profiles.md):
 //   {"name": "tiresias", "description": "...",
 //    "admit": ["feasibility"],
-//    "queue_sort": {"name": "tiresias", "args": {"thresholds_gpu_s": [3200, 32000]}},
+//    "queue_sort": {"name": "tiresias", "args": {"thresholds_gpu_s": [3600, 36000]}},
 //    "filter": [], "score": [{"name": "consolidate", "weight": 1}],
 //    "preempt": [{"name": "priority_preempt", "args": {"min_run_s": 60}}],
 //    "backfill": true, "starvation_limit_s": 28800, "max_preemption_attempts": 8}

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "dlsched/common/status.h"
+#include "dlsched/common/version.h"
 #include "sim/metrics.h"
 
 // The outputs of `dlsched simulate`: a text comparison table (stdout), a JSON summary that other
@@ -16,8 +17,6 @@
 
 namespace dlsched::sim {
 
-// The version written into JSON and HTML outputs.
-inline constexpr std::string_view kDlschedVersion = "0.1.0";
 
 // A duration for humans, one decimal, in the largest unit that keeps the number below the next
 // unit: "12.3s" below a minute, "35.0m" below an hour, "1.2h" below a day, "3.4d" beyond.

@@ -146,7 +146,7 @@ TEST(RunsToJsonTest, HasTheContractKeysInOrderAndIsDeterministic) {
   EXPECT_EQ(doc["trace"], "philly:traces/philly.csv");
   EXPECT_EQ(doc["cluster"], "cluster.json");
   EXPECT_EQ(doc["seed"], 42u);
-  EXPECT_EQ(doc["dlsched_version"], std::string(kDlschedVersion));
+  EXPECT_EQ(doc["dlsched_version"], std::string(kVersion));
   ASSERT_EQ(doc["runs"].size(), 2u);
   const std::vector<std::string> want_keys = {
       "policy",      "jobs",         "completed",    "rejected",    "unfinished", "avg_jct_s",

@@ -69,7 +69,7 @@ Timestamp LasSort::NextRankChange(const JobView& running, Timestamp now) const {
 Result<std::unique_ptr<Plugin>> TiresiasSort::Create(const PluginArgs& args) {
   DS_RETURN_IF_ERROR(args.CheckKnown({"thresholds_gpu_s"}));
   DS_ASSIGN_OR_RETURN(std::vector<double> bounds,
-                      args.GetDoubleList("thresholds_gpu_s", {3200, 32000}));
+                      args.GetDoubleList("thresholds_gpu_s", {3600, 36000, 360000, 3600000}));
   std::vector<Duration> thresholds;
   for (double b : bounds) {
     if (b <= 0) return InvalidArgument("thresholds_gpu_s must be positive");
