@@ -383,8 +383,16 @@ bool PipelinePolicy::TryPreemptFor(Cycle& cycle, const JobView& job, const Place
 void PipelinePolicy::PlanWakeUp(const SchedulingContext& ctx, Decisions& decisions) const {
   Timestamp wake = decisions.wake_at;
   if (!preempt_.empty() && !ctx.queue.empty()) {
-    for (JobId id : ctx.running) {
-      wake = std::min(wake, sort_->NextRankChange(ctx.View(id), ctx.now));
+    // A running job's next rank change stays put while it runs, so the wake-up already planned
+    // covers every job that was running when it was planned: only jobs started since need a
+    // look, unless that wake-up is due (or there is none) and the plan starts afresh.
+    if (ctx.trigger.timer || ctx.planned_wake == kTimeNever) {
+      for (JobId id : ctx.running) {
+        wake = std::min(wake, sort_->NextRankChange(ctx.View(id), ctx.now));
+      }
+    }
+    for (const LaunchDecision& launch : decisions.launches) {
+      wake = std::min(wake, sort_->NextRankChange(ctx.View(launch.job), ctx.now));
     }
   }
   if (config_.starvation_limit != Duration::max() && !ctx.queue.by_wait().empty()) {

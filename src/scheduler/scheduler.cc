@@ -53,6 +53,7 @@ SchedulingContext Scheduler::Context(Timestamp now) {
   SchedulingContext ctx{now, *cluster_, state_, jobs_, queue_, running_, *estimator_, rng_};
   ctx.trigger = since_last_cycle_;
   ctx.trigger.timer = now >= wake_at_;
+  ctx.planned_wake = wake_at_ > now ? wake_at_ : kTimeNever;
   return ctx;
 }
 
@@ -259,8 +260,11 @@ Result<JobId> Scheduler::Restore(RestoredJob r) {
                              std::to_string(r.spec.num_gpus));
     }
     for (const NodeGpus& part : r.placement.parts) {
-      if (!part.node.valid() || part.node.index() >= static_cast<size_t>(cluster_->num_nodes()) ||
-          (part.gpus >> cluster_->node(part.node).gpus.size()) != 0) {
+      if (!part.node.valid() || part.node.index() >= static_cast<size_t>(cluster_->num_nodes())) {
+        return InvalidArgument("running job's placement names a node the cluster lacks");
+      }
+      const size_t gpus = cluster_->node(part.node).gpus.size();
+      if (gpus < static_cast<size_t>(kMaxGpusPerNode) && (part.gpus >> gpus) != 0) {
         return InvalidArgument("running job's placement names GPUs the cluster lacks");
       }
     }

@@ -196,5 +196,90 @@ TEST_F(SchedulerTest, ExplainsWhyAJobWaits) {
   EXPECT_EQ(job(blocked).state, JobState::kQueued);  // explaining changes nothing
 }
 
+// --- Restore (the daemon's restart path, issue 6) ---
+
+Scheduler::RestoredJob Restored(const JobSpec& spec, JobState state) {
+  Scheduler::RestoredJob r;
+  r.spec = spec;
+  r.state = state;
+  return r;
+}
+
+TEST_F(SchedulerTest, RestoreKeepsIdsStatesAndHeldGpus) {
+  Start("1x4xV100", Profile("fifo", true));
+  auto done = Restored(MakeJob(0).Spec(), JobState::kSucceeded);
+  done.finish_time = AtSeconds(5);
+  auto running = Restored(MakeJob(1).Gpus(2).Spec(), JobState::kRunning);
+  running.placement = Placement{{{NodeId(0), 0b0011}}};
+  running.segment_start = AtSeconds(10);
+  running.first_start = AtSeconds(10);
+  auto suspended = Restored(MakeJob(2).Gpus(1).Spec(), JobState::kSuspended);
+  suspended.iterations_done = 1800;
+  suspended.preemptions = 1;
+  const auto queued = Restored(MakeJob(3).Gpus(1).Spec(), JobState::kQueued);
+  const auto pending = Restored(MakeJob(4).Gpus(4).Spec(), JobState::kPending);
+
+  std::vector<JobId> ids;
+  for (const auto& r : {done, running, suspended, queued, pending}) {
+    auto id = scheduler_->Restore(r);
+    ASSERT_TRUE(id.ok()) << id.status().ToString();
+    ids.push_back(*id);
+  }
+  EXPECT_THAT(ids, ElementsAre(JobId(0), JobId(1), JobId(2), JobId(3), JobId(4)));
+  EXPECT_EQ(job(JobId(0)).state, JobState::kSucceeded);
+  EXPECT_EQ(job(JobId(1)).state, JobState::kRunning);
+  EXPECT_EQ(scheduler_->state().free_total(), 2);
+  EXPECT_THAT(scheduler_->running(), ElementsAre(JobId(1)));
+  EXPECT_EQ(scheduler_->queue().size(), 2u);
+  EXPECT_EQ(scheduler_->pending(), 1u);
+  EXPECT_EQ(job(JobId(2)).estimated_remaining, job(JobId(2)).estimated_total / 2);
+  EXPECT_TRUE(executor_.calls.empty());  // restoring starts nothing
+
+  // New submissions continue the id sequence; the restored jobs schedule as usual.
+  EXPECT_EQ(Submit(MakeJob(5).Gpus(1).Spec(), AtSeconds(20)), JobId(5));
+  const CycleResult cycle = scheduler_->RunCycle(AtSeconds(20));
+  EXPECT_EQ(cycle.launched, 2);
+  EXPECT_THAT(executor_.Launched(), ElementsAre(JobId(2), JobId(3)));
+  ASSERT_TRUE(scheduler_->Handle(JobFinished{JobId(1), JobState::kSucceeded, ""}, AtSeconds(30))
+                  .ok());
+  EXPECT_EQ(job(JobId(1)).run_time, Seconds(20));
+}
+
+TEST_F(SchedulerTest, RestoreRefusesWhatCannotBeTrueAndChangesNothing) {
+  Start("1x4xV100", Profile("fifo", true));
+  auto first = Restored(MakeJob(0).Gpus(2).Spec(), JobState::kRunning);
+  first.placement = Placement{{{NodeId(0), 0b0011}}};
+  ASSERT_TRUE(scheduler_->Restore(first).ok());
+
+  struct Case {
+    std::string name;
+    Scheduler::RestoredJob job;
+  };
+  auto taken = first;  // the same GPUs again
+  auto wrong_size = first;
+  wrong_size.placement = Placement{{{NodeId(0), 0b0100}}};
+  auto no_such_gpu = first;
+  no_such_gpu.placement = Placement{{{NodeId(0), 0b110000}}};
+  auto no_such_node = first;
+  no_such_node.placement = Placement{{{NodeId(3), 0b0011}}};
+  auto waiting_with_gpus = Restored(MakeJob(1).Gpus(2).Spec(), JobState::kQueued);
+  waiting_with_gpus.placement = Placement{{{NodeId(0), 0b1100}}};
+  const std::vector<Case> cases = {
+      {"taken", taken},
+      {"wrong size", wrong_size},
+      {"no such gpu", no_such_gpu},
+      {"no such node", no_such_node},
+      {"waiting with gpus", waiting_with_gpus},
+      {"invalid spec", Restored(MakeJob(1).Gpus(0).Spec(), JobState::kQueued)},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    EXPECT_FALSE(scheduler_->Restore(c.job).ok());
+    EXPECT_EQ(scheduler_->jobs().size(), 1u);
+    EXPECT_EQ(scheduler_->state().free_total(), 2);
+    EXPECT_EQ(scheduler_->queue().size(), 0u);
+  }
+}
+
 }  // namespace
 }  // namespace dlsched

@@ -35,6 +35,9 @@ struct SchedulingContext {
   const ThroughputModel& estimator;  // the policy's performance predictor, never the truth
   Rng& rng;
   CycleTrigger trigger;
+  // The wake-up planned by earlier cycles and not yet due (kTimeNever if none). It stands
+  // whatever this cycle returns: the scheduler keeps the earlier of the two.
+  Timestamp planned_wake = kTimeNever;
   // Fill Decisions::pending_reasons (costs string building; off in the simulator's hot loop).
   bool explain = false;
 
