@@ -26,9 +26,7 @@ namespace {
 const std::string kTracesDir = DLSCHED_TRACES_DIR;
 
 std::unique_ptr<SchedulingPolicy> Policy(const std::string& name) {
-  auto profile = LoadProfile(name);
-  DS_CHECK(profile.ok()) << profile.status().ToString();
-  auto policy = BuildPipeline(*profile, InTreeRegistry());
+  auto policy = LoadPolicy(name);
   DS_CHECK(policy.ok()) << policy.status().ToString();
   return std::move(policy).value();
 }

@@ -138,4 +138,9 @@ Result<PipelineConfig> LoadProfile(std::string_view name_or_path) {
   return ParseProfile(text.str(), path);
 }
 
+Result<std::unique_ptr<SchedulingPolicy>> LoadPolicy(std::string_view name_or_path) {
+  DS_ASSIGN_OR_RETURN(PipelineConfig profile, LoadProfile(name_or_path));
+  return BuildPipeline(profile, InTreeRegistry());
+}
+
 }  // namespace dlsched

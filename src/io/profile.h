@@ -1,5 +1,6 @@
 #pragma once
 
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -25,5 +26,8 @@ const std::vector<std::pair<std::string_view, std::string_view>>& BuiltinProfile
 
 // `name_or_path`: a built-in profile name ("fifo"), or a path to a .json profile file.
 Result<PipelineConfig> LoadProfile(std::string_view name_or_path);
+
+// LoadProfile, then BuildPipeline with the in-tree plugins: a ready policy.
+Result<std::unique_ptr<SchedulingPolicy>> LoadPolicy(std::string_view name_or_path);
 
 }  // namespace dlsched

@@ -2,15 +2,10 @@
 
 #include <algorithm>
 
+#include "dlsched/common/overloaded.h"
+
 namespace dlsched {
 namespace {
-
-template <class... Ts>
-struct Overloaded : Ts... {
-  using Ts::operator()...;
-};
-template <class... Ts>
-Overloaded(Ts...) -> Overloaded<Ts...>;
 
 Status UnknownJob(JobId id) { return NotFound("no job " + std::to_string(id.value())); }
 

@@ -626,7 +626,7 @@ void RenderSlowdownBoxes(const std::vector<RunResult>& runs, std::string& out) {
   }
   PlotFrame f;
   f.left = 170;
-  f.right = 200;
+  f.right = 260;
   f.height = f.top + f.bottom + kRow * static_cast<double>(std::max<size_t>(1, runs.size()));
   const PlotAxis x = LogRatioAxis("slowdown = JCT / ideal run time (log scale)", std::min(lo, 1.0),
                                   std::max(hi, 1.0));

@@ -14,9 +14,7 @@ using dlsched::testing::MakeCluster;
 using dlsched::testing::MakeJob;
 
 std::unique_ptr<SchedulingPolicy> Policy(const std::string& name) {
-  auto profile = LoadProfile(name);
-  DS_CHECK(profile.ok()) << profile.status().ToString();
-  auto policy = BuildPipeline(*profile, InTreeRegistry());
+  auto policy = LoadPolicy(name);
   DS_CHECK(policy.ok()) << policy.status().ToString();
   return std::move(policy).value();
 }
