@@ -206,8 +206,8 @@ Status WriteOutputs(const std::vector<sim::RunResult>& runs, const Prepared& p,
 
 void AddSimulateFlags(CLI::App& command, SimulateFlags& flags) {
   command.add_option("--trace", flags.trace,
-                     "Workload: philly:PATH, gavel:PATH, tiresias:PATH, csv:PATH (native CSV), "
-                     "or synthetic[:jobs=N,seed=S,load=X,gpus=G,users=U]")
+                     "Workload: philly:PATH, gavel:PATH, tiresias:PATH, chronus:PATH, "
+                     "csv:PATH (native CSV), or synthetic[:jobs=N,seed=S,load=X,gpus=G,users=U]")
       ->capture_default_str();
   command.add_option("--cluster", flags.cluster,
                      "Cluster: NODESxGPUSxTYPE terms joined by '+' (64x8xV100, "

@@ -1,5 +1,6 @@
 #include "dlsched/model/job.h"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 
@@ -57,6 +58,12 @@ Duration JobView::current_segment() const {
 
 Duration JobView::attained_gpu_time() const {
   return job_->attained_gpu_time + current_segment() * job_->spec.num_gpus;
+}
+
+Duration JobView::attained_gpu_time_at(Timestamp t) const {
+  if (job_->state != JobState::kRunning) return job_->attained_gpu_time;
+  const Timestamp until = std::clamp(t, job_->segment_start, now_);
+  return job_->attained_gpu_time + (until - job_->segment_start) * job_->spec.num_gpus;
 }
 
 Duration JobView::run_time() const { return job_->run_time + current_segment(); }

@@ -1,8 +1,10 @@
 // The one list of in-tree plugins.
 
 #include "dlsched/policy/registry.h"
+#include "plugins/admit/deadline_admission.h"
 #include "plugins/admit/feasibility.h"
 #include "plugins/preempt/priority_preempt.h"
+#include "plugins/queue_sort/deadline_sorts.h"
 #include "plugins/queue_sort/queue_sorts.h"
 #include "plugins/score/pack.h"
 
@@ -10,12 +12,15 @@ namespace dlsched {
 
 Status RegisterInTreePlugins(PluginRegistry& registry) {
   DS_RETURN_IF_ERROR(registry.Register<FeasibilityAdmit>());
+  DS_RETURN_IF_ERROR(registry.Register<DeadlineAdmission>());
   DS_RETURN_IF_ERROR(registry.Register<FifoSort>());
   DS_RETURN_IF_ERROR(registry.Register<SjfSort>());
   DS_RETURN_IF_ERROR(registry.Register<SrtfSort>());
   DS_RETURN_IF_ERROR(registry.Register<LasSort>());
   DS_RETURN_IF_ERROR(registry.Register<TiresiasSort>());
   DS_RETURN_IF_ERROR(registry.Register<PrioritySort>());
+  DS_RETURN_IF_ERROR(registry.Register<EdfSort>());
+  DS_RETURN_IF_ERROR(registry.Register<LaxitySort>());
   DS_RETURN_IF_ERROR(registry.Register<ConsolidateScore>());
   DS_RETURN_IF_ERROR(registry.Register<SpreadScore>());
   DS_RETURN_IF_ERROR(registry.Register<PriorityPreempt>());

@@ -57,6 +57,8 @@ TEST_F(JobQueueTest, InsertingTwiceIsAnInvariantViolation) {
   const JobId a = Add(1, 0, seconds(0));
   queue_.Insert(a);
   EXPECT_DEATH(queue_.Insert(a), "already queued");
+  queue_.Erase(a);
+  EXPECT_DEATH(queue_.Erase(a), "not queued");
 }
 
 }  // namespace

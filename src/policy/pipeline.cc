@@ -31,107 +31,40 @@ std::string WaitingForGpus(const JobView& job, const ClusterState& state) {
          " GPUs free in total but no placement fits the gang";
 }
 
-// Running jobs from the lowest-ranked up, produced lazily: a heap is built on first use and
-// popped only as far as victim searches look, so a cycle that finds its victims among the
-// worst-ranked few costs O(r + k log r), not a full sort.
-class RunningByRank {
- public:
-  RunningByRank(const SchedulingContext& ctx, const QueueSortPlugin& sort,
-                std::span<const std::unique_ptr<PreemptPlugin>> guards)
-      : ctx_(&ctx), sort_(&sort), guards_(guards) {}
-
-  // The earliest time a running job that `job` outranks, now protected by a guard, becomes a
-  // possible victim; kTimeNever if there is none.
-  Timestamp EarliestUnprotectedBelow(const JobView& job) {
-    if (!built_) Build();
-    Timestamp earliest = kTimeNever;
-    for (const auto& [view, retry_at] : protected_) {
-      if (retry_at < earliest && sort_->Less(job, view)) earliest = retry_at;
-    }
-    return earliest;
-  }
-
-  // The i-th lowest-ranked running job that may be a victim (not already being preempted, not
-  // protected by a guard), or nullptr. The lowest is found by a linear scan; a heap is built
-  // only when a search looks further, which most do not.
-  const JobView* WorstAt(size_t i) {
-    if (!built_) Build();
-    auto better_ranked = [this](const JobView& a, const JobView& b) { return sort_->Less(a, b); };
-    if (ordered_.empty() && !candidates_.empty()) {
-      auto worst = std::max_element(candidates_.begin(), candidates_.end(), better_ranked);
-      std::iter_swap(worst, candidates_.end() - 1);
-      ordered_.push_back(candidates_.back());
-      candidates_.pop_back();
-    }
-    if (ordered_.size() <= i && !heapified_) {
-      std::make_heap(candidates_.begin(), candidates_.end(), better_ranked);
-      heapified_ = true;
-    }
-    // The heap's top is its "largest": with this comparison, the lowest-ranked job.
-    while (ordered_.size() <= i && !candidates_.empty()) {
-      std::pop_heap(candidates_.begin(), candidates_.end(), better_ranked);
-      ordered_.push_back(candidates_.back());
-      candidates_.pop_back();
-    }
-    return i < ordered_.size() ? &ordered_[i] : nullptr;
-  }
-
- private:
-  void Build() {
-    built_ = true;
-    for (JobId id : ctx_->running) {
-      const JobView view = ctx_->View(id);
-      if (!view.job().preempt_requested && Unprotected(view)) candidates_.push_back(view);
-    }
-  }
-
-  bool Unprotected(const JobView& victim) {
-    for (const auto& guard : guards_) {
-      const Fit fit = guard->MayBeVictim(victim, *ctx_);
-      if (!fit.ok) {
-        if (fit.retry_at != kTimeNever) protected_.emplace_back(victim, fit.retry_at);
-        return false;
-      }
-    }
-    return true;
-  }
-
-  const SchedulingContext* ctx_;
-  const QueueSortPlugin* sort_;
-  std::span<const std::unique_ptr<PreemptPlugin>> guards_;
-  std::vector<std::pair<JobView, Timestamp>> protected_;  // with when the protection ends
-  bool built_ = false;
-  bool heapified_ = false;
-  std::vector<JobView> candidates_;  // not yet ordered; a heap once heapified_
-  std::vector<JobView> ordered_;     // lowest-ranked first
-};
-
 // Walks several ordered indexes, one per gang size, as one merged order restricted to gangs of
-// at most `max_gang` GPUs: Next costs O(number of gang sizes), however many larger jobs wait.
+// at most `max_gang` GPUs. The heads sit in a heap, so Next costs O(log g) comparisons for g
+// gang sizes, however many larger jobs wait. `max_gang` must not grow between calls (a cycle's
+// free GPUs only shrink): a head found too large is dropped for good.
 template <typename Index, typename Less>
 class GangWalk {
  public:
   using Value = typename Index::value_type;
 
-  // Each gang's walk starts at the first element strictly after `after` in that index's order
-  // (at its beginning when `after` is empty).
-  GangWalk(const std::map<int, Index>& by_gang, const std::optional<Value>& after, Less less)
-      : less_(less) {
+  explicit GangWalk(const std::map<int, Index>& by_gang, Less less) : less_(less) {
     for (const auto& [gang, index] : by_gang) {
-      auto it = after ? index.upper_bound(*after) : index.begin();
-      if (it != index.end()) heads_.push_back({gang, it, index.end()});
+      if (!index.empty()) heads_.push_back({gang, index.begin(), index.end()});
     }
+    std::make_heap(heads_.begin(), heads_.end(), Later());
   }
 
   // The first remaining element of a gang of at most `max_gang` GPUs, advancing past it.
   std::optional<Value> Next(int max_gang) {
-    Head* best = nullptr;
-    for (Head& head : heads_) {  // ascending gang size
-      if (head.gang > max_gang) break;
-      if (head.it != head.end && (best == nullptr || less_(*head.it, *best->it))) best = &head;
+    while (!heads_.empty()) {
+      std::pop_heap(heads_.begin(), heads_.end(), Later());
+      Head& head = heads_.back();
+      if (head.gang > max_gang) {
+        heads_.pop_back();
+        continue;
+      }
+      const Value value = *head.it++;
+      if (head.it == head.end) {
+        heads_.pop_back();
+      } else {
+        std::push_heap(heads_.begin(), heads_.end(), Later());
+      }
+      return value;
     }
-    if (best == nullptr) return std::nullopt;
-    return *best->it++;
+    return std::nullopt;
   }
 
  private:
@@ -140,6 +73,11 @@ class GangWalk {
     typename Index::const_iterator it;
     typename Index::const_iterator end;
   };
+  // Heap order: the head whose element comes first is on top.
+  auto Later() const {
+    return [this](const Head& a, const Head& b) { return less_(*b.it, *a.it); };
+  }
+
   Less less_;
   std::vector<Head> heads_;
 };
@@ -166,6 +104,9 @@ class PipelinePolicy final : public SchedulingPolicy {
 
   std::string_view Name() const override { return config_.name; }
   bool Less(const JobView& a, const JobView& b) const override { return sort_->Less(a, b); }
+  Timestamp NextRankChange(const JobView& running, Timestamp now) const override {
+    return sort_->NextRankChange(running, now);
+  }
 
   Fit Admit(const JobView& job, const SchedulingContext& ctx) const override {
     for (const auto& plugin : admit_) {
@@ -184,14 +125,12 @@ class PipelinePolicy final : public SchedulingPolicy {
     ClusterState scratch;  // free GPUs after this cycle's launches and reservations
     Decisions decisions;
     std::vector<JobId> victims;  // chosen for preemption this cycle (few)
-    RunningByRank ranking;        // built on first need
     ClusterState what_if;        // scratch for victim searches, reused across attempts
     int preemption_attempts = 0;
     // Gang size of the smallest untyped job whose victim search failed this cycle. Jobs are
     // searched in rank order, so a later job outranks only a subset of those victims: one as
     // large would fail too (a typed one all the more).
     int smallest_failed_gang = std::numeric_limits<int>::max();
-    bool searched_protection = false;
   };
 
   // False once nothing more can start this cycle: no free GPU and no preemption attempt left.
@@ -222,6 +161,9 @@ class PipelinePolicy final : public SchedulingPolicy {
   // their preemption and reserves the free part of the placement.
   bool TryPreemptFor(Cycle& cycle, const JobView& job, const Placer& placer) const;
   void PlanWakeUp(const SchedulingContext& ctx, Decisions& decisions) const;
+  // Asks every preempt plugin; on a no, lowers `retry_at` to when it may turn into a yes.
+  bool MayPreempt(const JobView& job, const JobView& victim, const SchedulingContext& ctx,
+                  Timestamp& retry_at) const;
 
   PipelineConfig config_;
   std::vector<std::unique_ptr<AdmitPlugin>> admit_;
@@ -244,7 +186,7 @@ Decisions PipelinePolicy::Decide(const SchedulingContext& ctx) const {
     return decisions;
   }
 
-  Cycle cycle{ctx, ctx.state, {}, {}, RunningByRank(ctx, *sort_, preempt_), {}, 0};
+  Cycle cycle{ctx, ctx.state, {}, {}, {}, 0};
   // Starvation guard: jobs that waited past the limit go first, longest-waiting first.
   auto starving = [&](const Job& job) {
     return config_.starvation_limit != Duration::max() &&
@@ -268,13 +210,13 @@ template <typename Starving>
 void PipelinePolicy::WalkFitting(Cycle& cycle, const Starving& starving) const {
   const SchedulingContext& ctx = cycle.ctx;
   if (config_.starvation_limit != Duration::max()) {
-    GangWalk walk(ctx.queue.by_gang_wait(), std::nullopt, std::less<>());
+    GangWalk walk(ctx.queue.by_gang_wait(), std::less<>());
     while (auto entry = walk.Next(LargestUsefulGang(cycle))) {
       if (!starving(ctx.jobs.at(entry->second))) break;  // the rest waited less
       TryStart(cycle, ctx.View(entry->second));
     }
   }
-  GangWalk walk(ctx.queue.by_gang_order(), std::nullopt,
+  GangWalk walk(ctx.queue.by_gang_order(),
                 [&ctx](JobId a, JobId b) { return ctx.queue.Before(a, b); });
   while (auto id = walk.Next(LargestUsefulGang(cycle))) {
     if (!starving(ctx.jobs.at(*id))) TryStart(cycle, ctx.View(*id));
@@ -326,26 +268,21 @@ bool PipelinePolicy::TryStart(Cycle& cycle, const JobView& job) const {
 }
 
 bool PipelinePolicy::TryPreemptFor(Cycle& cycle, const JobView& job, const Placer& placer) const {
+  const SchedulingContext& ctx = cycle.ctx;
   ClusterState& what_if = cycle.what_if;
   what_if = cycle.scratch;
   std::vector<JobId> chosen;
-  for (size_t i = 0; const JobView* next = cycle.ranking.WorstAt(i); ++i) {
-    const JobView& victim = *next;
+  Timestamp retry_at = kTimeNever;  // when a protected job the job outranks becomes fair game
+  const auto& by_rank = ctx.running_by_rank.by_rank();
+  for (auto it = by_rank.rbegin(); it != by_rank.rend(); ++it) {  // lowest rank first
+    const JobView victim = ctx.View(*it);
     if (!sort_->Less(job, victim)) break;  // the rest rank at or above the job
-    if (std::find(cycle.victims.begin(), cycle.victims.end(), victim.id()) !=
-        cycle.victims.end()) {
+    if (victim.job().preempt_requested ||
+        std::find(cycle.victims.begin(), cycle.victims.end(), victim.id()) !=
+            cycle.victims.end()) {
       continue;
     }
-    bool allowed = true;
-    for (const auto& plugin : preempt_) {
-      Fit fit = plugin->MayPreempt(job, victim, cycle.ctx);
-      if (!fit.ok) {
-        cycle.decisions.wake_at = std::min(cycle.decisions.wake_at, fit.retry_at);
-        allowed = false;
-        break;
-      }
-    }
-    if (!allowed) continue;
+    if (!MayPreempt(job, victim, ctx, retry_at)) continue;
     what_if.Release(victim.job().placement);
     chosen.push_back(victim.id());
     if (auto placement = placer.Find(job, what_if)) {
@@ -362,7 +299,7 @@ bool PipelinePolicy::TryPreemptFor(Cycle& cycle, const JobView& job, const Place
         if (free_now != 0) reserve.parts.push_back({part.node, free_now});
       }
       cycle.scratch.Allocate(reserve);
-      if (cycle.ctx.explain) {
+      if (ctx.explain) {
         cycle.decisions.pending_reasons.push_back(
             {job.id(), "waiting for " + std::to_string(chosen.size()) +
                            " preempted job(s) to stop"});
@@ -370,27 +307,30 @@ bool PipelinePolicy::TryPreemptFor(Cycle& cycle, const JobView& job, const Place
       return true;
     }
   }
-  // Protected jobs may become victims later: look again then. Later searches in this cycle are
-  // for lower-ranked jobs, whose possible victims are a subset: the first failure sets the time.
-  if (!cycle.searched_protection) {
-    cycle.searched_protection = true;
-    cycle.decisions.wake_at =
-        std::min(cycle.decisions.wake_at, cycle.ranking.EarliestUnprotectedBelow(job));
-  }
+  // Protected jobs may become victims later: look again then.
+  cycle.decisions.wake_at = std::min(cycle.decisions.wake_at, retry_at);
   return false;
+}
+
+bool PipelinePolicy::MayPreempt(const JobView& job, const JobView& victim,
+                                const SchedulingContext& ctx, Timestamp& retry_at) const {
+  for (const auto& plugin : preempt_) {
+    Fit fit = plugin->MayBeVictim(victim, ctx);
+    if (fit.ok) fit = plugin->MayPreempt(job, victim, ctx);
+    if (!fit.ok) {
+      retry_at = std::min(retry_at, fit.retry_at);
+      return false;
+    }
+  }
+  return true;
 }
 
 void PipelinePolicy::PlanWakeUp(const SchedulingContext& ctx, Decisions& decisions) const {
   Timestamp wake = decisions.wake_at;
   if (!preempt_.empty() && !ctx.queue.empty()) {
-    // A running job's next rank change stays put while it runs, so the wake-up already planned
-    // covers every job that was running when it was planned: only jobs started since need a
-    // look, unless that wake-up is due (or there is none) and the plan starts afresh.
-    if (ctx.trigger.timer || ctx.planned_wake == kTimeNever) {
-      for (JobId id : ctx.running) {
-        wake = std::min(wake, sort_->NextRankChange(ctx.View(id), ctx.now));
-      }
-    }
+    // Running jobs' rank changes are tracked by the running index; jobs launched now join it
+    // after this cycle.
+    wake = std::min(wake, ctx.running_by_rank.next_change());
     for (const LaunchDecision& launch : decisions.launches) {
       wake = std::min(wake, sort_->NextRankChange(ctx.View(launch.job), ctx.now));
     }

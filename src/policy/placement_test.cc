@@ -14,14 +14,18 @@ using testing::MakeJob;
 // A context over a state, with nothing queued or running.
 struct World {
   explicit World(const std::string& spec, int nodes_per_rack = 8)
-      : cluster(MakeCluster(spec, nodes_per_rack)), state(cluster), queue(jobs, nullptr) {}
+      : cluster(MakeCluster(spec, nodes_per_rack)),
+        state(cluster),
+        queue(jobs, nullptr),
+        running(jobs, nullptr, nullptr) {}
   SchedulingContext Context() {
-    return SchedulingContext{kTimeZero, cluster, state, jobs, queue, {}, model, rng};
+    return SchedulingContext{kTimeZero, cluster, state, jobs, queue, {}, running, model, rng};
   }
   Cluster cluster;
   ClusterState state;
   JobTable jobs;
   JobQueue queue;
+  RunningIndex running;
   SimpleThroughputModel model;
   Rng rng;
 };

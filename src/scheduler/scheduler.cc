@@ -26,7 +26,12 @@ Scheduler::Scheduler(const Cluster& cluster, std::unique_ptr<SchedulingPolicy> p
       state_(cluster),
       queue_(jobs_, [p = policy_.get()](const JobView& a, const JobView& b) {
         return p->Less(a, b);
-      }) {}
+      }),
+      running_by_rank_(
+          jobs_, [p = policy_.get()](const JobView& a, const JobView& b) { return p->Less(a, b); },
+          [p = policy_.get()](const JobView& job, Timestamp now) {
+            return p->NextRankChange(job, now);
+          }) {}
 
 void Scheduler::ReserveJobs(size_t n) {
   jobs_.Reserve(n);
@@ -45,10 +50,11 @@ Result<JobId> Scheduler::Submit(JobSpec spec, Timestamp now) {
 }
 
 SchedulingContext Scheduler::Context(Timestamp now) {
-  SchedulingContext ctx{now, *cluster_, state_, jobs_, queue_, running_, *estimator_, rng_};
+  running_by_rank_.Refresh(now);
+  SchedulingContext ctx{now,    *cluster_,        state_,      jobs_, queue_,
+                        running_, running_by_rank_, *estimator_, rng_};
   ctx.trigger = since_last_cycle_;
   ctx.trigger.timer = now >= wake_at_;
-  ctx.planned_wake = wake_at_ > now ? wake_at_ : kTimeNever;
   return ctx;
 }
 
@@ -143,13 +149,16 @@ bool Scheduler::Apply(const LaunchDecision& launch, Timestamp now) {
   if (job.first_start == kTimeNever) job.first_start = now;
   job.reason.clear();
   AddRunning(job.id);
+  running_by_rank_.Insert(job.id, now);
   executor_->Launch(job, job.placement, now);
   return true;
 }
 
 std::vector<PendingReason> Scheduler::ExplainPending(Timestamp now) {
   Rng scratch_rng = rng_;  // explaining must not change the decisions that follow
-  SchedulingContext ctx{now, *cluster_, state_, jobs_, queue_, running_, *estimator_, scratch_rng};
+  running_by_rank_.Refresh(now);
+  SchedulingContext ctx{now,    *cluster_,        state_,      jobs_,      queue_,
+                        running_, running_by_rank_, *estimator_, scratch_rng};
   ctx.explain = true;
   return policy_->Decide(ctx).pending_reasons;
 }
@@ -244,6 +253,7 @@ void Scheduler::RemoveRunning(JobId id) {
   running_pos_[last.index()] = pos;
   running_.pop_back();
   running_pos_[id.index()] = -1;
+  running_by_rank_.Erase(id);
 }
 
 Result<JobId> Scheduler::Restore(RestoredJob r) {
@@ -297,6 +307,7 @@ Result<JobId> Scheduler::Restore(RestoredJob r) {
       job.segment_start = r.segment_start;
       state_.Allocate(job.placement);
       AddRunning(id);
+      running_by_rank_.InsertAtNextRefresh(id);  // ranks are compared at the next cycle's time
       break;
     default:  // terminal: history only
       break;

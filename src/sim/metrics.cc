@@ -16,6 +16,11 @@ double Mean(const std::vector<double>& values) {
   return sum / static_cast<double>(values.size());
 }
 
+// part / whole, or 0 when whole is 0.
+double Share(int part, int whole) {
+  return whole > 0 ? static_cast<double>(part) / static_cast<double>(whole) : 0.0;
+}
+
 // The time integral (value x seconds) over [begin, end] of the step function that `series`
 // describes: sample i holds `value(sample i)` from its time until the next sample's, the last
 // one until `end`; before the first sample the value is 0.
@@ -129,6 +134,34 @@ void ComputeSummary(RunResult& run) {
   s.p95_slowdown = NearestRankPercentile(slowdowns, 95);
   s.avg_ftf = Mean(ftfs);
   s.max_ftf = ftfs.empty() ? 0 : *std::max_element(ftfs.begin(), ftfs.end());
+
+  // QoS: met / with a deadline, overall and for the strict and soft classes.
+  int met = 0;
+  int strict_jobs = 0;
+  int strict_met = 0;
+  int soft_jobs = 0;
+  int soft_met = 0;
+  std::vector<double> best_effort_jcts;
+  for (const JobRecord& job : run.jobs) {
+    if (job.qos == QosClass::kBestEffort && job.completed()) {
+      best_effort_jcts.push_back(ToSeconds(job.jct()));
+    }
+    if (!job.deadline) continue;
+    const int hit = job.met_deadline() ? 1 : 0;
+    ++s.qos_jobs;
+    met += hit;
+    if (job.qos == QosClass::kStrict) {
+      ++strict_jobs;
+      strict_met += hit;
+    } else if (job.qos == QosClass::kSoft) {
+      ++soft_jobs;
+      soft_met += hit;
+    }
+  }
+  s.qos_met_rate = Share(met, s.qos_jobs);
+  s.qos_met_rate_strict = Share(strict_met, strict_jobs);
+  s.qos_met_rate_soft = Share(soft_met, soft_jobs);
+  s.best_effort_avg_jct_s = Mean(best_effort_jcts);
 
   run.summary = s;
 }

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -25,8 +26,14 @@ struct JobRecord {
   Duration run_time{0};                // wall time it held GPUs, all segments
   int preemptions = 0;
   std::string reason;  // rejection reason, or why it was still pending at the end
+  // JobSpec::deadline and JobSpec::qos: finish by `deadline` (none = no QoS target).
+  std::optional<Timestamp> deadline;
+  QosClass qos = QosClass::kBestEffort;
 
   bool completed() const { return final_state == JobState::kSucceeded; }
+  // Completed no later than its deadline. False without a deadline, and for rejected or
+  // unfinished jobs.
+  bool met_deadline() const { return deadline && completed() && finish_time <= *deadline; }
   // Job completion time: finish - submit. Only meaningful when completed().
   Duration jct() const { return finish_time - submit_time; }
   // Time spent waiting before the first start.
@@ -76,6 +83,14 @@ struct RunSummary {
   double avg_ftf = 0;
   double max_ftf = 0;
   double wall_s = 0;  // wall-clock seconds the simulation took
+  // QoS guarantee (issue 4), over the jobs with a deadline (JobRecord::deadline): a job meets it
+  // when it completed by the deadline (JobRecord::met_deadline); rejected and unfinished jobs
+  // miss. Rates are 0 when there are no such jobs.
+  int qos_jobs = 0;                  // jobs with a deadline, any class
+  double qos_met_rate = 0;           // share of qos_jobs that met their deadline
+  double qos_met_rate_strict = 0;    // the same over strict jobs with a deadline
+  double qos_met_rate_soft = 0;      // the same over soft jobs with a deadline (first step)
+  double best_effort_avg_jct_s = 0;  // mean JCT of completed best-effort jobs; 0 if none
 };
 
 // Everything one policy's run produced.

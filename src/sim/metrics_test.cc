@@ -199,5 +199,55 @@ TEST(ComputeSummaryTest, FtfUsesJobIntervalsWithoutSeries) {
   EXPECT_DOUBLE_EQ(run.summary.max_ftf, 2 / 1.5);
 }
 
+// A record with a QoS target: `deadline_s` < 0 means none.
+JobRecord WithQos(JobRecord r, QosClass qos, double deadline_s) {
+  r.qos = qos;
+  if (deadline_s >= 0) r.deadline = AtSeconds(deadline_s);
+  return r;
+}
+
+TEST(ComputeSummaryTest, QosMetRatesPerClassAndBestEffortJct) {
+  RunResult run;
+  run.total_gpus = 8;
+  run.jobs = {
+      // strict: met (on the deadline exactly), missed (late), rejected, unfinished.
+      WithQos(MakeRecord(0, JobState::kSucceeded, 0, 0, 100), QosClass::kStrict, 100),
+      WithQos(MakeRecord(1, JobState::kSucceeded, 0, 10, 150), QosClass::kStrict, 120),
+      WithQos(MakeRecord(2, JobState::kRejected, 5, -1, -1), QosClass::kStrict, 500),
+      WithQos(MakeRecord(3, JobState::kRunning, 5, 6, -1), QosClass::kStrict, 500),
+      // soft: one met, one missed.
+      WithQos(MakeRecord(4, JobState::kSucceeded, 0, 0, 50), QosClass::kSoft, 60),
+      WithQos(MakeRecord(5, JobState::kSucceeded, 0, 0, 90), QosClass::kSoft, 60),
+      // best-effort: no deadline; JCTs 40 and 80; one still queued.
+      WithQos(MakeRecord(6, JobState::kSucceeded, 10, 20, 50), QosClass::kBestEffort, -1),
+      WithQos(MakeRecord(7, JobState::kSucceeded, 20, 20, 100), QosClass::kBestEffort, -1),
+      WithQos(MakeRecord(8, JobState::kQueued, 20, -1, -1), QosClass::kBestEffort, -1),
+      // a best-effort job with a deadline counts overall, in no class rate; met.
+      WithQos(MakeRecord(9, JobState::kSucceeded, 0, 0, 30), QosClass::kBestEffort, 30),
+  };
+  ComputeSummary(run);
+  const RunSummary& s = run.summary;
+  EXPECT_EQ(s.qos_jobs, 7);
+  EXPECT_DOUBLE_EQ(s.qos_met_rate, 3.0 / 7);
+  EXPECT_DOUBLE_EQ(s.qos_met_rate_strict, 1.0 / 4);
+  EXPECT_DOUBLE_EQ(s.qos_met_rate_soft, 1.0 / 2);
+  EXPECT_DOUBLE_EQ(s.best_effort_avg_jct_s, (40.0 + 80.0 + 30.0) / 3);
+  EXPECT_TRUE(run.jobs[0].met_deadline());
+  EXPECT_FALSE(run.jobs[1].met_deadline());
+  EXPECT_FALSE(run.jobs[6].met_deadline());  // no deadline
+}
+
+TEST(ComputeSummaryTest, NoDeadlinesGiveZeroQosFigures) {
+  RunResult run;
+  run.jobs = {MakeRecord(0, JobState::kSucceeded, 0, 0, 10),
+              WithQos(MakeRecord(1, JobState::kSucceeded, 0, 0, 30), QosClass::kStrict, -1)};
+  ComputeSummary(run);
+  EXPECT_EQ(run.summary.qos_jobs, 0);
+  EXPECT_EQ(run.summary.qos_met_rate, 0);
+  EXPECT_EQ(run.summary.qos_met_rate_strict, 0);
+  EXPECT_EQ(run.summary.qos_met_rate_soft, 0);
+  EXPECT_DOUBLE_EQ(run.summary.best_effort_avg_jct_s, 10);  // every job is best-effort by default
+}
+
 }  // namespace
 }  // namespace dlsched::sim

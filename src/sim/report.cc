@@ -111,14 +111,30 @@ constexpr std::array<Column, 14> kColumns = {{
     {"wall s", true},
 }};
 
-// One table row, in kColumns order. "-" where a figure has no data behind it.
-std::vector<std::string> SummaryCells(const RunResult& run) {
+// Shown before "wall s" only when some run had jobs with a deadline, so the outputs of runs
+// without QoS targets stay as they were.
+constexpr Column kQosColumn = {"qos met", true};
+
+bool AnyQos(const std::vector<RunResult>& runs) {
+  return std::any_of(runs.begin(), runs.end(),
+                     [](const RunResult& run) { return run.summary.qos_jobs > 0; });
+}
+
+// The table's columns: kColumns, with kQosColumn before the last ("wall s") when `with_qos`.
+std::vector<Column> TableColumns(bool with_qos) {
+  std::vector<Column> columns(kColumns.begin(), kColumns.end());
+  if (with_qos) columns.insert(columns.end() - 1, kQosColumn);
+  return columns;
+}
+
+// One table row, in TableColumns(with_qos) order. "-" where a figure has no data behind it.
+std::vector<std::string> SummaryCells(const RunResult& run, bool with_qos) {
   const RunSummary& s = run.summary;
   const bool any_completed = s.completed > 0;
   const auto duration = [&](double seconds) {
     return any_completed ? FormatDuration(seconds) : std::string("-");
   };
-  return {
+  std::vector<std::string> cells = {
       run.policy,
       std::to_string(s.jobs),
       std::to_string(s.completed),
@@ -134,6 +150,11 @@ std::vector<std::string> SummaryCells(const RunResult& run) {
       s.avg_slowdown > 0 ? fmt::format("{:.2f}", s.avg_slowdown) : std::string("-"),
       fmt::format("{:.2f}", s.wall_s),
   };
+  if (with_qos) {
+    cells.insert(cells.end() - 1,
+                 s.qos_jobs > 0 ? fmt::format("{:.1f}%", 100 * s.qos_met_rate) : std::string("-"));
+  }
+  return cells;
 }
 
 // The run with the lowest avg JCT among those with every job completed or rejected and at least
@@ -701,17 +722,19 @@ footer{margin-top:32px;color:#888;font-size:12px}
 // The report leaves out the last column (wall time), so the same run gives the same bytes.
 void RenderSummaryTable(const std::vector<RunResult>& runs, std::string& out) {
   static_assert(kColumns.back().header == "wall s");
-  constexpr size_t kShown = kColumns.size() - 1;
+  const bool with_qos = AnyQos(runs);
+  const std::vector<Column> columns = TableColumns(with_qos);
+  const size_t shown = columns.size() - 1;
   const std::optional<size_t> best = BestRun(runs);
   out += "<div class=\"scroll\"><table class=\"summary\">\n<thead><tr>";
-  for (size_t c = 0; c < kShown; ++c) {
-    fmt::format_to(std::back_inserter(out), "<th>{}</th>", kColumns[c].header);
+  for (size_t c = 0; c < shown; ++c) {
+    fmt::format_to(std::back_inserter(out), "<th>{}</th>", columns[c].header);
   }
   out += "</tr></thead>\n<tbody>\n";
   for (size_t i = 0; i < runs.size(); ++i) {
     out += best == i ? "<tr class=\"best\">" : "<tr>";
-    const std::vector<std::string> cells = SummaryCells(runs[i]);
-    for (size_t c = 0; c < kShown; ++c) {
+    const std::vector<std::string> cells = SummaryCells(runs[i], with_qos);
+    for (size_t c = 0; c < shown; ++c) {
       out += "<td>";
       if (c == 0) {
         fmt::format_to(std::back_inserter(out),
@@ -781,19 +804,21 @@ std::string FormatDuration(double seconds) {
 }
 
 void WriteComparisonTable(const std::vector<RunResult>& runs, std::ostream& out) {
+  const bool with_qos = AnyQos(runs);
+  const std::vector<Column> columns = TableColumns(with_qos);
   std::vector<std::vector<std::string>> rows;
   rows.reserve(runs.size());
-  for (const RunResult& run : runs) rows.push_back(SummaryCells(run));
-  std::array<size_t, kColumns.size()> widths{};
-  for (size_t c = 0; c < kColumns.size(); ++c) {
-    widths[c] = kColumns[c].header.size();
+  for (const RunResult& run : runs) rows.push_back(SummaryCells(run, with_qos));
+  std::vector<size_t> widths(columns.size());
+  for (size_t c = 0; c < columns.size(); ++c) {
+    widths[c] = columns[c].header.size();
     for (const auto& row : rows) widths[c] = std::max(widths[c], row[c].size());
   }
   const auto write_row = [&](const auto& cells) {
     std::string line;
-    for (size_t c = 0; c < kColumns.size(); ++c) {
+    for (size_t c = 0; c < columns.size(); ++c) {
       if (c > 0) line += "  ";
-      if (kColumns[c].numeric) {
+      if (columns[c].numeric) {
         fmt::format_to(std::back_inserter(line), "{:>{}}", cells[c], widths[c]);
       } else {
         fmt::format_to(std::back_inserter(line), "{:<{}}", cells[c], widths[c]);
@@ -802,10 +827,10 @@ void WriteComparisonTable(const std::vector<RunResult>& runs, std::ostream& out)
     while (!line.empty() && line.back() == ' ') line.pop_back();
     out << line << "\n";
   };
-  std::array<std::string_view, kColumns.size()> headers;
-  size_t total_width = 2 * (kColumns.size() - 1);
-  for (size_t c = 0; c < kColumns.size(); ++c) {
-    headers[c] = kColumns[c].header;
+  std::vector<std::string_view> headers(columns.size());
+  size_t total_width = 2 * (columns.size() - 1);
+  for (size_t c = 0; c < columns.size(); ++c) {
+    headers[c] = columns[c].header;
     total_width += widths[c];
   }
   write_row(headers);
@@ -822,6 +847,7 @@ std::string RunsToJson(const std::vector<RunResult>& runs, const JsonMeta& meta)
   doc["seed"] = meta.seed;
   doc["dlsched_version"] = kVersion;
   Json& list = doc["runs"] = Json::array();
+  const bool with_qos = AnyQos(runs);
   for (const RunResult& run : runs) {
     const RunSummary& s = run.summary;
     Json r = Json::object();
@@ -843,6 +869,13 @@ std::string RunsToJson(const std::vector<RunResult>& runs, const JsonMeta& meta)
     r["avg_ftf"] = s.avg_ftf;
     r["max_ftf"] = s.max_ftf;
     r["wall_s"] = s.wall_s;
+    if (with_qos) {
+      r["qos_jobs"] = s.qos_jobs;
+      r["qos_met_rate"] = s.qos_met_rate;
+      r["qos_met_rate_strict"] = s.qos_met_rate_strict;
+      r["qos_met_rate_soft"] = s.qos_met_rate_soft;
+      r["best_effort_avg_jct_s"] = s.best_effort_avg_jct_s;
+    }
     list.push_back(std::move(r));
   }
   // With error_handler_t::replace, dump() cannot throw on bad UTF-8 (its only input-driven

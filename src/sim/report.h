@@ -26,7 +26,9 @@ std::string FormatDuration(double seconds);
 
 // Writes a fixed-width text table, one row per run in the given order: policy, jobs, done,
 // rejected, avg / p50 / p95 / p99 JCT, avg queue, makespan (FormatDuration), GPU util %,
-// preemptions, mean slowdown, wall seconds. Cells without data (no completed job) show "-".
+// preemptions, mean slowdown, [qos met %,] wall seconds. The "qos met" column (qos_met_rate)
+// appears only when some run has qos_jobs > 0. Cells without data (no completed job; no job with
+// a deadline) show "-".
 // Numbers are right-aligned. The table is followed by one line naming the run with the lowest
 // avg JCT among those that accounted for every job (no unfinished job, at least one completed);
 // ties go to the earlier run.
@@ -44,9 +46,13 @@ struct JsonMeta {
 //    "runs": [{"policy": str, "jobs": int, "completed": int, "rejected": int, "unfinished": int,
 //              "avg_jct_s", "p50_jct_s", "p95_jct_s", "p99_jct_s", "avg_queue_s", "makespan_s",
 //              "gpu_utilization", "preemptions": int, "avg_slowdown", "p95_slowdown",
-//              "avg_ftf", "max_ftf", "wall_s"}, ...]}
-// Keys appear in exactly this order; runs in the given order; doubles print in the shortest
-// form that round-trips. Invalid UTF-8 in strings is replaced with U+FFFD.
+//              "avg_ftf", "max_ftf", "wall_s"
+//              [, "qos_jobs": int, "qos_met_rate", "qos_met_rate_strict", "qos_met_rate_soft",
+//               "best_effort_avg_jct_s"]}, ...]}
+// The bracketed QoS keys appear, in every run, only when some run has qos_jobs > 0 (so the
+// output for workloads without deadlines is unchanged). Keys appear in exactly this order; runs
+// in the given order; doubles print in the shortest form that round-trips. Invalid UTF-8 in
+// strings is replaced with U+FFFD.
 std::string RunsToJson(const std::vector<RunResult>& runs, const JsonMeta& meta);
 
 // Writes one CSV row per job (in run.jobs order) under the header
@@ -67,11 +73,12 @@ struct ReportMeta {
 };
 
 // Writes one self-contained HTML5 page (inline CSS and SVG; no script, no network, no external
-// fonts): the meta, the comparison table, and four plots, each one <svg>: a JCT CDF per run
-// (log x axis), GPU utilisation over time, queue length over time, and per-run slowdown
-// percentiles (box p25-p75, median, whiskers p5-p95). Time series are downsampled to at most
-// 600 points per line by time-weighted bucket means, so size grows with the number of runs, not
-// jobs. All text is HTML-escaped. Returns IoError when the stream fails.
+// fonts): the meta, the comparison table (WriteComparisonTable's columns without wall seconds),
+// and four plots, each one <svg>: a JCT CDF per run (log x axis), GPU utilisation over time,
+// queue length over time, and per-run slowdown percentiles (box p25-p75, median, whiskers
+// p5-p95). Time series are downsampled to at most 600 points per line by time-weighted bucket
+// means, so size grows with the number of runs, not jobs. All text is HTML-escaped. Returns
+// IoError when the stream fails.
 Status WriteHtmlReport(const std::vector<RunResult>& runs, const ReportMeta& meta,
                        std::ostream& out);
 

@@ -1,5 +1,6 @@
 #include "sim/report.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -161,6 +162,78 @@ TEST(RunsToJsonTest, HasTheContractKeysInOrderAndIsDeterministic) {
   EXPECT_EQ(run0["completed"], runs[0].summary.completed);
   EXPECT_DOUBLE_EQ(run0["avg_jct_s"].get<double>(), runs[0].summary.avg_jct_s);
   EXPECT_DOUBLE_EQ(run0["wall_s"].get<double>(), 0.25);
+}
+
+// Gives every third job of `run` a deadline (strict, soft alternately) that the job meets when
+// its index is even, then recomputes the summary.
+RunResult WithDeadlines(RunResult run) {
+  for (size_t i = 0; i < run.jobs.size(); i += 3) {
+    JobRecord& job = run.jobs[i];
+    job.qos = i % 2 == 0 ? QosClass::kStrict : QosClass::kSoft;
+    job.deadline = job.completed() && i % 2 == 0 ? job.finish_time : job.submit_time;
+  }
+  ComputeSummary(run);
+  return run;
+}
+
+TEST(RunsToJsonTest, QosKeysFollowOnlyWhenSomeRunHasDeadlines) {
+  const std::vector<std::string> qos_keys = {"qos_jobs", "qos_met_rate", "qos_met_rate_strict",
+                                             "qos_met_rate_soft", "best_effort_avg_jct_s"};
+  const auto keys_of = [](const nlohmann::ordered_json& run) {
+    std::vector<std::string> keys;
+    for (const auto& [key, value] : run.items()) keys.push_back(key);
+    return keys;
+  };
+  // No deadline anywhere: exactly the classic keys.
+  const auto plain =
+      nlohmann::ordered_json::parse(RunsToJson({SyntheticRun("fifo", 30, 1, 1)}, JsonMeta{}));
+  EXPECT_EQ(keys_of(plain["runs"][0]).back(), "wall_s");
+  EXPECT_FALSE(plain["runs"][0].contains("qos_jobs"));
+
+  // One run with deadlines: every run gets the QoS keys, after wall_s.
+  const std::vector<RunResult> runs = {SyntheticRun("fifo", 30, 1, 1),
+                                       WithDeadlines(SyntheticRun("edf", 30, 1, 1))};
+  const auto doc = nlohmann::ordered_json::parse(RunsToJson(runs, JsonMeta{}));
+  for (size_t r = 0; r < runs.size(); ++r) {
+    SCOPED_TRACE(runs[r].policy);
+    const std::vector<std::string> keys = keys_of(doc["runs"][r]);
+    ASSERT_GE(keys.size(), qos_keys.size() + 1);
+    EXPECT_EQ(keys[keys.size() - qos_keys.size() - 1], "wall_s");
+    EXPECT_EQ(std::vector<std::string>(keys.end() - qos_keys.size(), keys.end()), qos_keys);
+  }
+  const RunSummary& s = runs[1].summary;
+  ASSERT_GT(s.qos_jobs, 0);
+  EXPECT_EQ(doc["runs"][0]["qos_jobs"], 0);
+  EXPECT_EQ(doc["runs"][1]["qos_jobs"], s.qos_jobs);
+  EXPECT_DOUBLE_EQ(doc["runs"][1]["qos_met_rate"].get<double>(), s.qos_met_rate);
+  EXPECT_DOUBLE_EQ(doc["runs"][1]["qos_met_rate_strict"].get<double>(), s.qos_met_rate_strict);
+  EXPECT_DOUBLE_EQ(doc["runs"][1]["qos_met_rate_soft"].get<double>(), s.qos_met_rate_soft);
+  EXPECT_DOUBLE_EQ(doc["runs"][1]["best_effort_avg_jct_s"].get<double>(), s.best_effort_avg_jct_s);
+}
+
+TEST(ComparisonTableTest, QosColumnOnlyWhenSomeRunHasDeadlines) {
+  std::ostringstream plain;
+  WriteComparisonTable({SyntheticRun("fifo", 30, 1, 1)}, plain);
+  EXPECT_EQ(plain.str().find("qos met"), std::string::npos);
+
+  const RunResult edf = WithDeadlines(SyntheticRun("edf", 30, 1, 1));
+  std::ostringstream out;
+  WriteComparisonTable({SyntheticRun("fifo", 30, 1, 1), edf}, out);
+  std::istringstream lines(out.str());
+  std::vector<std::string> rows;
+  for (std::string line; std::getline(lines, line);) rows.push_back(line);
+  ASSERT_EQ(rows.size(), 5u) << out.str();
+  const size_t column = rows[0].find("qos met");
+  ASSERT_NE(column, std::string::npos) << rows[0];
+  EXPECT_LT(column, rows[0].find("wall s"));
+  // fifo had no deadlines: "-"; edf shows its rate as a percentage.
+  const std::string want = fmt::format("{:.1f}%", 100 * edf.summary.qos_met_rate);
+  EXPECT_NE(rows[3].find(want), std::string::npos) << rows[3];
+  EXPECT_NE(rows[2].find(" - "), std::string::npos) << rows[2];
+
+  std::ostringstream html;
+  ASSERT_TRUE(WriteHtmlReport({edf}, ReportMeta{}, html).ok());
+  EXPECT_NE(html.str().find("<th>qos met</th>"), std::string::npos);
 }
 
 TEST(RunsToJsonTest, EmptyRunsIsAnEmptyArrayAndBadUtf8IsReplaced) {

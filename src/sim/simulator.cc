@@ -154,6 +154,8 @@ RunResult CollectResult(const Scheduler& scheduler, std::vector<TimeSample> seri
     r.run_time = job.run_time;
     r.preemptions = job.preemptions;
     r.reason = job.reason;
+    r.deadline = job.spec.deadline;
+    r.qos = job.spec.qos;
   }
   return run;
 }

@@ -4,6 +4,7 @@
 #include <numeric>
 #include <utility>
 
+#include "sim/workload_chronus.h"
 #include "sim/workload_readers.h"
 #include "sim/workload_synthetic.h"
 
@@ -11,7 +12,7 @@ namespace dlsched::sim {
 namespace {
 
 constexpr std::string_view kValidPrefixes =
-    "philly:PATH, gavel:PATH, tiresias:PATH, csv:PATH, synthetic[:k=v,...]";
+    "philly:PATH, gavel:PATH, tiresias:PATH, chronus:PATH, csv:PATH, synthetic[:k=v,...]";
 
 // Orders jobs by submit time, keeping file order among equal times, and shifts all times
 // (deadlines included) so the first submission is at t = 0.
@@ -69,6 +70,8 @@ Result<Workload> LoadWorkload(std::string_view spec, const ReadOptions& options)
       reader = &ReadGavelTrace;
     } else if (format == "tiresias") {
       reader = &ReadTiresiasTrace;
+    } else if (format == "chronus") {
+      reader = &ReadChronusTrace;
     } else if (format == "csv") {
       reader = &ReadNativeCsv;
     } else {

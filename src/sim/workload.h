@@ -25,16 +25,20 @@ struct ReadOptions {
   size_t max_jobs = 0;
 };
 
-// Reads "FORMAT:PATH" (philly:, gavel:, tiresias:, csv:) or builds "synthetic[:k=v,...]".
+// Reads "FORMAT:PATH" (philly:, gavel:, tiresias:, chronus:, csv:) or builds
+// "synthetic[:k=v,...]".
 // Errors name the file and the 1-based line of the first bad row.
 //   philly:PATH     Pollux-processed Philly trace (timestamp,duration,num_gpus,gpu_time,cluster)
 //   gavel:PATH      Gavel .trace file (7-field msr or 10-field physical_cluster layout), or a
 //                   directory of them; iterations = total_steps at a placeholder 1 it/s (the
 //                   Gavel throughput model supplies real rates)
 //   tiresias:PATH   Tiresias job CSV (job_id,num_gpu,submit_time,iterations,model_name,...)
+//   chronus:PATH    Chronus SLO trace (Tiresias columns + expect_time_list,expect_value_list,
+//                   best_effort,job_type; times in minutes; deadlines and QoS classes)
 //   csv:PATH        the native CSV (submit_time,num_gpus,duration + optional columns)
 //   synthetic[:k=v,...]  Philly-like generator; keys jobs, seed, load, gpus, users
-// The per-format contracts are in sim/workload_readers.h and sim/workload_synthetic.h.
+// The per-format contracts are in sim/workload_readers.h, sim/workload_chronus.h and
+// sim/workload_synthetic.h.
 // Results: InvalidArgument("<path>:<line>: <what>") for a bad row or header (1-based lines,
 // header counted; bad rows are skipped and counted instead under skip_bad_rows),
 // InvalidArgument for an unknown prefix or synthetic option, NotFound for a missing file.

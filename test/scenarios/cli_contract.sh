@@ -25,7 +25,7 @@ expect_exit 2 simulate --cluster 8xV100
 grep -q "8xV100" "$tmp/err" || fail "bad cluster message: $(cat "$tmp/err")"
 
 expect_exit 0 policies
-for p in fifo fifo-backfill sjf srtf las tiresias priority; do
+for p in fifo fifo-backfill sjf srtf las tiresias priority edf; do
   grep -qx "$p" "$tmp/out" || fail "'dlsched policies' does not list $p"
 done
 

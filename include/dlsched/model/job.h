@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "dlsched/common/ids.h"
@@ -48,6 +49,11 @@ struct JobSpec {
   // The user's estimate of the run time (like Slurm's --time); unset = the ideal duration.
   // Policies that need run times (sjf, srtf) see this, never the truth.
   std::optional<Duration> runtime_estimate;
+  // The user's utility curve (Chronus' expect_time_list / expect_value_list): finishing within
+  // `first` of submit_time earns `second`. Times strictly ascending; `deadline` is submit_time
+  // plus the first time. Relative to submit_time, so it needs no shifting. Empty = none given
+  // (a strict job has at most one step; a soft job's utility decays over several).
+  std::vector<std::pair<Duration, double>> utility_steps;
 
   // The run time at the reference speed: iterations / ref_iters_per_s.
   Duration ideal_duration() const;
@@ -95,6 +101,9 @@ class JobView {
   bool running() const { return job_->state == JobState::kRunning; }
   // GPU-time consumed so far (GPUs x wall time), including the current run segment.
   Duration attained_gpu_time() const;
+  // GPU-time consumed by time `t` (clamped to the current segment's start and now).
+  Duration attained_gpu_time_at(Timestamp t) const;
+  Timestamp now() const { return now_; }
   // Wall time run so far, including the current segment.
   Duration run_time() const;
   // Length of the current run segment (zero when not running).

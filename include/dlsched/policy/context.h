@@ -11,6 +11,7 @@
 #include "dlsched/model/job.h"
 #include "dlsched/perf/throughput_model.h"
 #include "dlsched/policy/job_queue.h"
+#include "dlsched/policy/running_index.h"
 
 namespace dlsched {
 
@@ -32,12 +33,10 @@ struct SchedulingContext {
   const JobTable& jobs;
   const JobQueue& queue;        // waiting jobs in this policy's order
   std::span<const JobId> running;  // running jobs, in no particular (but deterministic) order
+  const RunningIndex& running_by_rank;  // the same jobs in this policy's order, highest first
   const ThroughputModel& estimator;  // the policy's performance predictor, never the truth
   Rng& rng;
   CycleTrigger trigger;
-  // The wake-up planned by earlier cycles and not yet due (kTimeNever if none). It stands
-  // whatever this cycle returns: the scheduler keeps the earlier of the two.
-  Timestamp planned_wake = kTimeNever;
   // Fill Decisions::pending_reasons (costs string building; off in the simulator's hot loop).
   bool explain = false;
 

@@ -4,6 +4,7 @@
 #include <map>
 #include <set>
 #include <utility>
+#include <vector>
 
 #include "dlsched/model/job.h"
 
@@ -55,6 +56,13 @@ class JobQueue {
   WaitIndex by_wait_;
   GangOrder by_gang_order_;
   GangWait by_gang_wait_;
+  // Per job, its positions in the two policy-order indexes, so Erase compares nothing.
+  struct Position {
+    bool queued = false;
+    OrderIndex::iterator in_order;
+    OrderIndex::iterator in_gang;
+  };
+  std::vector<Position> positions_;
 };
 
 }  // namespace dlsched

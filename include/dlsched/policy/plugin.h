@@ -22,6 +22,9 @@ class PluginArgs {
   PluginArgs() = default;
   explicit PluginArgs(std::map<std::string, std::string, std::less<>> values)
       : values_(std::move(values)) {}
+  // PluginArgs({{"min_run_s", "60"}}).
+  PluginArgs(std::initializer_list<std::pair<const std::string, std::string>> values)
+      : values_(values) {}
 
   bool Has(std::string_view key) const { return values_.contains(key); }
   Result<double> GetDouble(std::string_view key, double fallback) const;
@@ -68,12 +71,16 @@ class AdmitPlugin : public Plugin {
 // QueueSort: who goes first. Less must be a strict total order (break ties on submit time, then
 // id) and must not change for two jobs while both wait: the scheduler keeps waiting jobs in an
 // ordered index built with it. So it may read only what is frozen while a job waits (spec,
-// attained service, estimates, queued_since) — never "now".
+// attained service, estimates, queued_since) — never "now". Between two running jobs the order
+// may change only at the times NextRankChange announces: the scheduler keeps running jobs in an
+// ordered index too, and re-keys a job then.
 class QueueSortPlugin : public Plugin {
  public:
   virtual bool Less(const JobView& a, const JobView& b) const = 0;
-  // For a running job: the earliest time after `now` at which its rank against waiting jobs can
-  // change (e.g. it crosses a LAS threshold). The pipeline wakes then to consider preemption.
+  // For a running job: the earliest time after `now` at which its rank against other jobs can
+  // change (e.g. it crosses a Tiresias threshold). The scheduler re-keys it then, and the
+  // pipeline wakes to consider preemption. kTimeNever: its rank among running jobs never
+  // changes (and against waiting jobs it never falls).
   virtual Timestamp NextRankChange(const JobView& running, Timestamp now) const {
     return kTimeNever;
   }

@@ -16,8 +16,12 @@ class SchedulingPolicy {
   virtual ~SchedulingPolicy() = default;
   virtual std::string_view Name() const = 0;
 
-  // The order of waiting jobs; see QueueSortPlugin::Less for the contract.
+  // The order of jobs; see QueueSortPlugin::Less for the contract.
   virtual bool Less(const JobView& a, const JobView& b) const = 0;
+  // See QueueSortPlugin::NextRankChange.
+  virtual Timestamp NextRankChange(const JobView& running, Timestamp now) const {
+    return kTimeNever;
+  }
   // May this job enter the queue? Called once per job, before its first Decide.
   virtual Fit Admit(const JobView& job, const SchedulingContext& ctx) const = 0;
   // The decisions of one scheduling cycle.

@@ -10,6 +10,7 @@
 #include "dlsched/perf/throughput_model.h"
 #include "dlsched/policy/job_queue.h"
 #include "dlsched/policy/policy.h"
+#include "dlsched/policy/running_index.h"
 #include "dlsched/runtime/events.h"
 #include "dlsched/runtime/executor.h"
 
@@ -53,6 +54,7 @@ class Scheduler {
   const JobTable& jobs() const { return jobs_; }
   const JobQueue& queue() const { return queue_; }
   const std::vector<JobId>& running() const { return running_; }
+  const RunningIndex& running_by_rank() const { return running_by_rank_; }
   size_t pending() const { return pending_.size(); }
   const SchedulingPolicy& policy() const { return *policy_; }
   void ReserveJobs(size_t n);
@@ -107,6 +109,7 @@ class Scheduler {
   ClusterState state_;
   JobTable jobs_;
   JobQueue queue_;
+  RunningIndex running_by_rank_;
   std::vector<JobId> pending_;
   std::vector<JobId> running_;
   std::vector<int32_t> running_pos_;  // per job: index in running_, or -1

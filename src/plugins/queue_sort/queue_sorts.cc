@@ -52,10 +52,17 @@ Result<std::unique_ptr<Plugin>> LasSort::Create(const PluginArgs& args) {
   return std::unique_ptr<Plugin>(std::make_unique<LasSort>(Seconds(quantum_s)));
 }
 
+Duration LasSort::AttainedForRank(const JobView& job) const {
+  if (!job.running()) return job.attained_gpu_time();
+  const int64_t q = quantum_.count();
+  const Timestamp grid_point(Duration(job.now().time_since_epoch().count() / q * q));
+  return job.attained_gpu_time_at(grid_point);
+}
+
 bool LasSort::Less(const JobView& a, const JobView& b) const {
-  if (a.attained_gpu_time() != b.attained_gpu_time()) {
-    return a.attained_gpu_time() < b.attained_gpu_time();
-  }
+  const Duration a_attained = AttainedForRank(a);
+  const Duration b_attained = AttainedForRank(b);
+  if (a_attained != b_attained) return a_attained < b_attained;
   return SubmittedEarlier(a, b);
 }
 

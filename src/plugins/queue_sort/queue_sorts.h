@@ -40,8 +40,9 @@ class SrtfSort final : public QueueSortPlugin {
   bool Less(const JobView& a, const JobView& b) const override;
 };
 
-// Least attained service (GPU-time), continuous. A running job's rank falls as it runs, so the
-// pipeline re-evaluates every `quantum_s` (default 600) on a global grid while jobs wait.
+// Least attained service (GPU-time), re-evaluated every `quantum_s` (default 600) on a global
+// grid: a running job ranks by what it had attained at the last grid point, so ranks change
+// only at grid points (and the pipeline wakes there while jobs wait).
 class LasSort final : public QueueSortPlugin {
  public:
   static constexpr std::string_view kName = "las";
@@ -52,6 +53,7 @@ class LasSort final : public QueueSortPlugin {
   Timestamp NextRankChange(const JobView& running, Timestamp now) const override;
 
  private:
+  Duration AttainedForRank(const JobView& job) const;
   Duration quantum_;
 };
 

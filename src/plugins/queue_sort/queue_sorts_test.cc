@@ -68,19 +68,23 @@ TEST(SrtfSortTest, OrdersByRemainingAndCountsTheRunningSegment) {
   EXPECT_FALSE(sort.Less(JobView(running, AtSeconds(30)), JobView(waiting, AtSeconds(30))));
 }
 
-TEST(LasSortTest, OrdersByAttainedServiceIncludingTheCurrentSegment) {
-  LasSort sort(seconds(600));
+TEST(LasSortTest, OrdersByAttainedServiceAsOfTheLastGridPoint) {
+  LasSort sort(seconds(10));
   RunCases(sort, {
                      {"less attained first", MakeJob(2).Attained(seconds(10)).Build(),
                       MakeJob(1).Attained(seconds(20)).Build(), true},
                      {"tie breaks on submit", MakeJob(2).Submit(seconds(1)).Build(),
                       MakeJob(1).Submit(seconds(2)).Build(), true},
                  });
-  // Running on 4 GPUs for 10 s adds 40 GPU-seconds.
+  // Running on 4 GPUs since t=0: it ranks by what it had at the last 10 s grid point.
   const Job running = MakeJob(1).Gpus(4).Attained(seconds(0)).Running(kTimeZero).Build();
   const Job waiting = MakeJob(2).Attained(seconds(30)).Build();
-  EXPECT_FALSE(sort.Less(JobView(running, AtSeconds(10)), JobView(waiting, AtSeconds(10))));
-  EXPECT_TRUE(sort.Less(JobView(running, AtSeconds(5)), JobView(waiting, AtSeconds(5))));
+  auto running_first = [&](double t) {
+    return sort.Less(JobView(running, AtSeconds(t)), JobView(waiting, AtSeconds(t)));
+  };
+  EXPECT_TRUE(running_first(5));    // grid 0: 0 GPU-s attained
+  EXPECT_FALSE(running_first(10));  // grid 10: 40 GPU-s
+  EXPECT_FALSE(running_first(19));  // still 40 GPU-s until the next grid point
 }
 
 TEST(LasSortTest, WakesOnAGlobalQuantumGrid) {

@@ -1,0 +1,44 @@
+#pragma once
+
+// Deadline-aware QueueSort plugins (issue 4). Jobs with a deadline (JobSpec::deadline) come
+// before every job without one; jobs without a deadline follow in FIFO order. Ties break on
+// submit time, then id, so each is a strict total order (see QueueSortPlugin::Less).
+
+#include <memory>
+#include <string_view>
+
+#include "dlsched/policy/plugin.h"
+
+namespace dlsched {
+
+// Earliest deadline first. The key is the deadline itself, which never changes, so neither does
+// the order, waiting or running.
+class EdfSort final : public QueueSortPlugin {
+ public:
+  static constexpr std::string_view kName = "edf";
+  static Result<std::unique_ptr<Plugin>> Create(const PluginArgs& args);
+  std::string_view Name() const override { return kName; }
+  bool Less(const JobView& a, const JobView& b) const override;
+};
+
+// Least laxity first. A job's laxity at time t is deadline - t - (its estimated remaining run
+// time): how long it can still wait and finish in time. Comparing at one instant, the common
+// "- t" drops out, so the key is
+//   waiting job: deadline - estimated_remaining            (frozen while it waits)
+//   running job: deadline - (estimated_remaining - current_segment)
+// where the running job's current segment counts as done (as in srtf). Estimates are on the
+// reference placement (JobView::estimated_remaining), not on the GPUs a job would get.
+// Rank changes: two running jobs' keys grow at the same rate, so their order never changes
+// (NextRankChange stays kTimeNever). Against waiting jobs a running job's rank falls as it runs
+// (its laxity holds while theirs shrinks); a preemptive profile notices only at the next event.
+class LaxitySort final : public QueueSortPlugin {
+ public:
+  static constexpr std::string_view kName = "laxity";
+  static Result<std::unique_ptr<Plugin>> Create(const PluginArgs& args);
+  std::string_view Name() const override { return kName; }
+  bool Less(const JobView& a, const JobView& b) const override;
+  // The ordering key (see the class comment); kTimeNever for a job without a deadline.
+  static Timestamp LaxityKey(const JobView& job);
+};
+
+}  // namespace dlsched
