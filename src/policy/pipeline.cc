@@ -126,6 +126,7 @@ class PipelinePolicy final : public SchedulingPolicy {
     Decisions decisions;
     std::vector<JobId> victims;  // chosen for preemption this cycle (few)
     ClusterState what_if;        // scratch for victim searches, reused across attempts
+    std::vector<JobId> chosen;   // one search's victims, reused across attempts
     int preemption_attempts = 0;
     // Gang size of the smallest untyped job whose victim search failed this cycle. Jobs are
     // searched in rank order, so a later job outranks only a subset of those victims: one as
@@ -186,7 +187,7 @@ Decisions PipelinePolicy::Decide(const SchedulingContext& ctx) const {
     return decisions;
   }
 
-  Cycle cycle{ctx, ctx.state, {}, {}, {}, 0};
+  Cycle cycle{ctx, ctx.state, {}, {}, {}, {}, 0};
   // Starvation guard: jobs that waited past the limit go first, longest-waiting first.
   auto starving = [&](const Job& job) {
     return config_.starvation_limit != Duration::max() &&
@@ -271,7 +272,8 @@ bool PipelinePolicy::TryPreemptFor(Cycle& cycle, const JobView& job, const Place
   const SchedulingContext& ctx = cycle.ctx;
   ClusterState& what_if = cycle.what_if;
   what_if = cycle.scratch;
-  std::vector<JobId> chosen;
+  std::vector<JobId>& chosen = cycle.chosen;
+  chosen.clear();
   Timestamp retry_at = kTimeNever;  // when a protected job the job outranks becomes fair game
   const auto& by_rank = ctx.running_by_rank.by_rank();
   for (auto it = by_rank.rbegin(); it != by_rank.rend(); ++it) {  // lowest rank first
