@@ -22,6 +22,7 @@ build: configure
 # The main job on built-in defaults: the built-in synthetic workload under the main policies.
 run: build
 	$(BUILD_DIR)/dlsched simulate --report $(BUILD_DIR)/report.html --json $(BUILD_DIR)/results.json
+	scripts/demo-daemon.sh $(BUILD_DIR)/dlsched
 
 test: build
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)

@@ -1,9 +1,9 @@
 // Benchmarks of the scheduling core and the simulator. Run with bench/run.sh (see BENCHMARKS.md).
 //
 // BM_ReplayPhilly/<policy>: the full 82,247-job Philly trace on 64x8xV100 (one core).
-// BM_CycleWithQueue/<policy>/<q>: one scheduling cycle with q waiting jobs on a full cluster with
-//   one free GPU and every waiting job asking for two, so a backfilling policy looks at every
-//   job: the worst case of a cycle's queue walk.
+// BM_CycleWithQueue/<policy>/<q>: one scheduling cycle with q waiting jobs that all fit the free
+//   GPUs by count but none by type (they need V100s; only K80s are free), so a backfilling
+//   policy examines every one of them: the worst case of a cycle's queue walk.
 // BM_SubmitAndStart/<q>: submit one job into a queue of q, admit and start it in a cycle.
 
 #include <benchmark/benchmark.h>
@@ -74,18 +74,21 @@ class NullExecutor final : public Executor {
   void Kill(const Job&, Timestamp) override {}
 };
 
-JobSpec Spec(int gpus, double submit_s, double work_s) {
+JobSpec Spec(int gpus, double submit_s, double work_s, std::string gpu_type = "V100") {
   JobSpec spec;
   spec.num_gpus = gpus;
+  spec.gpu_type = std::move(gpu_type);
   spec.submit_time = AtSeconds(submit_s);
   spec.iterations = work_s;
   return spec;
 }
 
-// A 64x8 cluster with 511 GPUs busy (one-GPU jobs) and `queued` waiting two-GPU jobs.
+// 64x8 V100 plus 8 K80: 511 V100s busy (one-GPU jobs), 1 V100 and 8 K80 free, and `queued`
+// waiting two-GPU V100 jobs.
 struct FullCluster {
   FullCluster(const std::string& policy, int queued)
-      : cluster(ClusterOf("64x8xV100")), scheduler(cluster, Policy(policy), executor, model, 1) {
+      : cluster(ClusterOf("64x8xV100+1x8xK80")),
+        scheduler(cluster, Policy(policy), executor, model, 1) {
     scheduler.ReserveJobs(512 + queued + 1);
     for (int i = 0; i < 511; ++i) DS_CHECK(scheduler.Submit(Spec(1, 0, 1e6), kTimeZero).ok());
     scheduler.RunCycle(kTimeZero);

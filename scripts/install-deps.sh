@@ -7,6 +7,7 @@ packages=(
   cmake g++ make ninja-build pkg-config
   libgtest-dev libgmock-dev libbenchmark-dev
   nlohmann-json3-dev libcli11-dev libfmt-dev
+  libcpp-httplib-dev libsqlite3-dev
 )
 
 missing=()

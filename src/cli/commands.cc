@@ -4,7 +4,9 @@
 
 #include <iostream>
 
+#include "cli/client_commands.h"
 #include "cli/simulate_command.h"
+#include "daemon/serve_command.h"
 #include "dlsched/common/version.h"
 #include "io/profile.h"
 
@@ -41,6 +43,13 @@ int Main(int argc, char** argv, std::ostream& out, std::ostream& err) {
       "simulate", "Replay a workload on a cluster under one or more policies and compare them.");
   AddSimulateFlags(*simulate, simulate_flags);
 
+  // The live scheduler (issue 6): the daemon, and the commands that talk to it over REST.
+  daemon::ServeFlags serve_flags;
+  CLI::App* serve = app.add_subcommand(
+      "serve", "Run the scheduler daemon: REST API, SQLite state, jobs as local processes.");
+  daemon::AddServeFlags(*serve, serve_flags);
+  std::unique_ptr<ClientCommands> client = AddClientCommands(app);
+
   bool verbose = false;
   CLI::App* policies =
       app.add_subcommand("policies", "List the built-in policy names, one per line.");
@@ -56,6 +65,8 @@ int Main(int argc, char** argv, std::ostream& out, std::ostream& err) {
     return kExitUsage;
   }
   if (simulate->parsed()) return RunSimulate(simulate_flags, out, err);
+  if (serve->parsed()) return daemon::RunServe(serve_flags, out, err);
+  if (client->parsed()) return RunClientCommand(*client, out, err);
   if (policies->parsed()) return ListPolicies(verbose, out, err);
   return kExitUsage;
 }

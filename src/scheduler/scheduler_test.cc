@@ -242,8 +242,8 @@ TEST_F(SchedulerTest, RestoreKeepsIdsStatesAndHeldGpus) {
   const CycleResult cycle = scheduler_->RunCycle(AtSeconds(20));
   EXPECT_EQ(cycle.launched, 2);
   EXPECT_THAT(executor_.Launched(), ElementsAre(JobId(2), JobId(3)));
-  ASSERT_TRUE(scheduler_->Handle(JobFinished{JobId(1), JobState::kSucceeded, ""}, AtSeconds(30))
-                  .ok());
+  ASSERT_TRUE(
+      scheduler_->Handle(JobFinished{JobId(1), JobState::kSucceeded, ""}, AtSeconds(30)).ok());
   EXPECT_EQ(job(JobId(1)).run_time, Seconds(20));
 }
 

@@ -1,0 +1,439 @@
+#include "cli/client_commands.h"
+
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <iomanip>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <sstream>
+#include <thread>
+#include <variant>
+
+#include "cli/client_http.h"
+#include "cli/commands.h"
+
+namespace dlsched::cli {
+namespace {
+
+using nlohmann::json;
+
+// A command's failure: what to print and the exit code.
+struct Failure {
+  int code;
+  std::string message;
+};
+
+Failure FromStatus(const Status& status) {
+  return {status.code() == StatusCode::kInvalidArgument ? kExitUsage : kExitRuntimeError,
+          status.message()};
+}
+
+// The JSON body of a response, or the failure it reports.
+std::variant<json, Failure> Decode(const Result<HttpResponse>& res, std::initializer_list<int> ok) {
+  if (!res.ok()) return FromStatus(res.status());
+  json body;
+  try {
+    body = json::parse(res->body);
+  } catch (const json::exception& e) {
+    return Failure{kExitRuntimeError,
+                   "the server sent a malformed reply (HTTP " + std::to_string(res->status) + ")"};
+  }
+  for (int code : ok) {
+    if (res->status == code) return body;
+  }
+  std::string message = "HTTP " + std::to_string(res->status);
+  if (body.is_object() && body.contains("error") && body["error"].is_object()) {
+    message = body["error"].value("message", message);
+  }
+  return Failure{res->status == 400 ? kExitUsage : kExitRuntimeError, message};
+}
+
+std::string Str(const json& j, const char* key) {
+  if (!j.contains(key) || j[key].is_null()) return "-";
+  if (j[key].is_string()) return j[key].get<std::string>();
+  return j[key].dump();
+}
+
+std::string Truncate(std::string s, size_t n) {
+  if (s.size() > n) s = s.substr(0, n - 1) + "~";
+  return s;
+}
+
+// A plain table: columns padded to their widest cell.
+void PrintTable(std::ostream& out, const std::vector<std::vector<std::string>>& rows) {
+  if (rows.empty()) return;
+  std::vector<size_t> width(rows[0].size(), 0);
+  for (const auto& row : rows) {
+    for (size_t c = 0; c < row.size(); ++c) width[c] = std::max(width[c], row[c].size());
+  }
+  for (const auto& row : rows) {
+    std::string line;
+    for (size_t c = 0; c < row.size(); ++c) {
+      line += row[c];
+      if (c + 1 < row.size()) line += std::string(width[c] - row[c].size() + 2, ' ');
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    out << line << "\n";
+  }
+}
+
+void AddCommon(CLI::App& cmd, ClientFlags& f) {
+  cmd.add_option("--server", f.server,
+                 "Daemon URL (default: $DLSCHED_SERVER, else http://127.0.0.1:8642).");
+  cmd.add_option("--token", f.token, "Bearer token (default: $DLSCHED_TOKEN).");
+  cmd.add_flag("--json", f.json, "Print the API's JSON instead of a table.");
+}
+
+std::string Seconds3(double s) {
+  std::ostringstream out;
+  out << std::fixed << std::setprecision(s < 10 ? 1 : 0) << s << "s";
+  return out.str();
+}
+
+int Submit(RestClient& client, const ClientFlags& f, std::ostream& out, std::ostream& err) {
+  json body = {{"command", f.command}, {"gpus", f.gpus}};
+  if (!f.name.empty()) body["name"] = f.name;
+  if (!f.gpu_type.empty()) body["gpu_type"] = f.gpu_type;
+  if (!f.framework.empty()) body["framework"] = f.framework;
+  if (!f.qos.empty()) body["qos"] = f.qos;
+  if (f.priority != 0) body["priority"] = f.priority;
+  if (f.max_run_time_s > 0) body["max_run_time_s"] = f.max_run_time_s;
+  if (f.runtime_estimate_s > 0) body["runtime_estimate_s"] = f.runtime_estimate_s;
+  std::error_code ec;
+  body["workdir"] = f.workdir.empty() ? std::filesystem::current_path(ec).string()
+                                      : std::filesystem::absolute(f.workdir, ec).string();
+  if (!f.deadline.empty()) {
+    if (const std::optional<double> rel = ParseRelativeSeconds(f.deadline)) {
+      const double now_s =
+          std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
+              .count();
+      body["deadline"] = now_s + *rel;
+    } else {
+      body["deadline"] = f.deadline;
+    }
+  }
+  if (!f.env.empty()) {
+    json env = json::object();
+    for (const std::string& kv : f.env) {
+      const size_t eq = kv.find('=');
+      if (eq == std::string::npos || eq == 0) {
+        err << "dlsched submit: --env wants NAME=VALUE, got '" << kv << "'\n";
+        return kExitUsage;
+      }
+      env[kv.substr(0, eq)] = kv.substr(eq + 1);
+    }
+    body["env"] = env;
+  }
+  // Without a token the server cannot tell who we are: say it.
+  if (ClientToken(f.token).empty()) {
+    if (const char* user = std::getenv("USER"); user && *user) body["user"] = user;
+  }
+  auto decoded = Decode(client.Post("/v1/jobs", body.dump()), {201});
+  if (auto* failure = std::get_if<Failure>(&decoded)) {
+    err << "dlsched submit: " << failure->message << "\n";
+    return failure->code;
+  }
+  const json& job = std::get<json>(decoded);
+  if (f.json) {
+    out << job.dump() << "\n";
+  } else {
+    out << "submitted job " << job["id"].get<int64_t>() << " (" << Str(job, "state") << ")\n";
+  }
+  return kExitOk;
+}
+
+int Queue(RestClient& client, const ClientFlags& f, std::ostream& out, std::ostream& err) {
+  auto jobs =
+      Decode(client.Get("/v1/jobs?state=pending,queued,running,suspended&limit=100000"), {200});
+  auto queue = Decode(client.Get("/v1/queue"), {200});
+  for (auto* decoded : {&jobs, &queue}) {
+    if (auto* failure = std::get_if<Failure>(decoded)) {
+      err << "dlsched queue: " << failure->message << "\n";
+      return failure->code;
+    }
+  }
+  json list = std::get<json>(jobs)["jobs"];
+  if (f.all) {
+    auto recent = Decode(
+        client.Get("/v1/jobs?state=succeeded,failed,killed,rejected&order=desc&limit=50"), {200});
+    if (auto* failure = std::get_if<Failure>(&recent)) {
+      err << "dlsched queue: " << failure->message << "\n";
+      return failure->code;
+    }
+    for (const json& j : std::get<json>(recent)["jobs"]) list.push_back(j);
+  }
+  std::map<int64_t, const json*> waiting;
+  for (const json& entry : std::get<json>(queue)["jobs"]) waiting[entry["id"]] = &entry;
+  for (json& job : list) {
+    auto it = waiting.find(job["id"].get<int64_t>());
+    if (it != waiting.end()) {
+      job["position"] = (*it->second)["position"];
+      job["pending_reason"] = (*it->second)["reason"];
+    }
+  }
+  if (f.json) {
+    out << json{{"jobs", list}}.dump() << "\n";
+    return kExitOk;
+  }
+  std::vector<std::vector<std::string>> rows = {
+      {"ID", "NAME", "USER", "STATE", "GPUS", "POS", "TIME", "WHERE / WHY"}};
+  for (const json& job : list) {
+    std::string where = Str(job, "placement");
+    if (job.contains("pending_reason")) where = Str(job, "pending_reason");
+    if (job["state"] == "rejected" || job["state"] == "failed" || job["state"] == "killed") {
+      where = Str(job, "reason");
+    }
+    if (job.contains("stopping") && !job["stopping"].is_null()) {
+      where += " (stopping: " + Str(job, "stopping") + ")";
+    }
+    rows.push_back({Str(job, "id"), Truncate(Str(job, "name"), 20), Str(job, "user"),
+                    Str(job, "state"),
+                    std::to_string(job.value("gpus", 0)) +
+                        (job.value("gpu_type", "").empty() ? "" : "x" + Str(job, "gpu_type")),
+                    job.contains("position") ? Str(job, "position") : "-",
+                    Seconds3(job.value("run_time_s", 0.0)), Truncate(where, 70)});
+  }
+  PrintTable(out, rows);
+  const json& q = std::get<json>(queue);
+  out << q.value("running", 0) << " running, " << q.value("length", 0) << " waiting, "
+      << q.value("pending", 0) << " pending admission (policy " << Str(q, "policy") << ")\n";
+  return kExitOk;
+}
+
+int Show(RestClient& client, const ClientFlags& f, std::ostream& out, std::ostream& err) {
+  auto decoded = Decode(client.Get("/v1/jobs/" + std::to_string(f.id)), {200});
+  if (auto* failure = std::get_if<Failure>(&decoded)) {
+    err << "dlsched show: " << failure->message << "\n";
+    return failure->code;
+  }
+  const json& job = std::get<json>(decoded);
+  if (f.json) {
+    out << job.dump() << "\n";
+    return kExitOk;
+  }
+  std::vector<std::vector<std::string>> rows;
+  for (const char* key :
+       {"id",          "name",          "user",        "state",      "gpus",
+        "gpu_type",    "framework",     "priority",    "qos",        "deadline",
+        "submit_time", "first_start",   "finish_time", "run_time_s", "attained_gpu_s",
+        "preemptions", "placement",     "pid",         "stopping",   "exit_code",
+        "reason",      "pending_reason"}) {
+    if (!job.contains(key) || job[key].is_null()) continue;
+    if (job[key].is_string() && job[key].get<std::string>().empty()) continue;
+    rows.push_back({std::string(key) + ":", Str(job, key)});
+  }
+  if (job.contains("progress") && job["progress"].is_object()) {
+    const json& p = job["progress"];
+    std::string text = Str(p, "iterations_done");
+    if (!p["iterations_total"].is_null()) text += " / " + Str(p, "iterations_total");
+    if (!p["eta"].is_null()) text += ", eta " + Str(p, "eta");
+    rows.push_back({"progress:", text});
+  }
+  rows.push_back({"command:", job["spec"]["command"].dump()});
+  PrintTable(out, rows);
+  return kExitOk;
+}
+
+int Cancel(RestClient& client, const ClientFlags& f, std::ostream& out, std::ostream& err) {
+  auto decoded = Decode(client.Delete("/v1/jobs/" + std::to_string(f.id)), {200, 202});
+  if (auto* failure = std::get_if<Failure>(&decoded)) {
+    err << "dlsched cancel: " << failure->message << "\n";
+    return failure->code;
+  }
+  const json& job = std::get<json>(decoded);
+  if (f.json) {
+    out << job.dump() << "\n";
+  } else if (job["state"] == "running") {
+    out << "cancelling job " << f.id << " (it is being stopped)\n";
+  } else {
+    out << "cancelled job " << f.id << "\n";
+  }
+  return kExitOk;
+}
+
+int Nodes(RestClient& client, const ClientFlags& f, std::ostream& out, std::ostream& err) {
+  auto decoded = Decode(client.Get("/v1/nodes"), {200});
+  if (auto* failure = std::get_if<Failure>(&decoded)) {
+    err << "dlsched nodes: " << failure->message << "\n";
+    return failure->code;
+  }
+  const json& nodes = std::get<json>(decoded);
+  if (f.json) {
+    out << nodes.dump() << "\n";
+    return kExitOk;
+  }
+  std::vector<std::vector<std::string>> rows = {{"NODE", "GPUS", "TYPE", "ALLOCATED", "JOBS"}};
+  for (const json& node : nodes["nodes"]) {
+    std::string jobs;
+    std::string type;
+    for (const json& gpu : node["gpus"]) {
+      if (type.empty()) type = Str(gpu, "type");
+      jobs += (jobs.empty() ? "" : " ") + Str(gpu, "index") + ":" + Str(gpu, "job");
+    }
+    rows.push_back(
+        {Str(node, "name"), Str(node, "gpus_total"), type, Str(node, "gpus_allocated"), jobs});
+  }
+  PrintTable(out, rows);
+  out << nodes.value("gpus_allocated", 0) << " of " << nodes.value("gpus_total", 0)
+      << " GPUs allocated\n";
+  return kExitOk;
+}
+
+int Logs(RestClient& client, const ClientFlags& f, std::ostream& out, std::ostream& err) {
+  const std::string stream = f.stderr_stream ? "stderr" : "stdout";
+  int64_t offset = 0;
+  std::string collected;
+  while (true) {
+    const std::string path = "/v1/jobs/" + std::to_string(f.id) + "/logs?stream=" + stream +
+                             "&offset=" + std::to_string(offset);
+    Result<HttpResponse> res = client.Get(path);
+    if (!res.ok()) {
+      err << "dlsched logs: " << res.status().message() << "\n";
+      return kExitRuntimeError;
+    }
+    if (res->status != 200) {
+      auto decoded = Decode(res, {200});
+      err << "dlsched logs: " << std::get<Failure>(decoded).message << "\n";
+      return std::get<Failure>(decoded).code;
+    }
+    const auto next = res->headers.find("X-Next-Offset");
+    if (next != res->headers.end()) offset = std::stoll(next->second);
+    if (f.json) {
+      collected += res->body;
+    } else {
+      out << res->body << std::flush;
+    }
+    const std::string state = res->headers.count("X-Job-State") ? res->headers["X-Job-State"] : "";
+    const bool ended =
+        state == "succeeded" || state == "failed" || state == "killed" || state == "rejected";
+    if (!f.follow || (ended && res->body.empty())) break;
+    if (res->body.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  }
+  if (f.json) {
+    out << json{{"id", f.id}, {"stream", stream}, {"text", collected}, {"next_offset", offset}}
+               .dump()
+        << "\n";
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+std::optional<double> ParseRelativeSeconds(const std::string& text) {
+  if (text.empty()) return std::nullopt;
+  double total = 0;
+  size_t i = 0;
+  while (i < text.size()) {
+    size_t j = i;
+    while (j < text.size() &&
+           (std::isdigit(static_cast<unsigned char>(text[j])) || text[j] == '.')) {
+      ++j;
+    }
+    if (j == i || j == text.size()) return std::nullopt;
+    double value = 0;
+    try {
+      value = std::stod(text.substr(i, j - i));
+    } catch (const std::exception&) {
+      return std::nullopt;
+    }
+    switch (text[j]) {
+      case 's':
+        total += value;
+        break;
+      case 'm':
+        total += value * 60;
+        break;
+      case 'h':
+        total += value * 3600;
+        break;
+      case 'd':
+        total += value * 86400;
+        break;
+      default:
+        return std::nullopt;
+    }
+    i = j + 1;
+  }
+  return total;
+}
+
+bool ClientCommands::parsed() const {
+  for (CLI::App* cmd : {submit, queue, show, cancel, nodes, logs}) {
+    if (cmd && cmd->parsed()) return true;
+  }
+  return false;
+}
+
+std::unique_ptr<ClientCommands> AddClientCommands(CLI::App& app) {
+  auto c = std::make_unique<ClientCommands>();
+  ClientFlags& f = c->flags;
+
+  c->submit =
+      app.add_subcommand("submit", "Submit a job to the daemon: dlsched submit [flags] -- CMD...");
+  AddCommon(*c->submit, f);
+  c->submit->add_option("--gpus", f.gpus, "GPUs (gang size).")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 4096));
+  c->submit->add_option("--gpu-type", f.gpu_type, "Required GPU type (V100, A100, ...).");
+  c->submit->add_option("--framework", f.framework,
+                        "custom, pytorch, tensorflow, mpi or horovod (sets their environment).");
+  c->submit->add_option("--deadline", f.deadline,
+                        "Deadline: relative (30m, 2h, 1d) or RFC 3339 or Unix seconds.");
+  c->submit->add_option("--name", f.name, "Job name.");
+  c->submit->add_option("--workdir", f.workdir, "Working directory (default: the current one).");
+  c->submit->add_option("--env", f.env, "NAME=VALUE for the job's environment (repeatable).");
+  c->submit->add_option("--priority", f.priority, "Priority (larger runs first under priority).");
+  c->submit->add_option("--qos", f.qos, "QoS class: strict, soft or best-effort.");
+  c->submit->add_option("--max-run-time", f.max_run_time_s, "Run-time limit in seconds.");
+  c->submit->add_option("--estimate", f.runtime_estimate_s,
+                        "Expected run time in seconds (for policies such as sjf).");
+  c->submit->add_option("command", f.command, "The command and its arguments (after --).")
+      ->required();
+
+  c->queue = app.add_subcommand("queue", "Show running and waiting jobs, in queue order.");
+  AddCommon(*c->queue, f);
+  c->queue->add_flag("--all", f.all, "Also show the 50 most recently finished jobs.");
+
+  c->show = app.add_subcommand("show", "Show one job: state, placement, times, why pending.");
+  AddCommon(*c->show, f);
+  c->show->add_option("id", f.id, "Job id.")->required()->check(CLI::NonNegativeNumber);
+
+  c->cancel = app.add_subcommand("cancel", "Cancel a job (a running one is stopped).");
+  AddCommon(*c->cancel, f);
+  c->cancel->add_option("id", f.id, "Job id.")->required()->check(CLI::NonNegativeNumber);
+
+  c->nodes = app.add_subcommand("nodes", "Show nodes, GPUs and which job holds each.");
+  AddCommon(*c->nodes, f);
+
+  c->logs = app.add_subcommand("logs", "Print a job's output.");
+  AddCommon(*c->logs, f);
+  c->logs->add_option("id", f.id, "Job id.")->required()->check(CLI::NonNegativeNumber);
+  c->logs->add_flag("-f,--follow", f.follow, "Keep printing until the job ends.");
+  c->logs->add_flag("--stderr", f.stderr_stream, "Print stderr instead of stdout.");
+  return c;
+}
+
+int RunClientCommand(const ClientCommands& c, std::ostream& out, std::ostream& err) {
+  const ClientFlags& f = c.flags;
+  Result<std::unique_ptr<RestClient>> client =
+      RestClient::Create(ServerUrl(f.server), ClientToken(f.token));
+  if (!client.ok()) {
+    err << "dlsched: " << client.status().message() << "\n";
+    return kExitUsage;
+  }
+  RestClient& rest = **client;
+  if (c.submit->parsed()) return Submit(rest, f, out, err);
+  if (c.queue->parsed()) return Queue(rest, f, out, err);
+  if (c.show->parsed()) return Show(rest, f, out, err);
+  if (c.cancel->parsed()) return Cancel(rest, f, out, err);
+  if (c.nodes->parsed()) return Nodes(rest, f, out, err);
+  if (c.logs->parsed()) return Logs(rest, f, out, err);
+  return kExitUsage;
+}
+
+}  // namespace dlsched::cli

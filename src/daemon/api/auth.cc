@@ -1,0 +1,100 @@
+#include "daemon/api/auth.h"
+
+#include <arpa/inet.h>
+
+#include <fstream>
+#include <sstream>
+#include <vector>
+
+namespace dlsched::daemon {
+namespace {
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r')) {
+    s.remove_prefix(1);
+  }
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) {
+    s.remove_suffix(1);
+  }
+  return s;
+}
+
+}  // namespace
+
+Result<TokenTable> TokenTable::Parse(std::string_view text, std::string_view origin) {
+  TokenTable table;
+  int line_no = 0;
+  while (!text.empty()) {
+    const size_t end = std::min(text.find('\n'), text.size());
+    const std::string_view line = Trim(text.substr(0, end));
+    text.remove_prefix(std::min(end + 1, text.size()));
+    ++line_no;
+    if (line.empty() || line.front() == '#') continue;
+    const std::string where = std::string(origin) + ":" + std::to_string(line_no) + ": ";
+    std::vector<std::string_view> fields;
+    std::string_view rest = line;
+    while (true) {
+      const size_t comma = rest.find(',');
+      fields.push_back(Trim(rest.substr(0, comma)));
+      if (comma == std::string_view::npos) break;
+      rest.remove_prefix(comma + 1);
+    }
+    if (fields.size() != 3) return InvalidArgument(where + "want token,user,role");
+    if (fields[0].empty()) return InvalidArgument(where + "empty token");
+    if (fields[1].empty()) return InvalidArgument(where + "empty user");
+    Principal principal{std::string(fields[1]), Role::kUser};
+    if (fields[2] == "admin") {
+      principal.role = Role::kAdmin;
+    } else if (fields[2] != "user") {
+      return InvalidArgument(where + "unknown role '" + std::string(fields[2]) +
+                             "' (want user or admin)");
+    }
+    if (!table.by_token_.emplace(std::string(fields[0]), std::move(principal)).second) {
+      return InvalidArgument(where + "duplicate token");
+    }
+  }
+  return table;
+}
+
+Result<TokenTable> TokenTable::Load(const std::string& path) {
+  std::ifstream file(path);
+  if (!file) return NotFound("cannot read tokens file " + path);
+  std::stringstream text;
+  text << file.rdbuf();
+  return Parse(text.str(), path);
+}
+
+std::optional<Principal> TokenTable::Find(std::string_view token) const {
+  auto it = by_token_.find(token);
+  if (it == by_token_.end()) return std::nullopt;
+  return it->second;
+}
+
+std::optional<std::string_view> BearerToken(std::string_view header) {
+  constexpr std::string_view kPrefix = "Bearer ";
+  if (header.size() <= kPrefix.size()) return std::nullopt;
+  for (size_t i = 0; i < kPrefix.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(header[i])) !=
+        std::tolower(static_cast<unsigned char>(kPrefix[i]))) {
+      return std::nullopt;
+    }
+  }
+  const std::string_view token = Trim(header.substr(kPrefix.size()));
+  if (token.empty()) return std::nullopt;
+  return token;
+}
+
+bool IsLoopbackHost(std::string_view host) {
+  if (host == "localhost") return true;
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+  }
+  const std::string h(host);
+  in_addr v4{};
+  if (inet_pton(AF_INET, h.c_str(), &v4) == 1) return (ntohl(v4.s_addr) >> 24) == 127;
+  in6_addr v6{};
+  if (inet_pton(AF_INET6, h.c_str(), &v6) == 1) return IN6_IS_ADDR_LOOPBACK(&v6);
+  return false;
+}
+
+}  // namespace dlsched::daemon

@@ -1,0 +1,51 @@
+#pragma once
+
+// Bearer-token authentication for the REST API. The tokens file (`serve --tokens FILE`) has one
+// `token,user,role` line per token; role is `user` or `admin`; blank lines and lines starting
+// with '#' are ignored. A user sees and cancels only their own jobs; an admin sees and cancels
+// all. Without a tokens file there is no authentication and every caller acts as an admin, so
+// the daemon then listens on loopback addresses only.
+
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "dlsched/common/status.h"
+
+namespace dlsched::daemon {
+
+enum class Role { kUser, kAdmin };
+
+struct Principal {
+  std::string user;  // empty when authentication is off
+  Role role = Role::kAdmin;
+
+  bool admin() const { return role == Role::kAdmin; }
+  // May this caller see or cancel a job of `owner`?
+  bool MayAccess(std::string_view owner) const { return admin() || owner == user; }
+};
+
+class TokenTable {
+ public:
+  // Parses the file format above. InvalidArgument names "<origin>:<line>" on a malformed line,
+  // an unknown role, an empty token or user, or a duplicate token.
+  static Result<TokenTable> Parse(std::string_view text, std::string_view origin);
+  // Reads and parses a file; NotFound if it cannot be read.
+  static Result<TokenTable> Load(const std::string& path);
+
+  // The principal a token stands for.
+  std::optional<Principal> Find(std::string_view token) const;
+  size_t size() const { return by_token_.size(); }
+
+ private:
+  std::map<std::string, Principal, std::less<>> by_token_;
+};
+
+// The token of an `Authorization: Bearer <token>` header value, or nullopt.
+std::optional<std::string_view> BearerToken(std::string_view header);
+
+// True for 127.0.0.0/8, ::1, localhost and [::1].
+bool IsLoopbackHost(std::string_view host);
+
+}  // namespace dlsched::daemon

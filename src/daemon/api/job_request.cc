@@ -1,0 +1,411 @@
+#include "daemon/api/job_request.h"
+
+#include <array>
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <ctime>
+#include <limits>
+#include <nlohmann/json.hpp>
+
+namespace dlsched::daemon {
+namespace {
+
+using nlohmann::json;
+
+constexpr std::array<std::string_view, 5> kFrameworkNames = {"custom", "pytorch", "tensorflow",
+                                                             "mpi", "horovod"};
+
+Status FieldError(std::string_view field, std::string message) {
+  return InvalidArgument(std::string(field) + ": " + message);
+}
+
+Result<std::string> GetString(const json& doc, std::string_view field) {
+  const json& v = doc.at(std::string(field));
+  if (!v.is_string()) return FieldError(field, "must be a string");
+  return v.get<std::string>();
+}
+
+Result<int64_t> GetInt(const json& doc, std::string_view field, int64_t min, int64_t max) {
+  const json& v = doc.at(std::string(field));
+  int64_t value = 0;
+  if (v.is_number_integer()) {
+    value = v.get<int64_t>();
+  } else if (v.is_number_unsigned()) {
+    const uint64_t u = v.get<uint64_t>();
+    value = u > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())
+                ? std::numeric_limits<int64_t>::max()
+                : static_cast<int64_t>(u);
+  } else if (v.is_number_float() && std::isfinite(v.get<double>()) &&
+             v.get<double>() == std::floor(v.get<double>()) && std::abs(v.get<double>()) < 9e15) {
+    value = static_cast<int64_t>(v.get<double>());
+  } else {
+    return FieldError(field, "must be an integer");
+  }
+  if (value < min) {
+    return FieldError(field,
+                      "must be at least " + std::to_string(min) + ", got " + std::to_string(value));
+  }
+  if (value > max) {
+    return FieldError(field,
+                      "must be at most " + std::to_string(max) + ", got " + std::to_string(value));
+  }
+  return value;
+}
+
+// A positive, finite number of seconds.
+Result<double> GetPositiveSeconds(const json& doc, std::string_view field) {
+  const json& v = doc.at(std::string(field));
+  if (!v.is_number()) return FieldError(field, "must be a number of seconds");
+  const double s = v.get<double>();
+  if (!std::isfinite(s) || s <= 0) return FieldError(field, "must be positive");
+  if (s > 1e9) return FieldError(field, "must be at most 1e9 seconds");
+  return s;
+}
+
+bool ValidEnvName(const std::string& name) {
+  if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0]))) return false;
+  for (char c : name) {
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_')) return false;
+  }
+  return true;
+}
+
+bool HasNul(const std::string& s) { return s.find('\0') != std::string::npos; }
+
+constexpr std::array<std::string_view, 19> kKnownFields = {
+    "name",      "user",     "queue", "model",          "batch_size",         "command",
+    "script",    "workdir",  "env",   "gpus",           "gpu_type",           "memory_mib",
+    "priority",  "deadline", "qos",   "max_run_time_s", "runtime_estimate_s", "framework",
+    "iterations"};
+
+int64_t DaysFromCivil(int64_t y, unsigned m, unsigned d) {
+  // Howard Hinnant's days_from_civil: days since 1970-01-01 of a proleptic Gregorian date.
+  y -= m <= 2;
+  const int64_t era = (y >= 0 ? y : y - 399) / 400;
+  const unsigned yoe = static_cast<unsigned>(y - era * 400);
+  const unsigned doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+  const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  return era * 146097 + static_cast<int64_t>(doe) - 719468;
+}
+
+// "'text'" built by appends (GCC 12 warns falsely on chains of operator+ here).
+std::string Quoted(std::string_view text) {
+  std::string out = "'";
+  out.append(text);
+  out += "'";
+  return out;
+}
+
+bool ParseDigits(std::string_view text, size_t pos, size_t n, int& out) {
+  if (pos + n > text.size()) return false;
+  out = 0;
+  for (size_t i = pos; i < pos + n; ++i) {
+    if (!std::isdigit(static_cast<unsigned char>(text[i]))) return false;
+    out = out * 10 + (text[i] - '0');
+  }
+  return true;
+}
+
+}  // namespace
+
+std::string_view FrameworkName(Framework framework) {
+  return kFrameworkNames[static_cast<size_t>(framework)];
+}
+
+Result<Framework> ParseFramework(std::string_view name) {
+  for (size_t i = 0; i < kFrameworkNames.size(); ++i) {
+    if (kFrameworkNames[i] == name) return static_cast<Framework>(i);
+  }
+  return FieldError("framework", "unknown framework '" + std::string(name) +
+                                     "' (want custom, pytorch, tensorflow, mpi or horovod)");
+}
+
+std::string FormatTime(Timestamp t) {
+  const int64_t us = t.time_since_epoch().count();
+  int64_t secs = us / 1000000;
+  int64_t frac = us % 1000000;
+  if (frac < 0) {
+    frac += 1000000;
+    --secs;
+  }
+  const std::time_t tt = static_cast<std::time_t>(secs);
+  std::tm tm{};
+  gmtime_r(&tt, &tm);
+  char buf[64];
+  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm);
+  std::string out = buf;
+  if (frac != 0) {
+    char f[16];
+    std::snprintf(f, sizeof(f), ".%06lld", static_cast<long long>(frac));
+    out += f;
+  }
+  return out + "Z";
+}
+
+Result<Timestamp> ParseTime(std::string_view text) {
+  // Plain number: seconds since the epoch.
+  double seconds = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), seconds);
+  if (ec == std::errc() && end == text.data() + text.size() && std::isfinite(seconds)) {
+    return AtSeconds(seconds);
+  }
+  int year, month, day, hour, minute, second;
+  if (text.size() < 20 || !ParseDigits(text, 0, 4, year) || text[4] != '-' ||
+      !ParseDigits(text, 5, 2, month) || text[7] != '-' || !ParseDigits(text, 8, 2, day) ||
+      (text[10] != 'T' && text[10] != 't' && text[10] != ' ') || !ParseDigits(text, 11, 2, hour) ||
+      text[13] != ':' || !ParseDigits(text, 14, 2, minute) || text[16] != ':' ||
+      !ParseDigits(text, 17, 2, second) || month < 1 || month > 12 || day < 1 || day > 31 ||
+      hour > 23 || minute > 59 || second > 60) {
+    return InvalidArgument(Quoted(text) +
+                           " is not an RFC 3339 time (2024-05-01T12:00:00Z) or Unix seconds");
+  }
+  size_t pos = 19;
+  int64_t micros = 0;
+  if (pos < text.size() && text[pos] == '.') {
+    ++pos;
+    int64_t scale = 100000;
+    while (pos < text.size() && std::isdigit(static_cast<unsigned char>(text[pos]))) {
+      micros += (text[pos] - '0') * scale;
+      scale /= 10;
+      ++pos;
+    }
+  }
+  int64_t offset_s = 0;
+  if (pos < text.size() && (text[pos] == 'Z' || text[pos] == 'z')) {
+    ++pos;
+  } else if (pos < text.size() && (text[pos] == '+' || text[pos] == '-')) {
+    int oh, om;
+    if (!ParseDigits(text, pos + 1, 2, oh) || pos + 3 >= text.size() || text[pos + 3] != ':' ||
+        !ParseDigits(text, pos + 4, 2, om)) {
+      return InvalidArgument(Quoted(text) + " has a malformed UTC offset");
+    }
+    offset_s = (oh * 3600 + om * 60) * (text[pos] == '+' ? 1 : -1);
+    pos += 6;
+  } else {
+    return InvalidArgument(Quoted(text) + " lacks a time zone (Z or +HH:MM)");
+  }
+  if (pos != text.size()) {
+    return InvalidArgument(Quoted(text) + " has trailing characters");
+  }
+  const int64_t days =
+      DaysFromCivil(year, static_cast<unsigned>(month), static_cast<unsigned>(day));
+  const int64_t secs = days * 86400 + hour * 3600 + minute * 60 + second - offset_s;
+  return Timestamp(Duration(secs * 1000000 + micros));
+}
+
+Result<JobRequest> ParseJobRequest(std::string_view body, std::string_view default_user,
+                                   const RequestLimits& limits) {
+  json doc;
+  try {
+    doc = json::parse(body.begin(), body.end());
+  } catch (const json::exception& e) {
+    return InvalidArgument(std::string("body: malformed JSON: ") + e.what());
+  }
+  return ParseJobRequestJson(doc, default_user, limits);
+}
+
+Result<JobRequest> ParseJobRequestJson(const json& doc, std::string_view default_user,
+                                       const RequestLimits& limits) {
+  if (!doc.is_object()) return InvalidArgument("body: must be a JSON object");
+  for (const auto& [key, value] : doc.items()) {
+    bool known = false;
+    for (std::string_view k : kKnownFields) known = known || k == key;
+    if (!known) return FieldError(key, "unknown field");
+  }
+  JobRequest r;
+  JobSpec& spec = r.spec;
+  spec.user = std::string(default_user);
+  if (doc.contains("name")) {
+    DS_ASSIGN_OR_RETURN(spec.name, GetString(doc, "name"));
+  }
+  if (doc.contains("user")) {
+    DS_ASSIGN_OR_RETURN(spec.user, GetString(doc, "user"));
+    if (spec.user.empty()) return FieldError("user", "must not be empty");
+  }
+  if (doc.contains("queue")) {
+    DS_ASSIGN_OR_RETURN(spec.queue, GetString(doc, "queue"));
+  }
+  if (doc.contains("model")) {
+    DS_ASSIGN_OR_RETURN(spec.model, GetString(doc, "model"));
+  }
+  if (doc.contains("batch_size")) {
+    DS_ASSIGN_OR_RETURN(int64_t b, GetInt(doc, "batch_size", 0, 1 << 30));
+    spec.batch_size = static_cast<int>(b);
+  }
+
+  // The command: an argv array, or a shell script run by /bin/sh -c. Exactly one.
+  size_t command_bytes = 0;
+  if (doc.contains("command") == doc.contains("script")) {
+    return FieldError("command", doc.contains("command")
+                                     ? "give either command or script, not both"
+                                     : "is required (an argv array, or give a script)");
+  }
+  if (doc.contains("command")) {
+    const json& argv = doc.at("command");
+    if (!argv.is_array()) return FieldError("command", "must be an array of strings");
+    if (argv.empty()) return FieldError("command", "must not be empty");
+    for (const json& arg : argv) {
+      if (!arg.is_string()) return FieldError("command", "must be an array of strings");
+      r.command.push_back(arg.get<std::string>());
+      if (HasNul(r.command.back())) return FieldError("command", "must not contain NUL bytes");
+      command_bytes += r.command.back().size() + 1;
+    }
+    if (r.command[0].empty()) return FieldError("command", "the program name is empty");
+  } else {
+    DS_ASSIGN_OR_RETURN(std::string script, GetString(doc, "script"));
+    if (script.find_first_not_of(" \t\r\n") == std::string::npos) {
+      return FieldError("script", "must not be empty");
+    }
+    if (HasNul(script)) return FieldError("script", "must not contain NUL bytes");
+    command_bytes += script.size();
+    r.command = {"/bin/sh", "-c", std::move(script)};
+  }
+
+  if (doc.contains("workdir")) {
+    DS_ASSIGN_OR_RETURN(r.workdir, GetString(doc, "workdir"));
+    if (!r.workdir.empty() && r.workdir[0] != '/') {
+      return FieldError("workdir", "must be an absolute path");
+    }
+    if (HasNul(r.workdir)) return FieldError("workdir", "must not contain NUL bytes");
+  }
+  if (doc.contains("env")) {
+    const json& env = doc.at("env");
+    if (!env.is_object()) return FieldError("env", "must be an object of strings");
+    for (const auto& [key, value] : env.items()) {
+      if (!ValidEnvName(key)) return FieldError("env", "invalid variable name '" + key + "'");
+      if (!value.is_string()) return FieldError("env", "value of " + key + " must be a string");
+      std::string v = value.get<std::string>();
+      if (HasNul(v)) return FieldError("env", "value of " + key + " contains a NUL byte");
+      command_bytes += key.size() + v.size() + 2;
+      r.env.emplace(key, std::move(v));
+    }
+  }
+  if (command_bytes > limits.max_command_bytes) {
+    return FieldError("command", "command and env together exceed " +
+                                     std::to_string(limits.max_command_bytes) + " bytes");
+  }
+
+  if (doc.contains("gpus")) {
+    DS_ASSIGN_OR_RETURN(int64_t gpus, GetInt(doc, "gpus", 1, kMaxGpusPerNode * 1024));
+    spec.num_gpus = static_cast<int>(gpus);
+  }
+  if (doc.contains("gpu_type")) {
+    DS_ASSIGN_OR_RETURN(spec.gpu_type, GetString(doc, "gpu_type"));
+  }
+  if (doc.contains("memory_mib")) {
+    DS_ASSIGN_OR_RETURN(spec.memory_mib, GetInt(doc, "memory_mib", 0, int64_t{1} << 40));
+  }
+  if (doc.contains("priority")) {
+    DS_ASSIGN_OR_RETURN(int64_t p, GetInt(doc, "priority", -1000000, 1000000));
+    spec.priority = static_cast<int>(p);
+  }
+  if (doc.contains("deadline")) {
+    const json& d = doc.at("deadline");
+    if (d.is_number()) {
+      if (!std::isfinite(d.get<double>()) || d.get<double>() < 0 || d.get<double>() > 1e11) {
+        return FieldError("deadline", "must be Unix seconds or an RFC 3339 time");
+      }
+      spec.deadline = AtSeconds(d.get<double>());
+    } else if (d.is_string()) {
+      Result<Timestamp> t = ParseTime(d.get<std::string>());
+      if (!t.ok()) return FieldError("deadline", t.status().message());
+      spec.deadline = *t;
+    } else {
+      return FieldError("deadline", "must be Unix seconds or an RFC 3339 time");
+    }
+  }
+  if (doc.contains("qos")) {
+    DS_ASSIGN_OR_RETURN(std::string qos, GetString(doc, "qos"));
+    Result<QosClass> q = ParseQosClass(qos);
+    if (!q.ok()) return FieldError("qos", q.status().message());
+    spec.qos = *q;
+  }
+  if (doc.contains("max_run_time_s")) {
+    DS_ASSIGN_OR_RETURN(double s, GetPositiveSeconds(doc, "max_run_time_s"));
+    r.max_run_time = Seconds(s);
+  }
+  if (doc.contains("runtime_estimate_s")) {
+    DS_ASSIGN_OR_RETURN(double s, GetPositiveSeconds(doc, "runtime_estimate_s"));
+    spec.runtime_estimate = Seconds(s);
+  }
+  if (doc.contains("framework")) {
+    DS_ASSIGN_OR_RETURN(std::string name, GetString(doc, "framework"));
+    DS_ASSIGN_OR_RETURN(r.framework, ParseFramework(name));
+  }
+  if (doc.contains("iterations")) {
+    const json& v = doc.at("iterations");
+    if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() <= 0) {
+      return FieldError("iterations", "must be a positive number");
+    }
+    r.total_iterations = v.get<double>();
+  }
+
+  // The scheduler's notion of work: the run-time estimate (or limit) at 1 iteration/s.
+  const Duration estimate =
+      spec.runtime_estimate.value_or(r.max_run_time.value_or(kDefaultRuntimeEstimate));
+  spec.iterations = std::max(ToSeconds(estimate), 1e-6);
+  spec.ref_iters_per_s = 1.0;
+  if (!spec.runtime_estimate && r.max_run_time) spec.runtime_estimate = r.max_run_time;
+  Status valid = ValidateJobSpec(spec);
+  if (!valid.ok()) return valid;
+  return r;
+}
+
+Status CheckFitsCluster(const JobRequest& request, const Cluster& cluster) {
+  const JobSpec& spec = request.spec;
+  if (!spec.gpu_type.empty()) {
+    const GpuTypeId type = cluster.FindGpuType(spec.gpu_type);
+    if (!type.valid() || cluster.gpus_of_type(type) == 0) {
+      std::string have;
+      for (int t = 0; t < cluster.num_gpu_types(); ++t) {
+        if (cluster.gpus_of_type(GpuTypeId(t)) == 0) continue;
+        have += (have.empty() ? "" : ", ") + cluster.gpu_type_name(GpuTypeId(t));
+      }
+      return FieldError("gpu_type", "unknown GPU type '" + spec.gpu_type + "' (this cluster has " +
+                                        (have.empty() ? "none" : have) + ")");
+    }
+    const int most = cluster.max_gpus_of_type_per_node(type);
+    if (spec.num_gpus > most) {
+      return FieldError("gpus", "asks for " + std::to_string(spec.num_gpus) + " " + spec.gpu_type +
+                                    " GPUs; the largest node has " + std::to_string(most));
+    }
+    return Status::Ok();
+  }
+  int most = 0;
+  for (int t = 0; t < cluster.num_gpu_types(); ++t) {
+    most = std::max(most, cluster.max_gpus_of_type_per_node(GpuTypeId(t)));
+  }
+  if (spec.num_gpus > most) {
+    return FieldError("gpus", "asks for " + std::to_string(spec.num_gpus) +
+                                  " GPUs; the largest node has " + std::to_string(most) +
+                                  " of one type");
+  }
+  return Status::Ok();
+}
+
+json JobRequestToJson(const JobRequest& r) {
+  const JobSpec& spec = r.spec;
+  json doc = json::object();
+  doc["name"] = spec.name;
+  doc["user"] = spec.user;
+  if (!spec.queue.empty()) doc["queue"] = spec.queue;
+  if (!spec.model.empty()) doc["model"] = spec.model;
+  if (spec.batch_size != 0) doc["batch_size"] = spec.batch_size;
+  doc["command"] = r.command;
+  if (!r.workdir.empty()) doc["workdir"] = r.workdir;
+  if (!r.env.empty()) doc["env"] = r.env;
+  doc["gpus"] = spec.num_gpus;
+  if (!spec.gpu_type.empty()) doc["gpu_type"] = spec.gpu_type;
+  if (spec.memory_mib != 0) doc["memory_mib"] = spec.memory_mib;
+  doc["priority"] = spec.priority;
+  if (spec.deadline) doc["deadline"] = FormatTime(*spec.deadline);
+  doc["qos"] = std::string(QosClassName(spec.qos));
+  if (r.max_run_time) doc["max_run_time_s"] = ToSeconds(*r.max_run_time);
+  if (spec.runtime_estimate) doc["runtime_estimate_s"] = ToSeconds(*spec.runtime_estimate);
+  doc["framework"] = std::string(FrameworkName(r.framework));
+  if (r.total_iterations > 0) doc["iterations"] = r.total_iterations;
+  return doc;
+}
+
+}  // namespace dlsched::daemon

@@ -1,0 +1,226 @@
+#include "daemon/api/render.h"
+
+#include <algorithm>
+#include <cctype>
+#include <sstream>
+
+namespace dlsched::daemon {
+namespace {
+
+using nlohmann::json;
+
+// Shortest round-trippable-enough text for a metric value ("0.00025", not 0.000250000...01).
+std::string Number(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.9g", v);
+  return buf;
+}
+
+}  // namespace
+
+json TimeJson(Timestamp t) { return t == kTimeNever ? json(nullptr) : json(FormatTime(t)); }
+
+json JobJson(const JobRecord& job, Timestamp now, const std::optional<Progress>& progress,
+             const std::string* pending_reason) {
+  const JobRequest& request = *job.request;
+  const JobSpec& spec = request.spec;
+  const bool running = job.state == JobState::kRunning;
+  const Duration segment = running ? std::max(Duration(0), now - job.segment_start) : Duration(0);
+  const Duration run_time = job.run_time + segment;
+  json j = {
+      {"id", job.id.value()},
+      {"name", spec.name},
+      {"user", spec.user},
+      {"state", std::string(JobStateName(job.state))},
+      {"gpus", spec.num_gpus},
+      {"gpu_type", spec.gpu_type},
+      {"framework", std::string(FrameworkName(request.framework))},
+      {"priority", spec.priority},
+      {"qos", std::string(QosClassName(spec.qos))},
+      {"submit_time", TimeJson(spec.submit_time)},
+      {"queued_since",
+       IsTerminal(job.state) || running ? json(nullptr) : TimeJson(job.queued_since)},
+      {"first_start", TimeJson(job.first_start)},
+      {"finish_time", TimeJson(job.finish_time)},
+      {"run_time_s", ToSeconds(run_time)},
+      {"attained_gpu_s", ToSeconds(job.attained_gpu_time + segment * spec.num_gpus)},
+      {"preemptions", job.preemptions},
+      {"placement", json(nullptr)},
+      {"pid", json(nullptr)},
+      {"stopping", json(nullptr)},
+      {"exit_code", job.exit_code ? json(*job.exit_code) : json(nullptr)},
+      {"reason", job.reason},
+      {"progress", json(nullptr)},
+      {"spec", JobRequestToJson(request)},
+  };
+  j["deadline"] = spec.deadline ? TimeJson(*spec.deadline) : json(nullptr);
+  if (running) {
+    j["segment_start"] = TimeJson(job.segment_start);
+    if (!job.placement_text.empty()) j["placement"] = job.placement_text;
+    if (job.pid > 0) j["pid"] = job.pid;
+    if (!job.stopping.empty()) j["stopping"] = job.stopping;
+  }
+  if (progress) {
+    const double total = progress->total > 0 ? progress->total : request.total_iterations;
+    json p = {{"iterations_done", progress->done},
+              {"iterations_total", total > 0 ? json(total) : json(nullptr)},
+              {"fraction", json(nullptr)},
+              {"eta", json(nullptr)}};
+    if (total > 0) {
+      const double fraction = std::clamp(progress->done / total, 0.0, 1.0);
+      p["fraction"] = fraction;
+      // Remaining wall time at the rate of the current segment's run so far.
+      if (running && fraction > 0 && fraction < 1 && run_time > Duration(0)) {
+        const double left_s = ToSeconds(run_time) * (1 - fraction) / fraction;
+        p["eta"] = TimeJson(now + Seconds(left_s));
+      }
+    }
+    j["progress"] = p;
+  }
+  if (pending_reason) j["pending_reason"] = *pending_reason;
+  return j;
+}
+
+json NodesJson(const Snapshot& s) {
+  const Cluster& cluster = *s.cluster;
+  json nodes = json::array();
+  for (int n = 0; n < cluster.num_nodes(); ++n) {
+    const NodeSpec& node = cluster.node(NodeId(n));
+    json gpus = json::array();
+    int allocated = 0;
+    for (size_t g = 0; g < node.gpus.size(); ++g) {
+      const JobId owner = s.gpu_owner[n][g];
+      allocated += owner.valid();
+      gpus.push_back({{"index", g},
+                      {"type", cluster.gpu_type_name(node.gpus[g].type)},
+                      {"memory_mib", node.gpus[g].memory_mib},
+                      {"job", owner.valid() ? json(owner.value()) : json(nullptr)}});
+    }
+    json labels = json::object();
+    for (const auto& [k, v] : node.labels) labels[k] = v;
+    nodes.push_back({{"name", node.name},
+                     {"rack", cluster.rack_name(node.rack)},
+                     {"labels", labels},
+                     {"gpus_total", node.gpus.size()},
+                     {"gpus_allocated", allocated},
+                     {"gpus", gpus}});
+  }
+  const int total = cluster.total_gpus();
+  return {{"nodes", nodes},
+          {"gpus_total", total},
+          {"gpus_allocated", s.gpus_allocated},
+          {"allocation", total > 0 ? static_cast<double>(s.gpus_allocated) / total : 0.0}};
+}
+
+json QueueJson(const std::vector<QueueEntry>& entries, Timestamp at, const Snapshot& s) {
+  json jobs = json::array();
+  for (const QueueEntry& e : entries) {
+    const JobSpec& spec = e.job->request->spec;
+    jobs.push_back({{"position", e.position},
+                    {"id", e.job->id.value()},
+                    {"name", spec.name},
+                    {"user", spec.user},
+                    {"state", std::string(JobStateName(e.job->state))},
+                    {"gpus", spec.num_gpus},
+                    {"gpu_type", spec.gpu_type},
+                    {"priority", spec.priority},
+                    {"queued_since", TimeJson(e.job->queued_since)},
+                    {"reason", e.reason}});
+  }
+  return {{"at", TimeJson(at)},
+          {"policy", s.profile},
+          {"length", s.count(JobState::kQueued) + s.count(JobState::kSuspended)},
+          {"pending", s.count(JobState::kPending)},
+          {"running", s.count(JobState::kRunning)},
+          {"jobs", jobs}};
+}
+
+std::string MetricsText(const Snapshot& s, Timestamp now, int64_t resident_bytes) {
+  std::ostringstream out;
+  auto metric = [&](const char* name, const char* type, const char* help) {
+    out << "# HELP " << name << " " << help << "\n# TYPE " << name << " " << type << "\n";
+  };
+  metric("dlsched_jobs", "gauge", "Jobs the daemon knows, by state.");
+  for (size_t i = 0; i < s.jobs_by_state.size(); ++i) {
+    out << "dlsched_jobs{state=\"" << JobStateName(static_cast<JobState>(i)) << "\"} "
+        << s.jobs_by_state[i] << "\n";
+  }
+  metric("dlsched_queue_length", "gauge", "Jobs waiting in the queue (queued or suspended).");
+  out << "dlsched_queue_length " << s.count(JobState::kQueued) + s.count(JobState::kSuspended)
+      << "\n";
+  metric("dlsched_running_jobs", "gauge", "Jobs running.");
+  out << "dlsched_running_jobs " << s.count(JobState::kRunning) << "\n";
+  metric("dlsched_gpus", "gauge", "GPUs the daemon schedules.");
+  out << "dlsched_gpus " << s.cluster->total_gpus() << "\n";
+  metric("dlsched_gpus_allocated", "gauge", "GPUs allocated to running jobs.");
+  out << "dlsched_gpus_allocated " << s.gpus_allocated << "\n";
+  metric("dlsched_submissions_total", "counter", "Jobs accepted since the daemon started.");
+  out << "dlsched_submissions_total " << s.metrics.submissions << "\n";
+  metric("dlsched_launches_total", "counter", "Job run segments started.");
+  out << "dlsched_launches_total " << s.metrics.launches << "\n";
+  metric("dlsched_preemptions_total", "counter", "Preemptions requested.");
+  out << "dlsched_preemptions_total " << s.metrics.preemptions << "\n";
+  metric("dlsched_executor_events_total", "counter", "Process outcomes handled.");
+  out << "dlsched_executor_events_total " << s.metrics.events << "\n";
+  metric("dlsched_store_commits_total", "counter", "SQLite transactions committed.");
+  out << "dlsched_store_commits_total " << s.metrics.store_commits << "\n";
+  metric("dlsched_inbox_length", "gauge", "Requests waiting for the scheduler thread.");
+  out << "dlsched_inbox_length " << s.inbox_length << "\n";
+  metric("dlsched_scheduling_cycle_seconds", "histogram", "Wall time of scheduling cycles.");
+  uint64_t cumulative = 0;
+  for (size_t b = 0; b < kCycleBuckets.size(); ++b) {
+    cumulative += s.metrics.cycle_buckets[b];
+    out << "dlsched_scheduling_cycle_seconds_bucket{le=\"" << Number(kCycleBuckets[b]) << "\"} "
+        << cumulative << "\n";
+  }
+  cumulative += s.metrics.cycle_buckets.back();
+  out << "dlsched_scheduling_cycle_seconds_bucket{le=\"+Inf\"} " << cumulative << "\n";
+  out << "dlsched_scheduling_cycle_seconds_sum " << Number(s.metrics.cycle_seconds_sum) << "\n";
+  out << "dlsched_scheduling_cycle_seconds_count " << s.metrics.cycles << "\n";
+  metric("dlsched_uptime_seconds", "gauge", "Seconds since the daemon started.");
+  out << "dlsched_uptime_seconds " << Number(ToSeconds(now - s.started_at)) << "\n";
+  if (resident_bytes > 0) {
+    metric("process_resident_memory_bytes", "gauge", "Resident memory of the daemon.");
+    out << "process_resident_memory_bytes " << resident_bytes << "\n";
+  }
+  return out.str();
+}
+
+int HttpStatus(StatusCode code) {
+  switch (code) {
+    case StatusCode::kOk:
+      return 200;
+    case StatusCode::kInvalidArgument:
+      return 400;
+    case StatusCode::kNotFound:
+      return 404;
+    case StatusCode::kAlreadyExists:
+    case StatusCode::kFailedPrecondition:
+      return 409;
+    case StatusCode::kResourceExhausted:
+      return 429;
+    case StatusCode::kUnavailable:
+      return 503;
+    default:
+      return 500;
+  }
+}
+
+json ErrorJson(const Status& status) {
+  json error = {{"code", std::string(StatusCodeName(status.code()))},
+                {"message", status.message()}};
+  if (status.code() == StatusCode::kInvalidArgument) {
+    const std::string& m = status.message();
+    const size_t colon = m.find(": ");
+    if (colon != std::string::npos && colon > 0 &&
+        std::all_of(m.begin(), m.begin() + static_cast<ptrdiff_t>(colon), [](char c) {
+          return std::islower(static_cast<unsigned char>(c)) || c == '_' ||
+                 std::isdigit(static_cast<unsigned char>(c));
+        })) {
+      error["field"] = m.substr(0, colon);
+    }
+  }
+  return {{"error", error}};
+}
+
+}  // namespace dlsched::daemon

@@ -1,0 +1,49 @@
+#pragma once
+
+// The REST API's JSON and text bodies, from snapshots (docs/api/openapi.yaml is their contract).
+// Pure functions: no I/O, no locking.
+
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+#include "daemon/core/snapshot.h"
+#include "daemon/exec/job_env.h"
+#include "dlsched/common/status.h"
+
+namespace dlsched::daemon {
+
+// A job. `now` computes the running segment's share of run time and the ETA; `progress` is
+// what the job reported (ReadProgress); `pending_reason` is set for waiting jobs when known.
+nlohmann::json JobJson(const JobRecord& job, Timestamp now,
+                       const std::optional<Progress>& progress = std::nullopt,
+                       const std::string* pending_reason = nullptr);
+
+// GPUs per node with the job holding each, and totals.
+nlohmann::json NodesJson(const Snapshot& snapshot);
+
+// Waiting jobs in order with their reasons; `visible` filters whose jobs are listed (positions
+// stay global).
+struct QueueEntry {
+  int position = 0;  // 1-based, in the whole queue
+  const JobRecord* job = nullptr;
+  std::string reason;
+};
+nlohmann::json QueueJson(const std::vector<QueueEntry>& entries, Timestamp at,
+                         const Snapshot& snapshot);
+
+// Prometheus text exposition format (version 0.0.4).
+std::string MetricsText(const Snapshot& snapshot, Timestamp now, int64_t resident_bytes);
+
+// {"error": {"code": "INVALID_ARGUMENT", "message": "...", "field": "gpus"}}; "field" is the
+// leading "<field>:" of an InvalidArgument message, when there is one.
+nlohmann::json ErrorJson(const Status& status);
+
+// The HTTP status for a Status code (DESIGN.md: 400, 404, 409, 429, 503, 500).
+int HttpStatus(StatusCode code);
+
+// "2024-05-01T12:00:00Z", or null for kTimeNever.
+nlohmann::json TimeJson(Timestamp t);
+
+}  // namespace dlsched::daemon

@@ -1,0 +1,110 @@
+#include "daemon/api/render.h"
+
+#include <gtest/gtest.h>
+
+#include "support/builders.h"
+
+namespace dlsched::daemon {
+namespace {
+
+using nlohmann::json;
+
+JobRecord Running() {
+  Result<JobRequest> request = ParseJobRequest(
+      R"({"command": ["train"], "gpus": 2, "name": "r", "iterations": 100})", "ann");
+  DS_CHECK(request.ok());
+  request->spec.submit_time = AtSeconds(1000);
+  JobRecord r;
+  r.id = JobId(4);
+  r.request = std::make_shared<const JobRequest>(*request);
+  r.state = JobState::kRunning;
+  r.placement_text = "n0:0,1";
+  r.segment_start = AtSeconds(1010);
+  r.first_start = AtSeconds(1010);
+  r.pid = 77;
+  return r;
+}
+
+TEST(RenderTest, RunningJobWithProgressAndEta) {
+  const JobRecord r = Running();
+  const json j = JobJson(r, AtSeconds(1030), Progress{25, 0});
+  EXPECT_EQ(j["id"], 4);
+  EXPECT_EQ(j["state"], "running");
+  EXPECT_EQ(j["user"], "ann");
+  EXPECT_EQ(j["placement"], "n0:0,1");
+  EXPECT_EQ(j["pid"], 77);
+  EXPECT_DOUBLE_EQ(j["run_time_s"].get<double>(), 20);
+  EXPECT_DOUBLE_EQ(j["attained_gpu_s"].get<double>(), 40);
+  EXPECT_EQ(j["submit_time"], "1970-01-01T00:16:40Z");
+  EXPECT_TRUE(j["finish_time"].is_null());
+  EXPECT_DOUBLE_EQ(j["progress"]["fraction"].get<double>(), 0.25);
+  // 20 s for a quarter: 60 s to go.
+  EXPECT_EQ(j["progress"]["eta"], FormatTime(AtSeconds(1090)));
+  EXPECT_EQ(j["spec"]["command"], json::array({"train"}));
+  EXPECT_FALSE(j.contains("pending_reason"));
+}
+
+TEST(RenderTest, WaitingJobCarriesItsReason) {
+  JobRecord r = Running();
+  r.state = JobState::kQueued;
+  r.queued_since = AtSeconds(1000);
+  const std::string why = "waiting for 2 GPUs (0 free)";
+  const json j = JobJson(r, AtSeconds(1030), std::nullopt, &why);
+  EXPECT_EQ(j["pending_reason"], why);
+  EXPECT_TRUE(j["placement"].is_null());
+  EXPECT_TRUE(j["pid"].is_null());
+  EXPECT_TRUE(j["progress"].is_null());
+  EXPECT_EQ(j["queued_since"], FormatTime(AtSeconds(1000)));
+}
+
+TEST(RenderTest, ErrorsNameTheFieldAndMapToHttp) {
+  const json e = ErrorJson(InvalidArgument("gpus: must be at least 1, got 0"));
+  EXPECT_EQ(e["error"]["code"], "INVALID_ARGUMENT");
+  EXPECT_EQ(e["error"]["field"], "gpus");
+  EXPECT_FALSE(ErrorJson(InvalidArgument("Not a field: x"))["error"].contains("field"));
+  EXPECT_FALSE(ErrorJson(NotFound("gpus: x"))["error"].contains("field"));
+  struct Case {
+    StatusCode code;
+    int http;
+  };
+  for (const Case& c : std::vector<Case>{{StatusCode::kInvalidArgument, 400},
+                                         {StatusCode::kNotFound, 404},
+                                         {StatusCode::kFailedPrecondition, 409},
+                                         {StatusCode::kResourceExhausted, 429},
+                                         {StatusCode::kUnavailable, 503},
+                                         {StatusCode::kIoError, 500}}) {
+    EXPECT_EQ(HttpStatus(c.code), c.http) << StatusCodeName(c.code);
+  }
+}
+
+TEST(RenderTest, NodesAndMetrics) {
+  const Cluster cluster = testing::MakeCluster("1x4xV100");
+  Snapshot s;
+  s.cluster = &cluster;
+  s.gpu_owner = {{JobId(4), JobId(4), JobId(), JobId()}};
+  s.gpus_allocated = 2;
+  s.jobs_by_state[static_cast<size_t>(JobState::kRunning)] = 1;
+  s.jobs_by_state[static_cast<size_t>(JobState::kQueued)] = 3;
+  s.metrics.RecordCycle(0.0003);
+  s.metrics.submissions = 4;
+  const json nodes = NodesJson(s);
+  EXPECT_EQ(nodes["gpus_total"], 4);
+  EXPECT_EQ(nodes["gpus_allocated"], 2);
+  EXPECT_EQ(nodes["nodes"][0]["gpus"][1]["job"], 4);
+  EXPECT_TRUE(nodes["nodes"][0]["gpus"][2]["job"].is_null());
+
+  const std::string text = MetricsText(s, AtSeconds(10), 1 << 20);
+  for (const char* line : {"dlsched_queue_length 3\n", "dlsched_running_jobs 1\n",
+                           "dlsched_gpus_allocated 2\n", "dlsched_submissions_total 4\n",
+                           "dlsched_scheduling_cycle_seconds_bucket{le=\"0.00025\"} 0\n",
+                           "dlsched_scheduling_cycle_seconds_bucket{le=\"0.0005\"} 1\n",
+                           "dlsched_scheduling_cycle_seconds_bucket{le=\"+Inf\"} 1\n",
+                           "dlsched_scheduling_cycle_seconds_count 1\n",
+                           "# TYPE dlsched_scheduling_cycle_seconds histogram\n",
+                           "process_resident_memory_bytes 1048576\n"}) {
+    EXPECT_NE(text.find(line), std::string::npos) << line;
+  }
+}
+
+}  // namespace
+}  // namespace dlsched::daemon

@@ -1,0 +1,681 @@
+#include "daemon/core/daemon.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "daemon/exec/job_env.h"
+#include "dlsched/common/overloaded.h"
+#include "dlsched/policy/registry.h"
+
+namespace dlsched::daemon {
+namespace {
+
+Status Unavailable(std::string message) {
+  return Status(StatusCode::kUnavailable, std::move(message));
+}
+
+// A TCP port on the loopback interface that nothing listens on right now (frameworks that
+// rendezvous over TCP need one). Another process may take it before the job does; a job
+// that fails that way fails like any other.
+int FreeLoopbackPort() {
+  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return 29500;
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  socklen_t len = sizeof(addr);
+  int port = 29500;
+  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
+      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
+    port = ntohs(addr.sin_port);
+  }
+  close(fd);
+  return port;
+}
+
+// SIGKILL to the process group recorded in <job_dir>/pid, if that process still runs.
+void KillRecordedProcess(const std::string& job_dir) {
+  std::ifstream file(job_dir + "/pid");
+  int pid = 0;
+  uint64_t start = 0;
+  if (!(file >> pid >> start) || pid <= 0) return;
+  const std::optional<uint64_t> now_start = ProcessStartTicks(pid);
+  if (now_start && *now_start == start) kill(-pid, SIGKILL);
+}
+
+std::string EventKind(const Event& event) {
+  return std::visit(Overloaded{
+                        [](const JobFinished&) { return std::string("finished"); },
+                        [](const JobSuspended&) { return std::string("suspended"); },
+                        [](const JobLaunchFailed&) { return std::string("launch_failed"); },
+                        [](const JobCancelRequested&) { return std::string("cancel"); },
+                    },
+                    event);
+}
+
+JobId EventJob(const Event& event) {
+  return std::visit([](const auto& e) { return e.job; }, event);
+}
+
+std::string EventDetail(const Event& event) {
+  return std::visit(Overloaded{
+                        [](const JobFinished& e) {
+                          return std::string(JobStateName(e.final_state)) + ": " + e.detail;
+                        },
+                        [](const JobSuspended& e) {
+                          return "iterations_done=" + std::to_string(e.iterations_done);
+                        },
+                        [](const JobLaunchFailed& e) { return e.reason; },
+                        [](const JobCancelRequested&) { return std::string(); },
+                    },
+                    event);
+}
+
+JobRow RowFor(const JobRecord& r, bool with_spec) {
+  JobRow row;
+  row.id = r.id.value();
+  row.user = r.user();
+  if (with_spec) row.spec_json = JobRequestToJson(*r.request).dump();
+  row.state = r.state;
+  row.submit_time = r.submit_time();
+  row.queued_since = r.queued_since;
+  row.segment_start = r.segment_start;
+  row.first_start = r.first_start;
+  row.finish_time = r.finish_time;
+  row.run_time = r.run_time;
+  row.attained_gpu_time = r.attained_gpu_time;
+  row.iterations_done = r.iterations_done;
+  row.preemptions = r.preemptions;
+  row.placement = r.placement_text;
+  row.reason = r.reason;
+  row.pid = r.pid;
+  row.pid_start = static_cast<int64_t>(r.pid_start);
+  row.exit_code = r.exit_code;
+  return row;
+}
+
+}  // namespace
+
+Timestamp SystemClock::Now() const {
+  return Timestamp(
+      std::chrono::duration_cast<Duration>(std::chrono::system_clock::now().time_since_epoch()));
+}
+
+Daemon::Daemon(Cluster cluster, DaemonOptions options, const Clock& clock)
+    : cluster_(std::move(cluster)),
+      options_(std::move(options)),
+      clock_(&clock),
+      inherited_env_(InheritedEnv()),
+      inbox_(options_.max_inbox) {}
+
+Result<std::unique_ptr<Daemon>> Daemon::Create(Cluster cluster, DaemonOptions options,
+                                               const Clock& clock) {
+  std::unique_ptr<Daemon> d(new Daemon(std::move(cluster), std::move(options), clock));
+  std::error_code ec;
+  std::filesystem::create_directories(d->options_.workdir + "/jobs", ec);
+  if (ec) {
+    return IoError("cannot create " + d->options_.workdir + "/jobs: " + ec.message());
+  }
+  DS_ASSIGN_OR_RETURN(d->store_, Store::Open(d->options_.db_path, d->options_.durability));
+  Result<std::unique_ptr<SchedulingPolicy>> policy =
+      BuildPipeline(d->options_.profile, InTreeRegistry());
+  if (!policy.ok()) return policy.status().WithPrefix("profile " + d->options_.profile.name);
+  ProcessExecutor::Options exec_options;
+  exec_options.grace = d->options_.grace;
+  Daemon* self = d.get();
+  d->executor_ = std::make_unique<ProcessExecutor>(
+      exec_options,
+      [self](const Job& job, const Placement& placement) { return self->Resolve(job, placement); },
+      [self](ExecutorReport report) { self->Post(ReportItem{std::move(report)}); });
+  d->scheduler_ = std::make_unique<Scheduler>(d->cluster_, std::move(policy).value(), *d->executor_,
+                                              d->estimator_, d->options_.seed);
+  d->started_at_ = clock.Now();
+  DS_RETURN_IF_ERROR(d->Restore());
+  d->Publish(d->started_at_);
+  // The first iteration runs a cycle at once: restored jobs may fit now.
+  d->wake_at_ = d->started_at_;
+  return d;
+}
+
+Daemon::~Daemon() { Stop(); }
+
+std::string Daemon::JobDir(JobId id) const {
+  return options_.workdir + "/jobs/" + std::to_string(id.value());
+}
+
+Status Daemon::Restore() {
+  DS_ASSIGN_OR_RETURN(std::vector<JobRow> rows, store_->LoadJobs());
+  scheduler_->ReserveJobs(rows.size() + 1024);
+  const Timestamp now = clock_->Now();
+  struct Adoption {
+    JobId job;
+    std::optional<Duration> time_left;
+  };
+  std::vector<Adoption> adoptions;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    JobRow& row = rows[i];
+    const std::string where = options_.db_path + ": job " + std::to_string(row.id);
+    if (row.id != static_cast<int64_t>(i)) {
+      return Internal(where + ": job ids are not dense (expected " + std::to_string(i) + ")");
+    }
+    nlohmann::json doc;
+    try {
+      doc = nlohmann::json::parse(row.spec_json);
+    } catch (const nlohmann::json::exception& e) {
+      return Internal(where + ": stored spec is not JSON: " + e.what());
+    }
+    Result<JobRequest> request = ParseJobRequestJson(doc, row.user);
+    if (!request.ok()) return request.status().WithPrefix(where);
+    request->spec.submit_time = row.submit_time;
+
+    Scheduler::RestoredJob r;
+    r.spec = request->spec;
+    r.state = row.state;
+    r.queued_since = row.queued_since;
+    r.segment_start = row.segment_start;
+    r.first_start = row.first_start;
+    r.finish_time = row.finish_time;
+    r.run_time = row.run_time;
+    r.attained_gpu_time = row.attained_gpu_time;
+    r.iterations_done = row.iterations_done;
+    r.preemptions = row.preemptions;
+    r.reason = row.reason;
+    bool adopt = false;
+    if (row.state == JobState::kRunning) {
+      Result<Placement> placement = ParsePlacementText(cluster_, row.placement);
+      if (placement.ok() && placement->num_gpus() == r.spec.num_gpus &&
+          scheduler_->state().IsFree(*placement)) {
+        r.placement = *placement;
+        adopt = true;
+      } else {
+        // The cluster changed under the job (a different --gpus): it cannot keep GPUs that do
+        // not exist, so it is stopped and waits again.
+        KillRecordedProcess(JobDir(JobId(static_cast<uint32_t>(row.id))));
+        r.state = row.iterations_done > 0 ? JobState::kSuspended : JobState::kQueued;
+        r.queued_since = now;
+        r.reason = "requeued at restart: its GPUs " + row.placement + " are not in this cluster";
+      }
+    }
+    const JobState state = r.state;
+    Result<JobId> id = scheduler_->Restore(std::move(r));
+    if (!id.ok()) return id.status().WithPrefix(where);
+    DS_CHECK(id->value() == row.id) << "restore assigned id " << *id << " to row " << row.id;
+    Extra extra;
+    extra.request = std::make_shared<const JobRequest>(std::move(request).value());
+    extra.exit_code = row.exit_code;
+    if (adopt) {
+      extra.pid = static_cast<int>(row.pid);
+      extra.pid_start = static_cast<uint64_t>(row.pid_start);
+    }
+    extra_.push_back(std::move(extra));
+    is_dirty_.push_back(false);
+    if (!IsTerminal(state)) unsettled_.insert(*id);
+    if (state == JobState::kPending) pending_ids_.push_back(*id);
+    if (adopt) {
+      std::optional<Duration> left;
+      if (extra_.back().request->max_run_time) {
+        left = *extra_.back().request->max_run_time - row.run_time - (now - row.segment_start);
+      }
+      adoptions.push_back({*id, left});
+    }
+    const std::shared_ptr<const JobRecord> record = BuildRecord(*id);
+    ++by_state_[static_cast<size_t>(record->state)];
+    index_.Set(record);
+  }
+  index_.Seal();
+  DS_RETURN_IF_ERROR(store_->Begin());
+  Status logged = store_->AppendEvent(
+      now, -1, "restart",
+      std::to_string(rows.size()) + " jobs, " + std::to_string(adoptions.size()) + " running");
+  if (!logged.ok()) {
+    store_->Rollback();
+    return logged;
+  }
+  DS_RETURN_IF_ERROR(store_->Commit());
+  for (const Adoption& a : adoptions) {
+    executor_->Adopt(a.job, JobDir(a.job), a.time_left);
+    index_.Set(BuildRecord(a.job));  // now with its process
+  }
+  index_.Seal();
+  return Status::Ok();
+}
+
+Status Daemon::Start() {
+  DS_RETURN_IF_ERROR(executor_->Start());
+  thread_ = std::thread([this] { Loop(); });
+  return Status::Ok();
+}
+
+void Daemon::Stop() {
+  inbox_.Close();
+  if (thread_.joinable()) thread_.join();
+  if (executor_) executor_->Stop();
+}
+
+void Daemon::KillAllJobs() {
+  if (executor_) executor_->KillAll();
+}
+
+std::optional<Status> Daemon::failure() const {
+  std::lock_guard lock(failure_mu_);
+  return failure_;
+}
+
+std::shared_ptr<const Snapshot> Daemon::snapshot() const {
+  std::lock_guard lock(snapshot_mu_);
+  return snapshot_;
+}
+
+void Daemon::Post(Item item) {
+  const bool must_deliver = std::holds_alternative<ReportItem>(item);
+  if (inbox_.Post(item, must_deliver)) return;
+  const bool closed = inbox_.closed();
+  const Status why = closed ? Unavailable("the daemon is stopping")
+                            : Status(StatusCode::kResourceExhausted,
+                                     "too many requests waiting for the scheduler; retry later");
+  std::visit(Overloaded{
+                 [&](SubmitItem& i) { i.reply.set_value(why); },
+                 [&](CancelItem& i) { i.reply.set_value(why); },
+                 [&](QueueItem& i) { i.reply.set_value(why); },
+                 // Lost only while stopping: the exit file lets the next daemon learn it.
+                 [&](ReportItem&) {},
+             },
+             item);
+}
+
+std::future<SubmitResult> Daemon::Submit(JobRequest request) {
+  std::promise<SubmitResult> reply;
+  std::future<SubmitResult> result = reply.get_future();
+  Post(SubmitItem{std::move(request), std::move(reply)});
+  return result;
+}
+
+std::future<Status> Daemon::Cancel(JobId id) {
+  std::promise<Status> reply;
+  std::future<Status> result = reply.get_future();
+  Post(CancelItem{id, std::move(reply)});
+  return result;
+}
+
+std::future<Result<QueueView>> Daemon::Queue() {
+  std::promise<Result<QueueView>> reply;
+  std::future<Result<QueueView>> result = reply.get_future();
+  Post(QueueItem{std::move(reply)});
+  return result;
+}
+
+void Daemon::Loop() {
+  std::vector<Item> items;
+  while (true) {
+    items.clear();
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::hours(1);
+    if (wake_at_ != kTimeNever) {
+      // At least a millisecond: a policy asking for a wake-up that is already due must not
+      // make this loop spin.
+      const Duration wait =
+          std::clamp(wake_at_ - clock_->Now(), Duration(1000), Duration(std::chrono::hours(1)));
+      deadline = std::chrono::steady_clock::now() + wait;
+    }
+    if (!inbox_.WaitAndDrain(items, deadline)) break;
+    if (!Iterate(items)) break;
+  }
+  // After a fail-stop: refuse whatever is still waiting.
+  inbox_.Close();
+  items.clear();
+  while (inbox_.WaitAndDrain(items, std::chrono::steady_clock::now())) {
+    FailStop(failure().value_or(Unavailable("the daemon is stopping")), items);
+    items.clear();
+  }
+}
+
+void Daemon::MarkDirty(JobId id) {
+  if (is_dirty_[id.index()]) return;
+  is_dirty_[id.index()] = true;
+  dirty_.push_back(id);
+}
+
+Result<LaunchSpec> Daemon::Resolve(const Job& job, const Placement& placement) {
+  Extra& extra = extra_[job.id.index()];
+  extra.exit_code.reset();  // a new run segment
+  const Framework framework = extra.request->framework;
+  const int port = framework == Framework::kPyTorch || framework == Framework::kTensorFlow
+                       ? FreeLoopbackPort()
+                       : 0;
+  return BuildLaunchSpec(*extra.request, job, placement, cluster_, JobDir(job.id), inherited_env_,
+                         port);
+}
+
+std::shared_ptr<const JobRecord> Daemon::BuildRecord(JobId id) const {
+  const Job& job = scheduler_->jobs().at(id);
+  const Extra& extra = extra_[id.index()];
+  auto r = std::make_shared<JobRecord>();
+  r->id = id;
+  r->request = extra.request;
+  r->state = job.state;
+  r->placement = job.placement;
+  r->placement_text = PlacementText(cluster_, job.placement);
+  r->queued_since = job.queued_since;
+  r->segment_start = job.segment_start;
+  r->first_start = job.first_start;
+  r->finish_time = job.finish_time;
+  r->run_time = job.run_time;
+  r->attained_gpu_time = job.attained_gpu_time;
+  r->iterations_done = job.iterations_done;
+  r->preemptions = job.preemptions;
+  r->reason = job.reason;
+  r->exit_code = extra.exit_code;
+  if (job.state == JobState::kRunning) {
+    r->stopping = extra.stopping;
+    r->pid = extra.pid;
+    r->pid_start = extra.pid_start;
+    if (const auto info = executor_->Info(id)) {
+      r->pid = info->pid;
+      r->pid_start = info->start_ticks;
+      if (r->stopping.empty()) r->stopping = info->stopping;  // "timeout" is the executor's own
+    }
+  }
+  return r;
+}
+
+Status Daemon::Apply(Item& item, Timestamp now) {
+  return std::visit(
+      Overloaded{
+          [&](SubmitItem& i) -> Status {
+            const JobId id(static_cast<uint32_t>(scheduler_->jobs().size()));
+            i.request.spec.submit_time = now;
+            Result<JobId> got = scheduler_->Submit(i.request.spec, now);
+            // The HTTP layer validated the request; a refusal here is a bug, not user input.
+            DS_CHECK(got.ok() && *got == id) << got.status().ToString();
+            Extra extra;
+            extra.request = std::make_shared<const JobRequest>(std::move(i.request));
+            extra_.push_back(std::move(extra));
+            is_dirty_.push_back(false);
+            pending_ids_.push_back(id);
+            MarkDirty(id);
+            ++metrics_.submissions;
+            submit_replies_.emplace_back(id, std::move(i.reply));
+            return store_->AppendEvent(now, id.value(), "submit", "");
+          },
+          [&](CancelItem& i) -> Status {
+            Status status = scheduler_->jobs().contains(i.job)
+                                ? scheduler_->Handle(JobCancelRequested{i.job}, now)
+                                : NotFound("no job " + std::to_string(i.job.value()));
+            if (status.ok()) MarkDirty(i.job);
+            cancel_replies_.emplace_back(status, std::move(i.reply));
+            if (!status.ok()) return Status::Ok();
+            return store_->AppendEvent(now, i.job.value(), "cancel", "");
+          },
+          [&](QueueItem& i) -> Status {
+            queue_replies_.push_back(std::move(i.reply));
+            return Status::Ok();
+          },
+          [&](ReportItem& i) -> Status {
+            Event& event = i.report.event;
+            const JobId id = EventJob(event);
+            if (!scheduler_->jobs().contains(id)) return Status::Ok();
+            ++metrics_.events;
+            if (auto* suspended = std::get_if<JobSuspended>(&event)) {
+              // Saved progress, in the scheduler's units (seconds of estimated work).
+              const Extra& extra = extra_[id.index()];
+              if (const std::optional<Progress> p = ReadProgress(JobDir(id))) {
+                const double total = p->total > 0 ? p->total : extra.request->total_iterations;
+                if (total > 0) {
+                  suspended->iterations_done =
+                      std::clamp(p->done / total, 0.0, 1.0) * extra.request->spec.iterations;
+                }
+              }
+            }
+            Extra& extra = extra_[id.index()];
+            if (const auto* failed = std::get_if<JobLaunchFailed>(&event)) {
+              if (++extra.launch_failures >= kMaxLaunchFailures) {
+                event = JobFinished{id, JobState::kFailed,
+                                    "could not be started " + std::to_string(kMaxLaunchFailures) +
+                                        " times; last: " + failed->reason};
+              }
+            } else {
+              extra.launch_failures = 0;
+            }
+            const Status handled = scheduler_->Handle(event, now);
+            if (!handled.ok()) {
+              // Stale (the job already ended another way): logged, otherwise ignored.
+              std::cerr << "dlsched: ignoring executor report: " << handled.ToString() << "\n";
+              return Status::Ok();
+            }
+            if (i.report.exit_code) extra.exit_code = i.report.exit_code;
+            extra.stopping.clear();
+            extra.pid = 0;
+            extra.pid_start = 0;
+            MarkDirty(id);
+            return store_->AppendEvent(now, id.value(), EventKind(event), EventDetail(event));
+          },
+      },
+      item);
+}
+
+Status Daemon::FlushDirty(Timestamp now) {
+  for (JobId id : dirty_) {
+    is_dirty_[id.index()] = false;
+    std::shared_ptr<const JobRecord> record = BuildRecord(id);
+    const JobRecord* old = index_.Find(id);
+    if (old == nullptr) {
+      DS_RETURN_IF_ERROR(store_->InsertJob(RowFor(*record, /*with_spec=*/true)));
+    } else {
+      DS_RETURN_IF_ERROR(store_->UpdateJob(RowFor(*record, /*with_spec=*/false)));
+      --by_state_[static_cast<size_t>(old->state)];
+      if (old->state != JobState::kRejected && record->state == JobState::kRejected) {
+        DS_RETURN_IF_ERROR(store_->AppendEvent(now, id.value(), "reject", record->reason));
+      }
+    }
+    ++by_state_[static_cast<size_t>(record->state)];
+    if (IsTerminal(record->state)) {
+      unsettled_.erase(id);
+    } else {
+      unsettled_.insert(id);
+    }
+    index_.Set(std::move(record));
+  }
+  dirty_.clear();
+  return Status::Ok();
+}
+
+void Daemon::Publish(Timestamp now) {
+  index_.Seal();
+  auto s = std::make_shared<Snapshot>();
+  s->version = ++version_;
+  s->published_at = now;
+  s->started_at = started_at_;
+  s->cluster = &cluster_;
+  s->profile = options_.profile.name;
+  s->jobs = index_;
+  s->gpu_owner.resize(cluster_.num_nodes());
+  for (int n = 0; n < cluster_.num_nodes(); ++n) {
+    s->gpu_owner[n].assign(cluster_.node(NodeId(n)).gpus.size(), JobId());
+  }
+  for (JobId id : scheduler_->running()) {
+    for (const NodeGpus& part : scheduler_->jobs().at(id).placement.parts) {
+      for (size_t g = 0; g < s->gpu_owner[part.node.index()].size(); ++g) {
+        if ((part.gpus >> g) & 1) s->gpu_owner[part.node.index()][g] = id;
+      }
+    }
+  }
+  s->jobs_by_state = by_state_;
+  s->gpus_allocated = scheduler_->state().allocated_total();
+  s->inbox_length = inbox_.size();
+  s->metrics = metrics_;
+  std::lock_guard lock(snapshot_mu_);
+  snapshot_ = std::move(s);
+}
+
+Result<QueueView> Daemon::ComputeQueue(Timestamp now) {
+  // Reasons depend on time too (a protected victim's minimum run time runs out), so a cached
+  // view is reused for one second at most.
+  if (queue_cache_ && now - queue_cache_->at < std::chrono::seconds(1)) return *queue_cache_;
+  QueueView view;
+  view.at = now;
+  for (JobId id : scheduler_->queue().by_order()) view.order.push_back(id);
+  for (PendingReason& p : scheduler_->ExplainPending(now)) {
+    view.reasons[p.job] = std::move(p.reason);
+  }
+  queue_cache_ = view;
+  return view;
+}
+
+void Daemon::FailStop(Status why, std::vector<Item>& items) {
+  {
+    std::lock_guard lock(failure_mu_);
+    if (!failure_) {
+      failure_ = why;
+      std::cerr << "dlsched: stopping: " << why.ToString() << "\n";
+    }
+  }
+  inbox_.Close();
+  const Status refusal = Unavailable("the daemon stopped: " + why.message());
+  for (auto& [id, reply] : submit_replies_) reply.set_value(refusal);
+  for (auto& [status, reply] : cancel_replies_) reply.set_value(refusal);
+  for (auto& reply : queue_replies_) reply.set_value(refusal);
+  submit_replies_.clear();
+  cancel_replies_.clear();
+  queue_replies_.clear();
+  for (Item& item : items) {
+    std::visit(Overloaded{
+                   [&](SubmitItem& i) { i.reply.set_value(refusal); },
+                   [&](CancelItem& i) { i.reply.set_value(refusal); },
+                   [&](QueueItem& i) { i.reply.set_value(refusal); },
+                   [&](ReportItem&) {},
+               },
+               item);
+  }
+  items.clear();
+}
+
+bool Daemon::Iterate(std::vector<Item>& items) {
+  const Timestamp now = clock_->Now();
+  bool act = now >= wake_at_;
+  for (const Item& item : items) act = act || !std::holds_alternative<QueueItem>(item);
+
+  if (act) {
+    Status status = store_->Begin();
+    size_t applied = 0;
+    for (; status.ok() && applied < items.size(); ++applied) {
+      status = Apply(items[applied], now);
+    }
+    if (!status.ok()) {
+      store_->Rollback();
+      // Items up to `applied` moved their promises into the reply lists.
+      std::vector<Item> rest;
+      for (size_t i = applied; i < items.size(); ++i) rest.push_back(std::move(items[i]));
+      FailStop(status, rest);
+      return false;
+    }
+    items.clear();
+
+    const auto t0 = std::chrono::steady_clock::now();
+    const CycleResult cycle = scheduler_->RunCycle(now);
+    metrics_.RecordCycle(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    metrics_.launches += cycle.launched;
+    metrics_.preemptions += cycle.preempted;
+    wake_at_ = cycle.wake_at;
+    queue_cache_.reset();
+    // Admission settled every pending job; the policy may also have rejected waiting ones,
+    // which only a look at the unsettled jobs finds.
+    int rejected_seen = 0;
+    for (JobId id : pending_ids_) {
+      MarkDirty(id);
+      rejected_seen += scheduler_->jobs().at(id).state == JobState::kRejected;
+    }
+    pending_ids_.clear();
+    if (cycle.rejected > rejected_seen) {
+      for (JobId id : unsettled_) {
+        const JobRecord* old = index_.Find(id);
+        if (old && old->state != scheduler_->jobs().at(id).state) MarkDirty(id);
+      }
+    }
+    for (const ProcessExecutor::QueuedAction& a : executor_->Queued()) {
+      MarkDirty(a.job);
+      if (a.kind != "launch") extra_[a.job.index()].stopping = std::string(a.kind);
+      const std::string detail =
+          a.kind == "launch" ? PlacementText(cluster_, scheduler_->jobs().at(a.job).placement)
+                             : std::string();
+      status = store_->AppendEvent(now, a.job.value(), a.kind, detail);
+      if (!status.ok()) break;
+    }
+    if (status.ok() && cycle.changed()) {
+      status = store_->AppendEvent(now, -1, "cycle",
+                                   "launched=" + std::to_string(cycle.launched) +
+                                       " preempted=" + std::to_string(cycle.preempted) +
+                                       " rejected=" + std::to_string(cycle.rejected));
+    }
+    if (status.ok()) status = FlushDirty(now);
+    if (status.ok()) status = store_->Commit();
+    if (!status.ok()) {
+      store_->Rollback();
+      FailStop(status, items);
+      return false;
+    }
+    ++metrics_.store_commits;
+  }
+
+  // The decisions are durable: carry them out, then record the processes they started (pids,
+  // stop intents). Those rows are committed after the replies: nothing acknowledged depends on
+  // them, and a restart finds the processes through their pid files anyway.
+  const std::vector<ProcessExecutor::QueuedAction> actions = executor_->Queued();
+  bool record_processes = false;
+  if (!actions.empty()) {
+    executor_->Flush();
+    for (const ProcessExecutor::QueuedAction& a : actions) {
+      MarkDirty(a.job);
+      const std::optional<ProcessExecutor::ProcessInfo> info = executor_->Info(a.job);
+      if (a.kind == "launch" && info) {
+        extra_[a.job.index()].pid = info->pid;
+        extra_[a.job.index()].pid_start = info->start_ticks;
+      }
+    }
+    Status status = store_->Begin();
+    if (status.ok()) status = FlushDirty(now);
+    if (!status.ok()) {
+      store_->Rollback();
+      FailStop(status, items);
+      return false;
+    }
+    record_processes = true;
+  }
+  Publish(now);
+
+  for (auto& [id, reply] : submit_replies_) reply.set_value(index_.Share(id));
+  for (auto& [status, reply] : cancel_replies_) reply.set_value(status);
+  if (!items.empty()) {
+    // Left only when no transaction ran, and then they are all queue queries.
+    for (Item& item : items) {
+      if (auto* q = std::get_if<QueueItem>(&item)) queue_replies_.push_back(std::move(q->reply));
+    }
+    items.clear();
+  }
+  if (!queue_replies_.empty()) {
+    const Result<QueueView> view = ComputeQueue(now);
+    for (auto& reply : queue_replies_) reply.set_value(view);
+  }
+  submit_replies_.clear();
+  cancel_replies_.clear();
+  queue_replies_.clear();
+  if (record_processes) {
+    if (Status status = store_->Commit(); !status.ok()) {
+      FailStop(status, items);
+      return false;
+    }
+    ++metrics_.store_commits;
+  }
+  return true;
+}
+
+}  // namespace dlsched::daemon

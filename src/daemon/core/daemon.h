@@ -1,0 +1,198 @@
+#pragma once
+
+// The live scheduler: one scheduler thread owns the Scheduler (the same policies as the
+// simulator), the Store and the ProcessExecutor's decisions; every other thread talks to it
+// through the inbox or reads the published Snapshot.
+//
+// One iteration of the scheduler thread:
+//   1. drain the inbox (submissions, cancellations, executor reports, queue queries);
+//   2. in ONE store transaction: insert each submission's row, log every input event, apply
+//      it (Scheduler::Submit / Handle), run a scheduling cycle (RunCycle at the SystemClock's
+//      now), and write the rows of every job that changed;
+//   3. commit, and only then: carry out the cycle's launches and stops (ProcessExecutor::Flush),
+//      publish a new Snapshot, and answer the waiting callers (a submitter's 201 therefore
+//      follows the commit of its row: submissions are durable before they are acknowledged);
+//   4. wait for the next inbox item or the policy's wake-up time.
+// A store failure is fail-stop: the batch's callers get Unavailable, nothing of the batch is
+// acknowledged, and the daemon stops (failure() says why).
+//
+// Restart: Create re-reads the store and restores every job into a fresh Scheduler with its id
+// (Scheduler::Restore). Jobs that were running are re-adopted through their pid files when the
+// process still runs (same pid and start time); a process that ended while the daemon was down
+// is reported as it ended (its exit file); one that vanished without an exit status is reported
+// lost and requeued (JobLaunchFailed), resuming from its checkpoint.
+//
+// A job whose launch fails kMaxLaunchFailures times in a row (its working directory cannot be
+// created, the process cannot be spawned, it vanished every time) fails instead of being
+// requeued once more, so a lasting fault cannot make the daemon retry it forever.
+
+#include <future>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <thread>
+#include <variant>
+#include <vector>
+
+#include "daemon/api/job_request.h"
+#include "daemon/core/inbox.h"
+#include "daemon/core/snapshot.h"
+#include "daemon/exec/process_executor.h"
+#include "daemon/store/store.h"
+#include "dlsched/perf/throughput_model.h"
+#include "dlsched/policy/pipeline.h"
+#include "dlsched/runtime/executor.h"
+#include "dlsched/runtime/scheduler.h"
+
+namespace dlsched::daemon {
+
+// Wall-clock time as scheduler Timestamps: microseconds since the Unix epoch.
+class SystemClock final : public Clock {
+ public:
+  Timestamp Now() const override;
+};
+
+struct DaemonOptions {
+  std::string db_path;
+  std::string workdir;  // job directories live in <workdir>/jobs/<id>
+  PipelineConfig profile;
+  Duration grace = std::chrono::seconds(10);  // SIGTERM -> SIGKILL for preemption and cancel
+  uint64_t seed = 1;
+  size_t max_inbox = 100000;  // further posts are refused (HTTP 429)
+  Durability durability = Durability::kFull;
+};
+
+// Why-pending and order of the waiting jobs, computed by the scheduler thread on request.
+struct QueueView {
+  Timestamp at;
+  std::vector<JobId> order;  // waiting jobs (queued, suspended), first to run first
+  std::map<JobId, std::string> reasons;
+};
+
+using SubmitResult = Result<std::shared_ptr<const JobRecord>>;
+
+inline constexpr int kMaxLaunchFailures = 3;
+
+class Daemon {
+ public:
+  // Opens the store, restores its jobs and re-adopts their processes. Starts no thread.
+  // `clock` must outlive the daemon.
+  static Result<std::unique_ptr<Daemon>> Create(Cluster cluster, DaemonOptions options,
+                                                const Clock& clock);
+  // Stop(), then closes the store. Job processes keep running.
+  ~Daemon();
+  Daemon(const Daemon&) = delete;
+  Daemon& operator=(const Daemon&) = delete;
+
+  // Starts the scheduler thread and the process monitor.
+  Status Start();
+  // Finishes the current iteration and stops both threads; callers still waiting get
+  // Unavailable. Idempotent. Job processes keep running (a restart re-adopts them).
+  void Stop();
+  // SIGKILL to every job process (for `serve --kill-jobs-on-exit`); call after Stop.
+  void KillAllJobs();
+  // The error that stopped the daemon, if one did.
+  std::optional<Status> failure() const;
+
+  // --- thread-safe, for HTTP threads ---
+  const Cluster& cluster() const { return cluster_; }
+  const std::string& workdir() const { return options_.workdir; }
+  std::string JobDir(JobId id) const;
+  // The latest published snapshot (never null after Create).
+  std::shared_ptr<const Snapshot> snapshot() const;
+  // Submits a request (already checked with ParseJobRequest and CheckFitsCluster). Ready once
+  // the job's row has committed (with its record), or with Unavailable (stopping, store
+  // failure) or ResourceExhausted (inbox full).
+  std::future<SubmitResult> Submit(JobRequest request);
+  // Cancels a job: NotFound, FailedPrecondition (already ended), or OK once the cancellation is
+  // durable (a running job is then being stopped; it ends as killed).
+  std::future<Status> Cancel(JobId id);
+  // The queue in order, with why each waiting job does not start.
+  std::future<Result<QueueView>> Queue();
+
+ private:
+  struct SubmitItem {
+    JobRequest request;
+    std::promise<SubmitResult> reply;
+  };
+  struct CancelItem {
+    JobId job;
+    std::promise<Status> reply;
+  };
+  struct QueueItem {
+    std::promise<Result<QueueView>> reply;
+  };
+  struct ReportItem {
+    ExecutorReport report;
+  };
+  using Item = std::variant<SubmitItem, CancelItem, QueueItem, ReportItem>;
+
+  // Per job, what the daemon knows beyond the Scheduler's Job.
+  struct Extra {
+    std::shared_ptr<const JobRequest> request;
+    std::optional<int> exit_code;
+    int launch_failures = 0;  // in a row; reset when a run ends normally
+    // "preempt" or "kill" once the scheduler asked for it, until the run's outcome arrives.
+    std::string stopping;
+    // The running segment's process (also once the executor has seen it end, until its outcome
+    // is handled).
+    int pid = 0;
+    uint64_t pid_start = 0;
+  };
+
+  Daemon(Cluster cluster, DaemonOptions options, const Clock& clock);
+  Status Restore();
+  void Loop();
+  // One iteration over `items`. Returns false after a fail-stop.
+  bool Iterate(std::vector<Item>& items);
+  // Applies one input inside the open transaction; collects replies to send after commit.
+  Status Apply(Item& item, Timestamp now);
+  Result<LaunchSpec> Resolve(const Job& job, const Placement& placement);
+  void MarkDirty(JobId id);
+  std::shared_ptr<const JobRecord> BuildRecord(JobId id) const;
+  // Writes the rows of the dirty jobs and refreshes their records in the index.
+  Status FlushDirty(Timestamp now);
+  void Publish(Timestamp now);
+  void FailStop(Status why, std::vector<Item>& items);
+  Result<QueueView> ComputeQueue(Timestamp now);
+  void Post(Item item);
+
+  Cluster cluster_;
+  DaemonOptions options_;
+  const Clock* clock_;
+  SimpleThroughputModel estimator_;
+  std::map<std::string, std::string> inherited_env_;
+  std::unique_ptr<Store> store_;
+  std::unique_ptr<ProcessExecutor> executor_;
+  std::unique_ptr<Scheduler> scheduler_;
+  Inbox<Item> inbox_;
+
+  // --- scheduler thread only ---
+  std::vector<Extra> extra_;  // by JobId
+  std::vector<JobId> dirty_;
+  std::vector<bool> is_dirty_;
+  std::set<JobId> unsettled_;       // jobs not in a terminal state
+  std::vector<JobId> pending_ids_;  // jobs not yet admitted
+  JobIndex index_;
+  std::array<int64_t, 8> by_state_{};
+  DaemonMetrics metrics_;
+  Timestamp wake_at_ = kTimeNever;
+  Timestamp started_at_;
+  uint64_t version_ = 0;
+  std::optional<QueueView> queue_cache_;
+  // Replies to send once the iteration's transaction has committed.
+  std::vector<std::pair<JobId, std::promise<SubmitResult>>> submit_replies_;
+  std::vector<std::pair<Status, std::promise<Status>>> cancel_replies_;
+  std::vector<std::promise<Result<QueueView>>> queue_replies_;
+
+  mutable std::mutex snapshot_mu_;
+  std::shared_ptr<const Snapshot> snapshot_;
+  mutable std::mutex failure_mu_;
+  std::optional<Status> failure_;
+  std::thread thread_;
+};
+
+}  // namespace dlsched::daemon

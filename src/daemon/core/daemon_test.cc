@@ -1,0 +1,202 @@
+#include "daemon/core/daemon.h"
+
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <thread>
+
+#include "io/profile.h"
+#include "support/builders.h"
+
+namespace dlsched::daemon {
+namespace {
+
+namespace fs = std::filesystem;
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+class DaemonTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("dlsched_daemon_test_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override {
+    if (daemon_) {
+      daemon_->Stop();
+      daemon_->KillAllJobs();
+    }
+    daemon_.reset();
+    while (waitpid(-1, nullptr, WNOHANG) > 0) {
+    }
+    fs::remove_all(dir_);
+  }
+
+  void StartDaemon(const std::string& gpus = "1x2xV100") {
+    DaemonOptions options;
+    options.db_path = (dir_ / "state.db").string();
+    options.workdir = (dir_ / "work").string();
+    Result<PipelineConfig> profile = LoadProfile("fifo-backfill");
+    ASSERT_TRUE(profile.ok());
+    options.profile = *profile;
+    options.grace = milliseconds(200);
+    auto daemon = Daemon::Create(testing::MakeCluster(gpus), options, clock_);
+    ASSERT_TRUE(daemon.ok()) << daemon.status().ToString();
+    daemon_ = std::move(daemon).value();
+    ASSERT_TRUE(daemon_->Start().ok());
+  }
+
+  JobId Submit(const std::string& script, int gpus = 1) {
+    Result<JobRequest> request = ParseJobRequest(
+        R"({"script": ")" + script + R"(", "gpus": )" + std::to_string(gpus) + "}", "ann");
+    EXPECT_TRUE(request.ok()) << request.status().ToString();
+    SubmitResult result = daemon_->Submit(*request).get();
+    EXPECT_TRUE(result.ok()) << result.status().ToString();
+    return result.ok() ? (*result)->id : JobId();
+  }
+
+  // Polls the published snapshot until `done` holds for job `id` (8 s at most).
+  const JobRecord* WaitFor(JobId id, const std::function<bool(const JobRecord&)>& done) {
+    const auto deadline = std::chrono::steady_clock::now() + seconds(8);
+    while (std::chrono::steady_clock::now() < deadline) {
+      snapshot_ = daemon_->snapshot();
+      const JobRecord* job = snapshot_->jobs.Find(id);
+      if (job && done(*job)) return job;
+      std::this_thread::sleep_for(milliseconds(5));
+    }
+    ADD_FAILURE() << "job " << id << " did not get there in time";
+    return nullptr;
+  }
+  const JobRecord* WaitForState(JobId id, JobState state) {
+    return WaitFor(id, [state](const JobRecord& j) { return j.state == state; });
+  }
+
+  SystemClock clock_;
+  fs::path dir_;
+  std::unique_ptr<Daemon> daemon_;
+  std::shared_ptr<const Snapshot> snapshot_;
+};
+
+TEST_F(DaemonTest, ASubmissionIsDurableBeforeItIsAcknowledged) {
+  StartDaemon();
+  const JobId id = Submit("exit 0");
+  // Another connection to the database sees the row as soon as the submitter has its answer.
+  auto reader = Store::Open((dir_ / "state.db").string());
+  ASSERT_TRUE(reader.ok());
+  EXPECT_EQ(*(*reader)->CountJobs(), 1);
+  const JobRecord* job = WaitForState(id, JobState::kSucceeded);
+  ASSERT_NE(job, nullptr);
+  EXPECT_EQ(job->exit_code, 0);
+  EXPECT_EQ(job->user(), "ann");
+}
+
+TEST_F(DaemonTest, CancelsWaitingJobsAndRefusesEndedOnes) {
+  StartDaemon();
+  const JobId blocker = Submit("sleep 30", 2);
+  const JobId waiting = Submit("exit 0", 1);
+  WaitForState(blocker, JobState::kRunning);
+  EXPECT_EQ(daemon_->snapshot()->jobs.Find(waiting)->state, JobState::kQueued);
+
+  Result<QueueView> queue = daemon_->Queue().get();
+  ASSERT_TRUE(queue.ok());
+  ASSERT_EQ(queue->order.size(), 1u);
+  EXPECT_EQ(queue->order[0], waiting);
+  EXPECT_NE(queue->reasons.at(waiting).find("GPU"), std::string::npos);
+
+  EXPECT_TRUE(daemon_->Cancel(waiting).get().ok());
+  EXPECT_EQ(daemon_->snapshot()->jobs.Find(waiting)->state, JobState::kKilled);
+  EXPECT_EQ(daemon_->Cancel(waiting).get().code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(daemon_->Cancel(JobId(99)).get().code(), StatusCode::kNotFound);
+
+  EXPECT_TRUE(daemon_->Cancel(blocker).get().ok());
+  const JobRecord* killed = WaitForState(blocker, JobState::kKilled);
+  ASSERT_NE(killed, nullptr);
+  EXPECT_EQ(killed->reason, "cancelled");
+}
+
+TEST_F(DaemonTest, ARestartRestoresEveryJobAndReadoptsRunningOnes) {
+  StartDaemon();
+  const JobId done = Submit("exit 3");
+  WaitForState(done, JobState::kFailed);
+  const fs::path go = dir_ / "go";
+  const JobId running = Submit("while [ ! -e " + go.string() + " ]; do sleep 0.02; done", 2);
+  const JobId waiting = Submit("exit 0", 1);
+  const JobRecord* before = WaitForState(running, JobState::kRunning);
+  ASSERT_NE(before, nullptr);
+  const int pid = before->pid;
+  ASSERT_GT(pid, 0);
+  daemon_->Stop();  // the process runs on
+  daemon_.reset();
+
+  StartDaemon();
+  snapshot_ = daemon_->snapshot();
+  ASSERT_EQ(snapshot_->jobs.size(), 3u);
+  EXPECT_EQ(snapshot_->jobs.Find(done)->state, JobState::kFailed);
+  EXPECT_EQ(snapshot_->jobs.Find(done)->exit_code, 3);
+  EXPECT_EQ(snapshot_->jobs.Find(running)->state, JobState::kRunning);
+  EXPECT_EQ(snapshot_->jobs.Find(running)->pid, pid);
+  EXPECT_EQ(snapshot_->jobs.Find(waiting)->state, JobState::kQueued);
+  EXPECT_EQ(snapshot_->gpus_allocated, 2);
+
+  // The next id continues the sequence; the adopted job's end frees its GPUs.
+  EXPECT_EQ(Submit("exit 0"), JobId(3));
+  std::ofstream(go) << "";
+  ASSERT_NE(WaitForState(running, JobState::kSucceeded), nullptr);
+  ASSERT_NE(WaitForState(waiting, JobState::kSucceeded), nullptr);
+  ASSERT_NE(WaitForState(JobId(3), JobState::kSucceeded), nullptr);
+}
+
+TEST_F(DaemonTest, RestoredJobsThatFitStartWithoutWaitingForAnEvent) {
+  StartDaemon("1x2xV100");
+  const JobId running = Submit("sleep 30", 2);
+  const JobId waiting = Submit("exit 0", 2);
+  WaitForState(running, JobState::kRunning);
+  daemon_->Stop();
+  daemon_.reset();
+  // Restarted with a second node (n0000 keeps its name, so the running job keeps its GPUs).
+  StartDaemon("2x2xV100");
+  EXPECT_NE(WaitForState(waiting, JobState::kSucceeded), nullptr);
+  EXPECT_EQ(daemon_->snapshot()->jobs.Find(running)->state, JobState::kRunning);
+}
+
+TEST_F(DaemonTest, AJobThatCannotBeStartedFailsInsteadOfRetryingForever) {
+  StartDaemon();
+  // The job's directory cannot be created: a file is in the way.
+  std::ofstream(dir_ / "work" / "jobs" / "0") << "";
+  const JobId id = Submit("exit 0");
+  const JobRecord* job = WaitForState(id, JobState::kFailed);
+  ASSERT_NE(job, nullptr);
+  EXPECT_NE(job->reason.find("could not be started 3 times"), std::string::npos) << job->reason;
+  // The GPUs are free again and the next job runs.
+  EXPECT_NE(WaitForState(Submit("exit 0"), JobState::kSucceeded), nullptr);
+}
+
+TEST_F(DaemonTest, AJobWhoseProcessVanishedIsRequeued) {
+  StartDaemon();
+  const JobId id = Submit("sleep 30", 1);
+  const JobRecord* job = WaitForState(id, JobState::kRunning);
+  ASSERT_NE(job, nullptr);
+  const int pid = job->pid;
+  daemon_->Stop();
+  daemon_.reset();
+  // The process dies with the daemon down and leaves no exit status behind.
+  kill(-pid, SIGKILL);
+  waitpid(pid, nullptr, 0);
+  fs::remove(dir_ / "work" / "jobs" / std::to_string(id.value()) / "exit");
+
+  StartDaemon();
+  // Requeued, then started again (the GPUs are free).
+  const JobRecord* again = WaitFor(id, [pid](const JobRecord& j) {
+    return j.state == JobState::kRunning && j.pid != pid && j.pid > 0;
+  });
+  ASSERT_NE(again, nullptr);
+}
+
+}  // namespace
+}  // namespace dlsched::daemon

@@ -1,0 +1,116 @@
+#pragma once
+
+// What HTTP threads read: an immutable picture of the daemon's state that the scheduler thread
+// publishes after each loop iteration. Readers never lock the scheduler; they hold a
+// shared_ptr<const Snapshot> for as long as they need it.
+//
+// The job table is persistent: records live in fixed-size chunks shared between consecutive
+// snapshots, and publishing copies only the chunks that changed, so a table of 100,000 jobs costs
+// O(changed jobs + chunks) per publish, not O(jobs).
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "daemon/api/job_request.h"
+#include "dlsched/common/time.h"
+#include "dlsched/model/cluster.h"
+#include "dlsched/model/job.h"
+
+namespace dlsched::daemon {
+
+// One job as the API shows it.
+struct JobRecord {
+  JobId id;
+  std::shared_ptr<const JobRequest> request;  // spec.submit_time is the acceptance time
+  JobState state = JobState::kPending;
+  Placement placement;
+  std::string placement_text;  // PlacementText
+  Timestamp queued_since;
+  Timestamp segment_start;  // while running
+  Timestamp first_start = kTimeNever;
+  Timestamp finish_time = kTimeNever;
+  Duration run_time{0};  // completed segments
+  Duration attained_gpu_time{0};
+  double iterations_done = 0;  // scheduler units (seconds of estimated work)
+  int preemptions = 0;
+  std::string reason;
+  int pid = 0;  // while running
+  uint64_t pid_start = 0;
+  std::string stopping;  // a stop signal was sent: "preempt", "kill" or "timeout"
+  std::optional<int> exit_code;
+
+  const std::string& user() const { return request->spec.user; }
+  Timestamp submit_time() const { return request->spec.submit_time; }
+};
+
+// An immutable-once-published table of JobRecords indexed by dense JobId.
+class JobIndex {
+ public:
+  static constexpr size_t kChunkSize = 1024;
+
+  size_t size() const { return size_; }
+  // nullptr when the id is not in the table.
+  const JobRecord* Find(JobId id) const {
+    if (!id.valid() || id.index() >= size_) return nullptr;
+    return (*chunks_[id.index() / kChunkSize])[id.index() % kChunkSize].get();
+  }
+  const JobRecord& at(size_t index) const {
+    return *(*chunks_[index / kChunkSize])[index % kChunkSize];
+  }
+  std::shared_ptr<const JobRecord> Share(JobId id) const {
+    return (*chunks_[id.index() / kChunkSize])[id.index() % kChunkSize];
+  }
+
+  // Builder side (the scheduler thread, on its private copy). Between two Seal calls, the first
+  // Set into a chunk copies it, so earlier snapshots sharing the chunk never see a change.
+  // Precondition: record->id.index() <= size() (replace, or append the next id).
+  void Set(std::shared_ptr<const JobRecord> record);
+  // Ends a batch of Sets: the chunks become shared with whatever copies this index next.
+  void Seal() { fresh_.clear(); }
+
+ private:
+  using Chunk = std::vector<std::shared_ptr<const JobRecord>>;
+  std::vector<std::shared_ptr<Chunk>> chunks_;
+  std::vector<size_t> fresh_;  // chunks copied since the last Seal (builder only)
+  size_t size_ = 0;
+};
+
+// Upper bounds (seconds) of the scheduling-cycle latency histogram; the last bucket is +Inf.
+inline constexpr std::array<double, 14> kCycleBuckets = {
+    0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5};
+
+struct DaemonMetrics {
+  uint64_t submissions = 0;  // accepted since the daemon started
+  uint64_t cycles = 0;
+  std::array<uint64_t, kCycleBuckets.size() + 1> cycle_buckets{};  // not cumulative
+  double cycle_seconds_sum = 0;
+  uint64_t events = 0;  // executor reports handled
+  uint64_t store_commits = 0;
+  uint64_t launches = 0;
+  uint64_t preemptions = 0;
+
+  void RecordCycle(double seconds);
+};
+
+struct Snapshot {
+  uint64_t version = 0;
+  Timestamp published_at;
+  Timestamp started_at;
+  const Cluster* cluster = nullptr;  // lives as long as the daemon
+  std::string profile;               // policy profile name
+  JobIndex jobs;
+  // Per node, per GPU: the job holding it, or an invalid id.
+  std::vector<std::vector<JobId>> gpu_owner;
+  std::array<int64_t, 8> jobs_by_state{};  // indexed by JobState
+  int gpus_allocated = 0;
+  size_t inbox_length = 0;
+  DaemonMetrics metrics;
+
+  int64_t count(JobState s) const { return jobs_by_state[static_cast<size_t>(s)]; }
+};
+
+}  // namespace dlsched::daemon

@@ -1,0 +1,191 @@
+#include "daemon/exec/job_env.h"
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+namespace dlsched::daemon {
+namespace {
+
+constexpr std::array<const char*, 10> kInherited = {"PATH",  "HOME",           "LANG", "LC_ALL",
+                                                    "TZ",    "TMPDIR",         "USER", "LOGNAME",
+                                                    "SHELL", "LD_LIBRARY_PATH"};
+
+std::optional<double> ParseNumber(std::string_view text) {
+  while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
+  while (!text.empty() && (text.back() == ' ' || text.back() == '\t' || text.back() == '\r' ||
+                           text.back() == '\n')) {
+    text.remove_suffix(1);
+  }
+  double value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size() || !std::isfinite(value) || value < 0) {
+    return std::nullopt;
+  }
+  return value;
+}
+
+}  // namespace
+
+std::map<std::string, std::string> InheritedEnv() {
+  std::map<std::string, std::string> env;
+  for (const char* name : kInherited) {
+    if (const char* value = std::getenv(name)) env[name] = value;
+  }
+  if (!env.contains("PATH")) env["PATH"] = "/usr/local/bin:/usr/bin:/bin";
+  return env;
+}
+
+std::string GpuList(GpuMask gpus) {
+  std::string out;
+  for (int i = 0; i < kMaxGpusPerNode; ++i) {
+    if ((gpus >> i) & 1) {
+      if (!out.empty()) out += ',';
+      out += std::to_string(i);
+    }
+  }
+  return out;
+}
+
+std::string PlacementText(const Cluster& cluster, const Placement& placement) {
+  std::string out;
+  for (const NodeGpus& part : placement.parts) {
+    if (!out.empty()) out += ';';
+    out += cluster.node(part.node).name;
+    out += ':';
+    out += GpuList(part.gpus);
+  }
+  return out;
+}
+
+Result<Placement> ParsePlacementText(const Cluster& cluster, std::string_view text) {
+  Placement placement;
+  while (!text.empty()) {
+    const size_t end = std::min(text.find(';'), text.size());
+    const std::string_view part = text.substr(0, end);
+    text.remove_prefix(std::min(end + 1, text.size()));
+    const size_t colon = part.find(':');
+    if (colon == std::string_view::npos) {
+      return InvalidArgument("placement part '" + std::string(part) + "' lacks ':'");
+    }
+    const std::string_view name = part.substr(0, colon);
+    NodeId node;
+    for (int n = 0; n < cluster.num_nodes(); ++n) {
+      if (cluster.node(NodeId(n)).name == name) node = NodeId(n);
+    }
+    if (!node.valid()) return InvalidArgument("no node '" + std::string(name) + "'");
+    NodeGpus gpus{node, 0};
+    std::string_view list = part.substr(colon + 1);
+    while (!list.empty()) {
+      const size_t comma = std::min(list.find(','), list.size());
+      int index = -1;
+      const auto [p, ec] = std::from_chars(list.data(), list.data() + comma, index);
+      const int have = static_cast<int>(cluster.node(node).gpus.size());
+      if (ec != std::errc() || p != list.data() + comma || index < 0 || index >= have) {
+        return InvalidArgument("bad GPU index in '" + std::string(part) + "'");
+      }
+      gpus.gpus |= GpuMask{1} << index;
+      list.remove_prefix(std::min(comma + 1, list.size()));
+    }
+    if (gpus.gpus == 0) return InvalidArgument("no GPUs in '" + std::string(part) + "'");
+    placement.parts.push_back(gpus);
+  }
+  std::sort(placement.parts.begin(), placement.parts.end(),
+            [](const NodeGpus& a, const NodeGpus& b) { return a.node < b.node; });
+  return placement;
+}
+
+LaunchSpec BuildLaunchSpec(const JobRequest& request, const Job& job, const Placement& placement,
+                           const Cluster& cluster, const std::string& job_dir,
+                           const std::map<std::string, std::string>& inherited, int port) {
+  LaunchSpec launch;
+  launch.job = job.id;
+  launch.argv = request.command;
+  launch.workdir = request.workdir.empty() ? job_dir : request.workdir;
+  launch.job_dir = job_dir;
+  if (request.max_run_time) {
+    launch.time_limit = std::max(Duration(0), *request.max_run_time - job.run_time);
+  }
+
+  std::map<std::string, std::string> env = inherited;
+  for (const auto& [name, value] : request.env) env[name] = value;
+  const GpuMask first = placement.parts.empty() ? 0 : placement.parts.front().gpus;
+  env["CUDA_VISIBLE_DEVICES"] = GpuList(first);
+  // Indices are NVML's (PCI bus order); CUDA numbers fastest-first unless told otherwise.
+  env["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID";
+  env["DLSCHED_JOB_ID"] = std::to_string(job.id.value());
+  env["DLSCHED_JOB_NAME"] = request.spec.name;
+  env["DLSCHED_USER"] = request.spec.user;
+  env["DLSCHED_NUM_GPUS"] = std::to_string(placement.num_gpus());
+  env["DLSCHED_CHECKPOINT_DIR"] = job_dir + "/checkpoint";
+  env["DLSCHED_PROGRESS_FILE"] = job_dir + "/progress";
+  env["DLSCHED_RESTART_COUNT"] = std::to_string(job.preemptions);
+  env["DLSCHED_NODES"] = PlacementText(cluster, placement);
+
+  switch (request.framework) {
+    case Framework::kCustom:
+      break;
+    case Framework::kPyTorch:
+      env["MASTER_ADDR"] = "127.0.0.1";
+      env["MASTER_PORT"] = std::to_string(port);
+      env["WORLD_SIZE"] = "1";
+      env["RANK"] = "0";
+      env["LOCAL_RANK"] = "0";
+      break;
+    case Framework::kTensorFlow: {
+      nlohmann::json tf = {{"cluster", {{"worker", {"127.0.0.1:" + std::to_string(port)}}}},
+                           {"task", {{"type", "worker"}, {"index", 0}}}};
+      env["TF_CONFIG"] = tf.dump();
+      break;
+    }
+    case Framework::kMpi:
+    case Framework::kHorovod: {
+      std::string hosts;
+      std::string hostfile;
+      for (const NodeGpus& part : placement.parts) {
+        const std::string host =
+            placement.parts.size() == 1 ? "localhost" : cluster.node(part.node).name;
+        const std::string slots = std::to_string(CountGpus(part.gpus));
+        hosts += (hosts.empty() ? "" : ",") + host + ":" + slots;
+        hostfile += host + " slots=" + slots + "\n";
+      }
+      const std::string path = job_dir + "/hostfile";
+      env["DLSCHED_HOSTS"] = hosts;
+      env["DLSCHED_HOSTFILE"] = path;
+      env["OMPI_MCA_orte_default_hostfile"] = path;
+      launch.files.emplace_back(path, hostfile);
+      break;
+    }
+  }
+  for (auto& [name, value] : env) launch.env.push_back(name + "=" + value);
+  return launch;
+}
+
+std::optional<Progress> ParseProgress(std::string_view line) {
+  const size_t slash = line.find('/');
+  Progress progress;
+  const std::optional<double> done = ParseNumber(line.substr(0, slash));
+  if (!done) return std::nullopt;
+  progress.done = *done;
+  if (slash != std::string_view::npos) {
+    const std::optional<double> total = ParseNumber(line.substr(slash + 1));
+    if (!total || *total <= 0) return std::nullopt;
+    progress.total = *total;
+  }
+  return progress;
+}
+
+std::optional<Progress> ReadProgress(const std::string& job_dir) {
+  std::ifstream file(job_dir + "/progress");
+  if (!file) return std::nullopt;
+  std::string line;
+  std::getline(file, line);
+  return ParseProgress(line);
+}
+
+}  // namespace dlsched::daemon

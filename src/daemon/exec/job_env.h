@@ -1,0 +1,88 @@
+#pragma once
+
+// What a job's process sees: its command, working directory, environment and files. Pure
+// functions of the request, the job and its placement (tested without starting anything).
+//
+// Environment, from lowest to highest precedence (a later source overrides an earlier one):
+//  1. the daemon's own PATH, HOME, LANG, LC_ALL, TZ, TMPDIR, USER, LOGNAME, SHELL,
+//     LD_LIBRARY_PATH (nothing else of the daemon's environment reaches jobs);
+//  2. the request's "env";
+//  3. dlsched's variables, which a request cannot override:
+//     CUDA_VISIBLE_DEVICES     the GPUs of the job on its (first) node, as the node's GPU
+//                              indices ("0,2"), in ascending order; with
+//                              CUDA_DEVICE_ORDER=PCI_BUS_ID so CUDA numbers GPUs as NVML does
+//     DLSCHED_JOB_ID, DLSCHED_JOB_NAME, DLSCHED_USER, DLSCHED_NUM_GPUS
+//     DLSCHED_CHECKPOINT_DIR   <job dir>/checkpoint: kept across preemptions; a job resumes
+//                              from what it left there
+//     DLSCHED_PROGRESS_FILE    <job dir>/progress: see ReadProgress
+//     DLSCHED_RESTART_COUNT    how many times the job was preempted before this run
+//     DLSCHED_NODES            the whole placement, "node:gpu,gpu;node:gpu"
+//     framework variables:
+//       pytorch     MASTER_ADDR=127.0.0.1, MASTER_PORT=<free port>, WORLD_SIZE=1, RANK=0,
+//                   LOCAL_RANK=0 (the one process dlsched starts is rank 0 of a world of one;
+//                   a launcher such as torchrun --nproc_per_node=$DLSCHED_NUM_GPUS sets its
+//                   workers' own values)
+//       tensorflow  TF_CONFIG={"cluster":{"worker":["127.0.0.1:<port>"]},
+//                              "task":{"type":"worker","index":0}}
+//       mpi,        DLSCHED_HOSTS ("localhost:<gpus>" on one node, else "node:gpus,...") and
+//       horovod     DLSCHED_HOSTFILE (<job dir>/hostfile, "host slots=N" lines); Open MPI's
+//                   OMPI_MCA_orte_default_hostfile points at the same file
+//       custom      nothing
+
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "daemon/api/job_request.h"
+#include "dlsched/model/cluster.h"
+#include "dlsched/model/job.h"
+
+namespace dlsched::daemon {
+
+// Everything the process executor needs to start one run segment of a job.
+struct LaunchSpec {
+  JobId job;
+  std::vector<std::string> argv;
+  std::vector<std::string> env;  // "NAME=value", sorted by name, the complete environment
+  std::string workdir;           // the process's working directory
+  std::string job_dir;           // logs, pid and exit files, checkpoint, progress
+  // Files to write (path, content) before the process starts.
+  std::vector<std::pair<std::string, std::string>> files;
+  // Run time left for this segment (max_run_time minus what earlier segments used).
+  std::optional<Duration> time_limit;
+};
+
+// The variables of source 1 above, read from the daemon's environment.
+std::map<std::string, std::string> InheritedEnv();
+
+// Builds the launch of `job` (its request `request`) on `placement`. `job_dir` is
+// <workdir>/jobs/<id>; `port` is a free TCP port for frameworks that need one.
+LaunchSpec BuildLaunchSpec(const JobRequest& request, const Job& job, const Placement& placement,
+                           const Cluster& cluster, const std::string& job_dir,
+                           const std::map<std::string, std::string>& inherited, int port);
+
+// "0,1,3": the set bits of a node's GPU mask.
+std::string GpuList(GpuMask gpus);
+// "n0000:0,1;n0001:2" (empty placement: ""). Node names, so it stays meaningful if the cluster
+// spec changes between daemon runs.
+std::string PlacementText(const Cluster& cluster, const Placement& placement);
+// The inverse; InvalidArgument on an unknown node or a GPU index the node does not have.
+Result<Placement> ParsePlacementText(const Cluster& cluster, std::string_view text);
+
+// The progress protocol: the job (over)writes DLSCHED_PROGRESS_FILE with one line,
+// "<iterations done>" or "<iterations done>/<total iterations>" (numbers, e.g. "1200/5000").
+// Without a total in the file the request's "iterations" is the total. The daemon reads it when
+// the job is shown and when it is preempted (the saved progress shortens its remaining-time
+// estimate).
+struct Progress {
+  double done = 0;
+  double total = 0;  // 0: unknown
+};
+std::optional<Progress> ReadProgress(const std::string& job_dir);
+// The same line, parsed; nullopt when malformed.
+std::optional<Progress> ParseProgress(std::string_view line);
+
+}  // namespace dlsched::daemon

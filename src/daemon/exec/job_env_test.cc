@@ -1,0 +1,142 @@
+#include "daemon/exec/job_env.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "support/builders.h"
+
+namespace dlsched::daemon {
+namespace {
+
+std::map<std::string, std::string> EnvMap(const LaunchSpec& spec) {
+  std::map<std::string, std::string> env;
+  for (const std::string& e : spec.env) {
+    const size_t eq = e.find('=');
+    env[e.substr(0, eq)] = e.substr(eq + 1);
+  }
+  return env;
+}
+
+JobRequest Request(Framework framework) {
+  Result<JobRequest> r =
+      ParseJobRequest(R"({"command": ["train"], "name": "t", "gpus": 2})", "ann");
+  DS_CHECK(r.ok());
+  r->framework = framework;
+  r->env["CUDA_VISIBLE_DEVICES"] = "7";  // dlsched's own value wins
+  r->env["MY_VAR"] = "x";
+  return *r;
+}
+
+TEST(JobEnvTest, SetsExactlyTheAssignedGpusAndDlschedVariables) {
+  const Cluster cluster = testing::MakeCluster("2x4xV100");
+  Job job = testing::MakeJob(7).Gpus(2).Build();
+  job.preemptions = 2;
+  const Placement placement{{{NodeId(1), 0b1010}}};
+  const LaunchSpec spec = BuildLaunchSpec(Request(Framework::kCustom), job, placement, cluster,
+                                          "/w/jobs/7", {{"PATH", "/bin"}}, 0);
+  const auto env = EnvMap(spec);
+  EXPECT_EQ(env.at("CUDA_VISIBLE_DEVICES"), "1,3");
+  EXPECT_EQ(env.at("DLSCHED_JOB_ID"), "7");
+  EXPECT_EQ(env.at("DLSCHED_CHECKPOINT_DIR"), "/w/jobs/7/checkpoint");
+  EXPECT_EQ(env.at("DLSCHED_PROGRESS_FILE"), "/w/jobs/7/progress");
+  EXPECT_EQ(env.at("DLSCHED_RESTART_COUNT"), "2");
+  EXPECT_EQ(env.at("DLSCHED_NODES"), "n1:1,3");
+  EXPECT_EQ(env.at("MY_VAR"), "x");
+  EXPECT_EQ(env.at("PATH"), "/bin");
+  EXPECT_FALSE(env.contains("MASTER_ADDR"));
+  EXPECT_EQ(spec.workdir, "/w/jobs/7");
+  EXPECT_EQ(spec.argv, (std::vector<std::string>{"train"}));
+  EXPECT_TRUE(std::is_sorted(spec.env.begin(), spec.env.end()));
+  EXPECT_FALSE(spec.time_limit.has_value());
+}
+
+TEST(JobEnvTest, FrameworkVariables) {
+  const Cluster cluster = testing::MakeCluster("2x4xV100");
+  const Job job = testing::MakeJob(3).Gpus(2).Build();
+  const Placement placement{{{NodeId(0), 0b0011}}};
+  struct Case {
+    Framework framework;
+    std::map<std::string, std::string> want;
+  };
+  const std::vector<Case> cases = {
+      {Framework::kPyTorch,
+       {{"MASTER_ADDR", "127.0.0.1"},
+        {"MASTER_PORT", "29500"},
+        {"WORLD_SIZE", "1"},
+        {"RANK", "0"},
+        {"LOCAL_RANK", "0"}}},
+      {Framework::kMpi, {{"DLSCHED_HOSTS", "localhost:2"}, {"DLSCHED_HOSTFILE", "/j/hostfile"}}},
+      {Framework::kHorovod, {{"DLSCHED_HOSTS", "localhost:2"}}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(FrameworkName(c.framework));
+    const LaunchSpec spec =
+        BuildLaunchSpec(Request(c.framework), job, placement, cluster, "/j", {}, 29500);
+    const auto env = EnvMap(spec);
+    for (const auto& [name, value] : c.want) EXPECT_EQ(env.at(name), value) << name;
+  }
+  const LaunchSpec tf =
+      BuildLaunchSpec(Request(Framework::kTensorFlow), job, placement, cluster, "/j", {}, 2222);
+  const auto config = nlohmann::json::parse(EnvMap(tf).at("TF_CONFIG"));
+  EXPECT_EQ(config["cluster"]["worker"][0], "127.0.0.1:2222");
+  EXPECT_EQ(config["task"]["index"], 0);
+  const LaunchSpec mpi =
+      BuildLaunchSpec(Request(Framework::kMpi), job, placement, cluster, "/j", {}, 0);
+  ASSERT_EQ(mpi.files.size(), 1u);
+  EXPECT_EQ(mpi.files[0].second, "localhost slots=2\n");
+}
+
+TEST(JobEnvTest, TimeLimitIsWhatEarlierSegmentsLeft) {
+  const Cluster cluster = testing::MakeCluster("1x4xV100");
+  JobRequest request = Request(Framework::kCustom);
+  request.max_run_time = Seconds(100);
+  Job job = testing::MakeJob(0).Build();
+  job.run_time = Seconds(30);
+  const LaunchSpec spec =
+      BuildLaunchSpec(request, job, Placement{{{NodeId(0), 1}}}, cluster, "/j", {}, 0);
+  EXPECT_EQ(*spec.time_limit, Seconds(70));
+}
+
+TEST(JobEnvTest, PlacementTextRoundTrips) {
+  const Cluster cluster = testing::MakeCluster("2x4xV100");
+  const Placement placement{{{NodeId(0), 0b0101}, {NodeId(1), 0b1000}}};
+  EXPECT_EQ(PlacementText(cluster, placement), "n0:0,2;n1:3");
+  Result<Placement> back = ParsePlacementText(cluster, "n0:0,2;n1:3");
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(*back, placement);
+  EXPECT_TRUE(ParsePlacementText(cluster, "")->empty());
+  for (const char* bad : {"n9:0", "n0:4", "n0", "n0:", "n0:x"}) {
+    SCOPED_TRACE(bad);
+    EXPECT_FALSE(ParsePlacementText(cluster, bad).ok());
+  }
+}
+
+TEST(JobEnvTest, ProgressLines) {
+  struct Case {
+    std::string line;
+    std::optional<std::pair<double, double>> want;
+  };
+  const std::vector<Case> cases = {
+      {"1200", std::make_pair(1200.0, 0.0)},
+      {"1200/5000\n", std::make_pair(1200.0, 5000.0)},
+      {" 3.5 / 7 ", std::make_pair(3.5, 7.0)},
+      {"", std::nullopt},
+      {"abc", std::nullopt},
+      {"-1", std::nullopt},
+      {"5/0", std::nullopt},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.line);
+    const std::optional<Progress> p = ParseProgress(c.line);
+    ASSERT_EQ(p.has_value(), c.want.has_value());
+    if (p) {
+      EXPECT_DOUBLE_EQ(p->done, c.want->first);
+      EXPECT_DOUBLE_EQ(p->total, c.want->second);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace dlsched::daemon

@@ -1,0 +1,239 @@
+#include "daemon/exec/process_executor.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <condition_variable>
+#include <deque>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+
+#include "support/builders.h"
+
+namespace dlsched::daemon {
+namespace {
+
+namespace fs = std::filesystem;
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+// Collects reports from the monitor thread; Next waits for one with a deadline.
+class Reports {
+ public:
+  void Add(ExecutorReport r) {
+    std::lock_guard lock(mu_);
+    reports_.push_back(std::move(r));
+    cv_.notify_all();
+  }
+  std::optional<ExecutorReport> Next(Duration timeout = seconds(8)) {
+    std::unique_lock lock(mu_);
+    if (!cv_.wait_for(lock, timeout, [&] { return !reports_.empty(); })) return std::nullopt;
+    ExecutorReport r = std::move(reports_.front());
+    reports_.pop_front();
+    return r;
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<ExecutorReport> reports_;
+};
+
+std::string ReadFile(const fs::path& path) {
+  std::ifstream file(path);
+  std::stringstream text;
+  text << file.rdbuf();
+  return text.str();
+}
+
+class ProcessExecutorTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("dlsched_exec_test_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    executor_ = MakeExecutor();
+    ASSERT_TRUE(executor_->Start().ok());
+  }
+  void TearDown() override {
+    if (executor_) executor_->KillAll();
+    executor_.reset();
+    // Reap whatever the tests started (adoption tests leave their children to us).
+    while (waitpid(-1, nullptr, WNOHANG) > 0) {
+    }
+    fs::remove_all(dir_);
+  }
+
+  std::unique_ptr<ProcessExecutor> MakeExecutor() {
+    ProcessExecutor::Options options;
+    options.grace = milliseconds(300);
+    options.poll_interval = milliseconds(20);
+    return std::make_unique<ProcessExecutor>(
+        options,
+        [this](const Job& job, const Placement&) -> Result<LaunchSpec> {
+          LaunchSpec spec;
+          spec.job = job.id;
+          spec.argv = {"/bin/sh", "-c", script_};
+          spec.env = {"PATH=/usr/bin:/bin", "CUDA_VISIBLE_DEVICES=1,3"};
+          spec.job_dir = (dir_ / std::to_string(job.id.value())).string();
+          spec.workdir = dir_.string();
+          spec.time_limit = time_limit_;
+          return spec;
+        },
+        [this](ExecutorReport r) { reports_.Add(std::move(r)); });
+  }
+
+  void Run(uint32_t id, std::string script) {
+    script_ = std::move(script);
+    executor_->Launch(testing::MakeJob(id).Build(), Placement{}, kTimeZero);
+    executor_->Flush();
+  }
+
+  static void WaitForFile(const fs::path& path) {
+    const auto deadline = std::chrono::steady_clock::now() + seconds(8);
+    while (!fs::exists(path) && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(milliseconds(5));
+    }
+    ASSERT_TRUE(fs::exists(path)) << path;
+  }
+
+  fs::path dir_;
+  std::string script_;
+  std::optional<Duration> time_limit_;
+  Reports reports_;
+  std::unique_ptr<ProcessExecutor> executor_;
+};
+
+TEST_F(ProcessExecutorTest, RunsTheCommandWithItsEnvironmentAndLogs) {
+  Run(0, "echo $CUDA_VISIBLE_DEVICES > out; echo hello; echo oops >&2");
+  std::optional<ExecutorReport> r = reports_.Next();
+  ASSERT_TRUE(r.has_value());
+  const auto* finished = std::get_if<JobFinished>(&r->event);
+  ASSERT_NE(finished, nullptr);
+  EXPECT_EQ(finished->final_state, JobState::kSucceeded);
+  EXPECT_EQ(r->exit_code, 0);
+  EXPECT_EQ(ReadFile(dir_ / "out"), "1,3\n");
+  EXPECT_EQ(ReadFile(dir_ / "0" / "stdout.log"), "hello\n");
+  EXPECT_EQ(ReadFile(dir_ / "0" / "stderr.log"), "oops\n");
+  EXPECT_EQ(ReadFile(dir_ / "0" / "exit"), "0\n");
+  EXPECT_TRUE(fs::is_directory(dir_ / "0" / "checkpoint"));
+  EXPECT_EQ(executor_->watched(), 0u);
+}
+
+TEST_F(ProcessExecutorTest, NonZeroExitFails) {
+  Run(1, "exit 3");
+  std::optional<ExecutorReport> r = reports_.Next();
+  ASSERT_TRUE(r.has_value());
+  const auto* finished = std::get_if<JobFinished>(&r->event);
+  ASSERT_NE(finished, nullptr);
+  EXPECT_EQ(finished->final_state, JobState::kFailed);
+  EXPECT_EQ(finished->detail, "exit code 3");
+  EXPECT_EQ(r->exit_code, 3);
+}
+
+TEST_F(ProcessExecutorTest, ActionsWaitForFlush) {
+  script_ = "true";
+  executor_->Launch(testing::MakeJob(4).Build(), Placement{}, kTimeZero);
+  ASSERT_EQ(executor_->Queued().size(), 1u);
+  EXPECT_EQ(executor_->Queued()[0].job, JobId(4));
+  EXPECT_EQ(executor_->Queued()[0].kind, "launch");
+  EXPECT_EQ(executor_->watched(), 0u);
+  EXPECT_FALSE(fs::exists(dir_ / "4"));
+  executor_->Flush();
+  EXPECT_TRUE(executor_->Queued().empty());
+  ASSERT_TRUE(reports_.Next().has_value());
+}
+
+TEST_F(ProcessExecutorTest, PreemptStopsTheGroupAndReportsSuspended) {
+  // The child sleeps in the same group: both must go.
+  Run(2, "echo ready > ready; sleep 30 & wait");
+  WaitForFile(dir_ / "ready");
+  const Job job = testing::MakeJob(2).Build();
+  ASSERT_TRUE(executor_->Info(job.id).has_value());
+  executor_->Preempt(job, kTimeZero);
+  executor_->Flush();
+  std::optional<ExecutorReport> r = reports_.Next();
+  ASSERT_TRUE(r.has_value());
+  EXPECT_TRUE(std::holds_alternative<JobSuspended>(r->event));
+  EXPECT_EQ(r->exit_code, 128 + SIGTERM);  // stopped by SIGTERM, not by the SIGKILL after the grace
+}
+
+TEST_F(ProcessExecutorTest, AJobIgnoringSigtermIsKilledAfterTheGrace) {
+  Run(3, "trap '' TERM; echo ready > ready; while true; do sleep 0.05; done");
+  WaitForFile(dir_ / "ready");
+  const Job job = testing::MakeJob(3).Build();
+  executor_->Kill(job, kTimeZero);
+  executor_->Flush();
+  std::optional<ExecutorReport> r = reports_.Next();
+  ASSERT_TRUE(r.has_value());
+  const auto* finished = std::get_if<JobFinished>(&r->event);
+  ASSERT_NE(finished, nullptr);
+  EXPECT_EQ(finished->final_state, JobState::kKilled);
+  EXPECT_EQ(r->exit_code, 128 + SIGKILL);
+}
+
+TEST_F(ProcessExecutorTest, MaxRunTimeIsEnforced) {
+  time_limit_ = milliseconds(100);
+  Run(5, "sleep 30");
+  std::optional<ExecutorReport> r = reports_.Next();
+  ASSERT_TRUE(r.has_value());
+  const auto* finished = std::get_if<JobFinished>(&r->event);
+  ASSERT_NE(finished, nullptr);
+  EXPECT_EQ(finished->final_state, JobState::kFailed);
+  EXPECT_EQ(finished->detail, "max run time exceeded");
+}
+
+TEST_F(ProcessExecutorTest, AnotherExecutorAdoptsARunningJobAndLearnsItsExitStatus) {
+  Run(6, "while [ ! -e go ]; do sleep 0.02; done; exit 4");
+  const std::optional<ProcessExecutor::ProcessInfo> info = executor_->Info(JobId(6));
+  ASSERT_TRUE(info.has_value());
+  executor_.reset();  // the "daemon" stops; the process runs on
+  ASSERT_EQ(kill(info->pid, 0), 0);
+
+  executor_ = MakeExecutor();
+  ASSERT_TRUE(executor_->Start().ok());
+  executor_->Adopt(JobId(6), (dir_ / "6").string(), std::nullopt);
+  ASSERT_TRUE(executor_->Info(JobId(6)).has_value());
+  std::ofstream(dir_ / "go") << "";
+  std::optional<ExecutorReport> r = reports_.Next();
+  ASSERT_TRUE(r.has_value());
+  const auto* finished = std::get_if<JobFinished>(&r->event);
+  ASSERT_NE(finished, nullptr);
+  EXPECT_EQ(finished->final_state, JobState::kFailed);
+  EXPECT_EQ(r->exit_code, 4);
+}
+
+TEST_F(ProcessExecutorTest, AdoptingAVanishedProcessWithoutStatusReportsItLost) {
+  fs::create_directories(dir_ / "8");
+  std::ofstream(dir_ / "8" / "pid") << "999999999 12345\n";
+  executor_->Adopt(JobId(8), (dir_ / "8").string(), std::nullopt);
+  std::optional<ExecutorReport> r = reports_.Next();
+  ASSERT_TRUE(r.has_value());
+  EXPECT_TRUE(std::holds_alternative<JobLaunchFailed>(r->event));
+}
+
+TEST_F(ProcessExecutorTest, AdoptingAProcessThatEndedReadsItsExitFile) {
+  fs::create_directories(dir_ / "9");
+  std::ofstream(dir_ / "9" / "pid") << "999999999 12345\n";
+  std::ofstream(dir_ / "9" / "exit") << "0\n";
+  executor_->Adopt(JobId(9), (dir_ / "9").string(), std::nullopt);
+  std::optional<ExecutorReport> r = reports_.Next();
+  ASSERT_TRUE(r.has_value());
+  const auto* finished = std::get_if<JobFinished>(&r->event);
+  ASSERT_NE(finished, nullptr);
+  EXPECT_EQ(finished->final_state, JobState::kSucceeded);
+}
+
+TEST(ProcessStartTicksTest, KnowsThisProcessAndNotAMissingOne) {
+  EXPECT_TRUE(ProcessStartTicks(::getpid()).has_value());
+  EXPECT_FALSE(ProcessStartTicks(999999999).has_value());
+  EXPECT_FALSE(ProcessStartTicks(0).has_value());
+}
+
+}  // namespace
+}  // namespace dlsched::daemon

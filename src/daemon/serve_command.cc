@@ -1,0 +1,205 @@
+#include "daemon/serve_command.h"
+
+#include <signal.h>
+
+#include <CLI/CLI.hpp>
+#include <charconv>
+#include <filesystem>
+#include <iostream>
+#include <thread>
+
+#include "daemon/api/auth.h"
+#include "daemon/api/http_api.h"
+#include "daemon/core/daemon.h"
+#include "daemon/exec/nvml.h"
+#include "io/cluster_spec.h"
+#include "io/profile.h"
+
+namespace dlsched::daemon {
+namespace {
+
+constexpr int kExitOk = 0;
+constexpr int kExitRuntimeError = 1;
+constexpr int kExitUsage = 2;
+
+struct HostPort {
+  std::string host;
+  int port = 0;
+};
+
+Result<HostPort> ParseListen(std::string_view text) {
+  const size_t colon = text.rfind(':');
+  if (colon == std::string_view::npos || colon == 0) {
+    return InvalidArgument("--listen: want HOST:PORT, got '" + std::string(text) + "'");
+  }
+  HostPort hp;
+  hp.host = std::string(text.substr(0, colon));
+  if (hp.host.size() >= 2 && hp.host.front() == '[' && hp.host.back() == ']') {
+    hp.host = hp.host.substr(1, hp.host.size() - 2);
+  }
+  const std::string_view port = text.substr(colon + 1);
+  const auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), hp.port);
+  if (ec != std::errc() || end != port.data() + port.size() || hp.port < 0 || hp.port > 65535) {
+    return InvalidArgument("--listen: bad port '" + std::string(port) + "'");
+  }
+  return hp;
+}
+
+}  // namespace
+
+void AddServeFlags(CLI::App& command, ServeFlags& flags) {
+  command
+      .add_option("--listen", flags.listen,
+                  "HOST:PORT to serve the REST API on; port 0 picks a free one.")
+      ->capture_default_str();
+  command.add_option("--db", flags.db, "SQLite database (default: <workdir>/dlsched.db).");
+  command
+      .add_option("--profile", flags.profile, "Policy profile: a built-in name or a .json file.")
+      ->capture_default_str();
+  command
+      .add_option("--gpus", flags.gpus,
+                  "GPUs to schedule: 'auto' (discover through NVML) or a cluster spec such as "
+                  "'1x8xV100' or a cluster .json file (fake GPUs, for machines without them).")
+      ->capture_default_str();
+  command.add_option("--workdir", flags.workdir, "Directory for job logs and checkpoints.")
+      ->capture_default_str();
+  command.add_option("--tokens", flags.tokens,
+                     "Tokens file (token,user,role lines). Without it there is no "
+                     "authentication and only loopback addresses are allowed.");
+  command
+      .add_option("--grace", flags.grace_s,
+                  "Seconds between SIGTERM and SIGKILL when stopping a job.")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 3600.0));
+  command.add_option("--seed", flags.seed, "Seed of the policy's random numbers.")
+      ->capture_default_str();
+  command.add_option("--http-threads", flags.http_threads, "HTTP worker threads.")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1024));
+  command.add_option("--max-body-bytes", flags.max_body_bytes, "Largest request body accepted.")
+      ->capture_default_str();
+  command
+      .add_option("--durability", flags.durability,
+                  "'full': every acknowledged change is fsynced (survives power loss); "
+                  "'process': no fsync at commit (survives a crash or kill -9 of the daemon, "
+                  "not of the machine; several times the submission rate on slow disks).")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"full", "process"}));
+  command.add_flag("--kill-jobs-on-exit", flags.kill_jobs_on_exit,
+                   "Kill running jobs when the daemon stops (by default they keep running and a "
+                   "restarted daemon re-adopts them).");
+}
+
+int RunServe(const ServeFlags& flags, std::ostream& out, std::ostream& err) {
+  Result<HostPort> listen = ParseListen(flags.listen);
+  if (!listen.ok()) {
+    err << "dlsched serve: " << listen.status().message() << "\n";
+    return kExitUsage;
+  }
+  std::unique_ptr<TokenTable> tokens;
+  if (!flags.tokens.empty()) {
+    Result<TokenTable> table = TokenTable::Load(flags.tokens);
+    if (!table.ok()) {
+      err << "dlsched serve: " << table.status().message() << "\n";
+      return kExitUsage;
+    }
+    tokens = std::make_unique<TokenTable>(std::move(table).value());
+  } else if (!IsLoopbackHost(listen->host)) {
+    err << "dlsched serve: without --tokens the API has no authentication, so it listens on "
+           "loopback addresses only (127.0.0.1, ::1, localhost); got '"
+        << listen->host << "'\n";
+    return kExitUsage;
+  }
+
+  Result<Cluster> cluster =
+      flags.gpus == "auto" ? DiscoverNvidiaGpus() : ParseClusterSpec(flags.gpus, "");
+  if (!cluster.ok()) {
+    err << "dlsched serve: --gpus: " << cluster.status().message() << "\n";
+    return cluster.status().code() == StatusCode::kInvalidArgument ? kExitUsage : kExitRuntimeError;
+  }
+  Result<PipelineConfig> profile = LoadProfile(flags.profile);
+  if (!profile.ok()) {
+    err << "dlsched serve: --profile: " << profile.status().message() << "\n";
+    return kExitUsage;
+  }
+
+  std::error_code ec;
+  std::filesystem::create_directories(flags.workdir, ec);
+  DaemonOptions options;
+  options.workdir = std::filesystem::absolute(flags.workdir, ec).lexically_normal().string();
+  options.db_path = flags.db.empty() ? options.workdir + "/dlsched.db" : flags.db;
+  options.profile = std::move(profile).value();
+  options.grace = Seconds(flags.grace_s);
+  options.seed = flags.seed;
+  options.durability = flags.durability == "full" ? Durability::kFull : Durability::kProcessCrash;
+
+  // Signals are taken synchronously by this thread (sigtimedwait below): block them before any
+  // thread starts, so every thread inherits the mask. Job processes get a clean mask (see
+  // ProcessExecutor). A write to a closed client socket must not kill the daemon.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  sigaddset(&stop_signals, SIGHUP);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
+  static const SystemClock clock;
+  Result<std::unique_ptr<Daemon>> daemon =
+      Daemon::Create(std::move(cluster).value(), std::move(options), clock);
+  if (!daemon.ok()) {
+    err << "dlsched serve: " << daemon.status().ToString() << "\n";
+    return kExitRuntimeError;
+  }
+  Daemon& d = **daemon;
+  ApiOptions api_options;
+  api_options.tokens = tokens.get();
+  api_options.threads = flags.http_threads;
+  api_options.max_body_bytes = flags.max_body_bytes;
+  ApiServer api(d, api_options);
+  Result<int> port = api.Bind(listen->host, listen->port);
+  if (!port.ok()) {
+    err << "dlsched serve: " << port.status().message() << "\n";
+    return kExitRuntimeError;
+  }
+  if (Status started = d.Start(); !started.ok()) {
+    err << "dlsched serve: " << started.ToString() << "\n";
+    return kExitRuntimeError;
+  }
+  std::thread http([&api] { api.Serve(); });
+
+  const std::shared_ptr<const Snapshot> first = d.snapshot();
+  err << "dlsched serve: " << first->cluster->Describe() << ", policy " << first->profile << ", "
+      << first->jobs.size() << " jobs restored from " << d.workdir() << "\n";
+  if (!tokens) {
+    err << "dlsched serve: no --tokens: authentication is off; listening on loopback only\n";
+  }
+  const std::string shown_host =
+      listen->host.find(':') != std::string::npos ? "[" + listen->host + "]" : listen->host;
+  out << "listening on http://" << shown_host << ":" << *port << std::endl;
+
+  int received = 0;
+  while (received <= 0 && !d.failure()) {
+    const timespec tick{0, 200 * 1000 * 1000};
+    received = sigtimedwait(&stop_signals, nullptr, &tick);
+  }
+  api.Stop();
+  http.join();
+  d.Stop();
+  const std::optional<Status> failure = d.failure();
+  const int64_t running = d.snapshot()->count(JobState::kRunning);
+  if (flags.kill_jobs_on_exit) {
+    d.KillAllJobs();
+    err << "dlsched serve: stopped; killed " << running << " running jobs\n";
+  } else {
+    err << "dlsched serve: stopped; " << running
+        << " jobs left running (a restarted daemon re-adopts them)\n";
+  }
+  if (failure) {
+    err << "dlsched serve: " << failure->ToString() << "\n";
+    return kExitRuntimeError;
+  }
+  return kExitOk;
+}
+
+}  // namespace dlsched::daemon

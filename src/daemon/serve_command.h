@@ -1,0 +1,35 @@
+#pragma once
+
+// `dlsched serve`: runs the live scheduler daemon until SIGINT or SIGTERM.
+
+#include <cstdint>
+#include <iosfwd>
+#include <string>
+
+namespace CLI {
+class App;
+}
+
+namespace dlsched::daemon {
+
+struct ServeFlags {
+  std::string listen = "127.0.0.1:8642";  // HOST:PORT; port 0 picks a free one
+  std::string db;                         // default <workdir>/dlsched.db
+  std::string profile = "fifo-backfill";  // built-in name or .json file
+  std::string gpus = "auto";              // "auto" (NVML) or a cluster spec
+  std::string workdir = "dlsched-work";
+  std::string tokens;  // tokens file; empty = no auth, loopback only
+  double grace_s = 10;
+  uint64_t seed = 1;
+  int http_threads = 16;
+  size_t max_body_bytes = 256 * 1024;
+  std::string durability = "full";  // "full" (fsync per commit) or "process"
+  bool kill_jobs_on_exit = false;
+};
+
+void AddServeFlags(CLI::App& command, ServeFlags& flags);
+// Prints "listening on http://HOST:PORT" on `out` once requests are accepted; diagnostics on
+// `err`. Returns 0 after a clean stop, 1 on a runtime error (store, bind), 2 on bad flags.
+int RunServe(const ServeFlags& flags, std::ostream& out, std::ostream& err);
+
+}  // namespace dlsched::daemon

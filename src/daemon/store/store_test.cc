@@ -1,0 +1,132 @@
+#include "daemon/store/store.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+namespace dlsched::daemon {
+namespace {
+
+class StoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("dlsched_store_test_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+    path_ = (dir_ / "state.db").string();
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  std::unique_ptr<Store> Open() {
+    auto store = Store::Open(path_);
+    EXPECT_TRUE(store.ok()) << store.status().ToString();
+    return store.ok() ? std::move(store).value() : nullptr;
+  }
+
+  static JobRow Row(int64_t id) {
+    JobRow row;
+    row.id = id;
+    row.user = "ann";
+    row.spec_json = R"({"command":["true"]})";
+    row.state = JobState::kQueued;
+    row.submit_time = AtSeconds(1000 + id);
+    row.queued_since = AtSeconds(1000 + id);
+    return row;
+  }
+
+  std::filesystem::path dir_;
+  std::string path_;
+};
+
+TEST_F(StoreTest, RowsSurviveReopeningWithEveryField) {
+  JobRow full = Row(0);
+  full.state = JobState::kRunning;
+  full.segment_start = AtSeconds(1500);
+  full.first_start = AtSeconds(1400);
+  full.run_time = Seconds(12.5);
+  full.attained_gpu_time = Seconds(25);
+  full.iterations_done = 7.5;
+  full.preemptions = 2;
+  full.placement = "n0000:0,1";
+  full.reason = "why";
+  full.pid = 4242;
+  full.pid_start = 99;
+  full.exit_code = 3;
+  {
+    auto store = Open();
+    ASSERT_NE(store, nullptr);
+    ASSERT_TRUE(store->Begin().ok());
+    ASSERT_TRUE(store->InsertJob(full).ok());
+    ASSERT_TRUE(store->InsertJob(Row(1)).ok());
+    ASSERT_TRUE(store->AppendEvent(AtSeconds(1), 0, "submit", "{}").ok());
+    ASSERT_TRUE(store->Commit().ok());
+  }
+  auto store = Open();
+  ASSERT_NE(store, nullptr);
+  Result<std::vector<JobRow>> rows = store->LoadJobs();
+  ASSERT_TRUE(rows.ok()) << rows.status().ToString();
+  ASSERT_EQ(rows->size(), 2u);
+  EXPECT_EQ((*rows)[0], full);
+  EXPECT_EQ((*rows)[1], Row(1));
+  EXPECT_EQ((*rows)[1].finish_time, kTimeNever);
+  Result<std::vector<EventRow>> events = store->LoadEvents(0, 10);
+  ASSERT_TRUE(events.ok());
+  ASSERT_EQ(events->size(), 1u);
+  EXPECT_EQ((*events)[0].kind, "submit");
+  EXPECT_EQ((*events)[0].job, 0);
+}
+
+TEST_F(StoreTest, UpdateRewritesMutableColumnsOnly) {
+  auto store = Open();
+  ASSERT_NE(store, nullptr);
+  ASSERT_TRUE(store->Begin().ok());
+  ASSERT_TRUE(store->InsertJob(Row(0)).ok());
+  JobRow changed = Row(0);
+  changed.user = "mallory";  // immutable: ignored
+  changed.state = JobState::kSucceeded;
+  changed.finish_time = AtSeconds(2000);
+  changed.exit_code = 0;
+  ASSERT_TRUE(store->UpdateJob(changed).ok());
+  EXPECT_EQ(store->UpdateJob(Row(5)).code(), StatusCode::kNotFound);
+  ASSERT_TRUE(store->Commit().ok());
+  auto rows = store->LoadJobs();
+  ASSERT_TRUE(rows.ok());
+  EXPECT_EQ((*rows)[0].user, "ann");
+  EXPECT_EQ((*rows)[0].state, JobState::kSucceeded);
+  EXPECT_EQ((*rows)[0].finish_time, AtSeconds(2000));
+  EXPECT_EQ((*rows)[0].exit_code, 0);
+}
+
+TEST_F(StoreTest, RollbackLeavesNothingAndDuplicatesAreRefused) {
+  auto store = Open();
+  ASSERT_NE(store, nullptr);
+  ASSERT_TRUE(store->Begin().ok());
+  ASSERT_TRUE(store->InsertJob(Row(0)).ok());
+  store->Rollback();
+  EXPECT_EQ(*store->CountJobs(), 0);
+  ASSERT_TRUE(store->Begin().ok());
+  ASSERT_TRUE(store->InsertJob(Row(0)).ok());
+  EXPECT_EQ(store->InsertJob(Row(0)).code(), StatusCode::kAlreadyExists);
+  ASSERT_TRUE(store->Commit().ok());
+  EXPECT_EQ(*store->CountJobs(), 1);
+}
+
+TEST_F(StoreTest, UsesWriteAheadLogging) {
+  auto store = Open();
+  ASSERT_NE(store, nullptr);
+  ASSERT_TRUE(store->Begin().ok());
+  ASSERT_TRUE(store->InsertJob(Row(0)).ok());
+  ASSERT_TRUE(store->Commit().ok());
+  EXPECT_TRUE(std::filesystem::exists(path_ + "-wal"));
+}
+
+TEST_F(StoreTest, OpenFailsOnAMissingDirectory) {
+  auto store = Store::Open((dir_ / "no" / "such" / "dir.db").string());
+  ASSERT_FALSE(store.ok());
+  EXPECT_EQ(store.status().code(), StatusCode::kIoError);
+}
+
+}  // namespace
+}  // namespace dlsched::daemon

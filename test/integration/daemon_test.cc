@@ -1,0 +1,553 @@
+// End-to-end tests of `dlsched serve`: the real binary on port 0 with a temporary SQLite file and
+// fake GPUs (--gpus 1x4xV100), real short processes, the REST API and the CLI. Every wait is a
+// poll with a deadline (no sleep is an assertion), and every test kills what it started.
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <httplib.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sqlite3.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+extern char** environ;
+
+namespace dlsched {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+using Clock = std::chrono::steady_clock;
+
+constexpr auto kDeadline = seconds(10);
+
+std::string ReadFile(const fs::path& path) {
+  std::ifstream file(path);
+  std::stringstream text;
+  text << file.rdbuf();
+  return text.str();
+}
+
+// Polls `done` until it holds or the deadline passes.
+bool Eventually(const std::function<bool()>& done, Clock::duration within = kDeadline) {
+  const auto deadline = Clock::now() + within;
+  while (Clock::now() < deadline) {
+    if (done()) return true;
+    std::this_thread::sleep_for(milliseconds(10));
+  }
+  return done();
+}
+
+// Starts argv with stdout and stderr sent to files; returns the pid.
+pid_t Spawn(const std::vector<std::string>& args, const fs::path& out, const fs::path& err) {
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&actions, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  std::vector<std::string> copy = args;
+  std::vector<char*> argv;
+  for (std::string& a : copy) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid = -1;
+  const int rc = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  return rc == 0 ? pid : -1;
+}
+
+struct RunResult {
+  int code = -1;
+  std::string out;
+  std::string err;
+};
+
+class DaemonIntegrationTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("dlsched_it_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_ / "work");
+  }
+
+  void TearDown() override {
+    if (pid_ > 0) {
+      kill(pid_, SIGKILL);
+      waitpid(pid_, nullptr, 0);
+      pid_ = -1;
+    }
+    KillJobProcesses();
+    fs::remove_all(dir_);
+  }
+
+  // Every job process group a daemon recorded, if it still runs (pid and start time match).
+  void KillJobProcesses() {
+    std::error_code ec;
+    for (const auto& entry : fs::directory_iterator(dir_ / "work" / "jobs", ec)) {
+      std::istringstream line(ReadFile(entry.path() / "pid"));
+      int pid = 0;
+      uint64_t start = 0;
+      if (!(line >> pid >> start) || pid <= 0) continue;
+      const std::string stat = ReadFile("/proc/" + std::to_string(pid) + "/stat");
+      const size_t close = stat.rfind(')');
+      if (close == std::string::npos) continue;
+      std::istringstream rest(stat.substr(close + 2));
+      std::string field;
+      for (int i = 3; i <= 22 && rest >> field; ++i) {
+      }
+      if (field == std::to_string(start)) kill(-pid, SIGKILL);
+    }
+  }
+
+  // Starts the daemon and waits for its "listening on" line.
+  void StartDaemon(const std::vector<std::string>& extra = {}) {
+    std::vector<std::string> args = {DLSCHED_BINARY, "serve",
+                                     "--listen",     "127.0.0.1:0",
+                                     "--gpus",       "1x4xV100",
+                                     "--workdir",    (dir_ / "work").string(),
+                                     "--db",         (dir_ / "state.db").string(),
+                                     "--grace",      "1"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    const fs::path out = dir_ / "daemon.out";
+    pid_ = Spawn(args, out, dir_ / "daemon.err");
+    ASSERT_GT(pid_, 0);
+    std::string url;
+    ASSERT_TRUE(Eventually([&] {
+      const std::string text = ReadFile(out);
+      const size_t at = text.find("listening on ");
+      if (at == std::string::npos || text.find('\n', at) == std::string::npos) return false;
+      url = text.substr(at + 13, text.find('\n', at) - at - 13);
+      return true;
+    })) << "daemon did not start: "
+        << ReadFile(dir_ / "daemon.err");
+    url_ = url;
+    client_ = std::make_unique<httplib::Client>(url_);
+    client_->set_read_timeout(seconds(10));
+    client_->set_tcp_nodelay(true);
+  }
+
+  void Kill9() {
+    kill(pid_, SIGKILL);
+    waitpid(pid_, nullptr, 0);
+    pid_ = -1;
+  }
+
+  int StopDaemon() {
+    kill(pid_, SIGTERM);
+    int status = 0;
+    waitpid(pid_, &status, 0);
+    pid_ = -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  }
+
+  httplib::Headers Auth(const std::string& token) {
+    return token.empty() ? httplib::Headers{}
+                         : httplib::Headers{{"Authorization", "Bearer " + token}};
+  }
+
+  // POSTs a job; returns (status, body).
+  std::pair<int, json> Submit(const json& job, const std::string& token = "") {
+    auto res = client_->Post("/v1/jobs", Auth(token), job.dump(), "application/json");
+    if (!res) return {0, json()};
+    return {res->status, json::parse(res->body, nullptr, false)};
+  }
+
+  std::pair<int, json> Get(const std::string& path, const std::string& token = "") {
+    auto res = client_->Get(path, Auth(token));
+    if (!res) return {0, json()};
+    return {res->status, json::parse(res->body, nullptr, false)};
+  }
+
+  std::pair<int, json> Delete(const std::string& path, const std::string& token = "") {
+    auto res = client_->Delete(path, Auth(token));
+    if (!res) return {0, json()};
+    return {res->status, json::parse(res->body, nullptr, false)};
+  }
+
+  json Job(int64_t id) { return Get("/v1/jobs/" + std::to_string(id) + "?explain=false").second; }
+
+  bool WaitForState(int64_t id, const std::string& state) {
+    return Eventually([&] { return Job(id).value("state", "") == state; });
+  }
+
+  int64_t StoredJobs() {
+    sqlite3* db = nullptr;
+    int64_t count = -1;
+    if (sqlite3_open_v2((dir_ / "state.db").c_str(), &db, SQLITE_OPEN_READONLY, nullptr) ==
+        SQLITE_OK) {
+      sqlite3_stmt* stmt = nullptr;
+      sqlite3_prepare_v2(db, "SELECT COUNT(*) FROM jobs", -1, &stmt, nullptr);
+      if (stmt && sqlite3_step(stmt) == SQLITE_ROW) count = sqlite3_column_int64(stmt, 0);
+      sqlite3_finalize(stmt);
+    }
+    sqlite3_close(db);
+    return count;
+  }
+
+  // Runs the dlsched CLI against this daemon.
+  RunResult Cli(std::vector<std::string> args) {
+    args.insert(args.begin(), DLSCHED_BINARY);
+    args.insert(args.begin() + 2, {"--server", url_});
+    const fs::path out = dir_ / "cli.out";
+    const fs::path err = dir_ / "cli.err";
+    const pid_t pid = Spawn(args, out, err);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, ReadFile(out), ReadFile(err)};
+  }
+
+  json Script(const std::string& script, int gpus = 1) {
+    return {{"script", script}, {"gpus", gpus}, {"workdir", dir_.string()}};
+  }
+
+  fs::path dir_;
+  pid_t pid_ = -1;
+  std::string url_;
+  std::unique_ptr<httplib::Client> client_;
+};
+
+TEST_F(DaemonIntegrationTest, JobsSeeExactlyTheirGpus) {
+  StartDaemon();
+  const fs::path go = dir_ / "go";
+  const std::string wait_go = "while [ ! -e " + go.string() + " ]; do sleep 0.02; done";
+  auto [s1, a] = Submit(Script("echo $CUDA_VISIBLE_DEVICES > a.out; " + wait_go, 2));
+  auto [s2, b] = Submit(Script("echo $CUDA_VISIBLE_DEVICES > b.out; " + wait_go, 1));
+  auto [s3, c] = Submit(Script("echo $CUDA_VISIBLE_DEVICES > c.out; " + wait_go, 1));
+  ASSERT_EQ(s1, 201);
+  ASSERT_EQ(s2, 201);
+  ASSERT_EQ(s3, 201);
+  for (const json* j : {&a, &b, &c}) {
+    ASSERT_TRUE(j->contains("id"));
+    ASSERT_TRUE(WaitForState((*j)["id"], "running"));
+  }
+  ASSERT_TRUE(Eventually([&] {
+    return fs::exists(dir_ / "a.out") && fs::exists(dir_ / "b.out") && fs::exists(dir_ / "c.out");
+  }));
+  // Each job sees the GPUs of its placement, and no two jobs share one.
+  std::set<std::string> seen;
+  for (auto [file, job] : {std::pair{"a.out", a}, std::pair{"b.out", b}, std::pair{"c.out", c}}) {
+    std::string visible = ReadFile(dir_ / file);
+    ASSERT_FALSE(visible.empty());
+    visible.pop_back();  // newline
+    const std::string placement = Job(job["id"])["placement"];
+    EXPECT_EQ("n0000:" + visible, placement) << file;
+    std::stringstream list(visible);
+    for (std::string gpu; std::getline(list, gpu, ',');) EXPECT_TRUE(seen.insert(gpu).second);
+  }
+  EXPECT_EQ(seen.size(), 4u);
+  const json nodes = Get("/v1/nodes").second;
+  EXPECT_EQ(nodes["gpus_allocated"], 4);
+  std::ofstream(go) << "";
+  for (const json* j : {&a, &b, &c}) EXPECT_TRUE(WaitForState((*j)["id"], "succeeded"));
+  EXPECT_EQ(Job(a["id"])["exit_code"], 0);
+}
+
+TEST_F(DaemonIntegrationTest, CancelStopsARunningJobAndDropsAWaitingOne) {
+  StartDaemon();
+  auto [s1, running] = Submit(Script("echo started > started; sleep 30", 4));
+  auto [s2, waiting] = Submit(Script("true", 1));
+  ASSERT_EQ(s1, 201);
+  ASSERT_EQ(s2, 201);
+  ASSERT_TRUE(WaitForState(running["id"], "running"));
+  ASSERT_TRUE(Eventually([&] { return fs::exists(dir_ / "started"); }));
+  const int pid = Job(running["id"])["pid"];
+
+  auto [d1, cancelled] = Delete("/v1/jobs/" + std::to_string(running["id"].get<int>()));
+  EXPECT_EQ(d1, 202);
+  EXPECT_EQ(cancelled["stopping"], "kill");
+  ASSERT_TRUE(WaitForState(running["id"], "killed"));
+  EXPECT_TRUE(Eventually([&] { return kill(-pid, 0) != 0; })) << "process group still alive";
+  // The waiting job got the GPUs, ran and finished; cancelling it now is a conflict.
+  ASSERT_TRUE(WaitForState(waiting["id"], "succeeded"));
+  EXPECT_EQ(Delete("/v1/jobs/" + std::to_string(waiting["id"].get<int>())).first, 409);
+  EXPECT_EQ(Delete("/v1/jobs/12345").first, 404);
+
+  // A waiting job is cancelled at once.
+  auto [s3, blocker] = Submit(Script("sleep 30", 4));
+  auto [s4, queued] = Submit(Script("true", 1));
+  ASSERT_TRUE(WaitForState(blocker["id"], "running"));
+  auto [d2, dropped] = Delete("/v1/jobs/" + std::to_string(queued["id"].get<int>()));
+  EXPECT_EQ(d2, 200);
+  EXPECT_EQ(dropped["state"], "killed");
+  EXPECT_EQ(Delete("/v1/jobs/" + std::to_string(blocker["id"].get<int>())).first, 202);
+  EXPECT_TRUE(WaitForState(blocker["id"], "killed"));
+}
+
+TEST_F(DaemonIntegrationTest, AHighPriorityJobPreemptsALowOneWhichResumesFromItsCheckpoint) {
+  // The shipped priority profile protects victims for 5 minutes; this one does not.
+  const fs::path profile = dir_ / "priority-now.json";
+  std::ofstream(profile) << R"({"name": "priority-now", "admit": ["feasibility"],
+      "queue_sort": "priority", "score": ["consolidate"],
+      "preempt": [{"name": "priority_preempt", "args": {"min_run_s": 0}}], "backfill": true})";
+  StartDaemon({"--profile", profile.string()});
+  // Counts its runs in its checkpoint; the first run waits to be preempted (exits on SIGTERM),
+  // the second finishes.
+  const std::string low_script =
+      "n=$(cat \"$DLSCHED_CHECKPOINT_DIR/n\" 2>/dev/null || echo 0); n=$((n+1)); "
+      "echo $n > \"$DLSCHED_CHECKPOINT_DIR/n\"; "
+      "echo \"run $n restart $DLSCHED_RESTART_COUNT\" >> low.log; "
+      "if [ $n -ge 2 ]; then exit 0; fi; "
+      "echo 50 > \"$DLSCHED_PROGRESS_FILE\"; "
+      "trap 'exit 0' TERM; while true; do sleep 0.05; done";
+  json low_spec = Script(low_script, 4);
+  low_spec["priority"] = 0;
+  low_spec["iterations"] = 100;
+  auto [s1, low] = Submit(low_spec);
+  ASSERT_EQ(s1, 201);
+  ASSERT_TRUE(WaitForState(low["id"], "running"));
+  ASSERT_TRUE(Eventually([&] { return ReadFile(dir_ / "low.log") == "run 1 restart 0\n"; }));
+
+  json high_spec = Script("echo high >> high.log", 4);
+  high_spec["priority"] = 10;
+  auto [s2, high] = Submit(high_spec);
+  ASSERT_EQ(s2, 201);
+  ASSERT_TRUE(WaitForState(high["id"], "succeeded"));
+  ASSERT_TRUE(WaitForState(low["id"], "succeeded"));
+  const json done = Job(low["id"]);
+  EXPECT_EQ(done["preemptions"], 1);
+  EXPECT_EQ(ReadFile(dir_ / "low.log"), "run 1 restart 0\nrun 2 restart 1\n");
+  EXPECT_EQ(ReadFile(dir_ / "high.log"), "high\n");
+}
+
+TEST_F(DaemonIntegrationTest, Kill9LosesNoAcceptedJobAndRunningJobsAreReadopted) {
+  StartDaemon();
+  const fs::path go = dir_ / "go";
+  auto [s, running] =
+      Submit(Script("while [ ! -e " + go.string() + " ]; do sleep 0.02; done; echo ok > ran", 4));
+  ASSERT_EQ(s, 201);
+  ASSERT_TRUE(WaitForState(running["id"], "running"));
+  const int pid = Job(running["id"])["pid"];
+  std::vector<int64_t> accepted;
+  for (int i = 0; i < 20; ++i) {
+    auto [status, job] = Submit(Script("echo " + std::to_string(i) + " >> queued.log", 1));
+    ASSERT_EQ(status, 201);
+    accepted.push_back(job["id"]);
+  }
+  Kill9();  // right after the last acknowledgement
+  EXPECT_EQ(kill(pid, 0), 0) << "the job must outlive the daemon";
+
+  StartDaemon();
+  auto [ls, list] = Get("/v1/jobs");
+  ASSERT_EQ(ls, 200);
+  ASSERT_EQ(list["jobs"].size(), 21u);
+  EXPECT_EQ(Job(running["id"])["state"], "running");
+  EXPECT_EQ(Job(running["id"])["pid"], pid);
+  for (int64_t id : accepted) EXPECT_EQ(Job(id)["state"], "queued") << id;
+  // New ids continue after the restored ones.
+  auto [s2, next] = Submit(Script("true", 1));
+  ASSERT_EQ(s2, 201);
+  EXPECT_EQ(next["id"], 21);
+
+  std::ofstream(go) << "";
+  ASSERT_TRUE(WaitForState(running["id"], "succeeded"));
+  EXPECT_EQ(ReadFile(dir_ / "ran"), "ok\n");
+  for (int64_t id : accepted) EXPECT_TRUE(WaitForState(id, "succeeded")) << id;
+  std::string log = ReadFile(dir_ / "queued.log");
+  EXPECT_EQ(std::count(log.begin(), log.end(), '\n'), 20);
+}
+
+TEST_F(DaemonIntegrationTest, BadInputsGetTheir4xxAndStoreNothing) {
+  StartDaemon();
+  struct Case {
+    std::string name;
+    std::string body;
+    int want;
+    std::string field;
+  };
+  const std::vector<Case> cases = {
+      {"zero gpus", R"({"command": ["true"], "gpus": 0})", 400, "gpus"},
+      {"negative gpus", R"({"command": ["true"], "gpus": -3})", 400, "gpus"},
+      {"more gpus than a node", R"({"command": ["true"], "gpus": 5})", 400, "gpus"},
+      {"unknown gpu type", R"({"command": ["true"], "gpu_type": "K80"})", 400, "gpu_type"},
+      {"empty command", R"({"command": []})", 400, "command"},
+      {"no command", R"({"gpus": 1})", 400, "command"},
+      {"malformed json", R"({"command": ["true"],)", 400, "body"},
+      {"unknown field", R"({"command": ["true"], "gpu": 1})", 400, "gpu"},
+      {"oversized body", R"({"script": ")" + std::string(300 * 1024, 'x') + R"("})", 413, ""},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    auto res = client_->Post("/v1/jobs", c.body, "application/json");
+    ASSERT_TRUE(res);
+    EXPECT_EQ(res->status, c.want);
+    const json body = json::parse(res->body, nullptr, false);
+    ASSERT_TRUE(body.contains("error")) << res->body;
+    if (!c.field.empty()) {
+      EXPECT_EQ(body["error"]["field"], c.field);
+      EXPECT_EQ(body["error"]["message"].get<std::string>().rfind(c.field + ":", 0), 0u);
+    }
+  }
+  EXPECT_EQ(Get("/v1/jobs/0").first, 404);
+  EXPECT_EQ(Get("/v1/jobs?state=bogus").first, 400);
+  EXPECT_EQ(Get("/v1/nope").first, 404);
+  EXPECT_EQ(Get("/v1/jobs").second["jobs"].size(), 0u);
+  EXPECT_EQ(StoredJobs(), 0);
+  // The daemon still works.
+  auto [status, job] = Submit(Script("true", 1));
+  EXPECT_EQ(status, 201);
+  EXPECT_EQ(job["id"], 0);
+  EXPECT_EQ(StoredJobs(), 1);
+}
+
+TEST_F(DaemonIntegrationTest, UsersSeeAndCancelOnlyTheirOwnJobs) {
+  const fs::path tokens = dir_ / "tokens";
+  std::ofstream(tokens) << "# token,user,role\nt-ann,ann,user\nt-bob,bob,user\nt-root,root,admin\n";
+  StartDaemon({"--tokens", tokens.string()});
+  EXPECT_EQ(Submit(Script("true")).first, 401);
+  EXPECT_EQ(Submit(Script("true"), "t-nobody").first, 401);
+  json as_bob = Script("true");
+  as_bob["user"] = "bob";
+  EXPECT_EQ(Submit(as_bob, "t-ann").first, 403);
+
+  auto [s, job] = Submit(Script("sleep 30", 1), "t-ann");
+  ASSERT_EQ(s, 201);
+  EXPECT_EQ(job["user"], "ann");
+  const std::string path = "/v1/jobs/" + std::to_string(job["id"].get<int>());
+  EXPECT_EQ(Delete(path, "t-bob").first, 403);
+  EXPECT_EQ(Get(path, "t-bob").first, 403);
+  EXPECT_EQ(Get("/v1/jobs", "t-bob").second["jobs"].size(), 0u);
+  EXPECT_EQ(Get("/v1/jobs?user=ann", "t-bob").first, 403);
+  EXPECT_EQ(Get("/v1/jobs", "t-ann").second["jobs"].size(), 1u);
+  EXPECT_EQ(Get("/v1/jobs", "t-root").second["jobs"].size(), 1u);
+  EXPECT_EQ(Get(path, "t-root").first, 200);
+  ASSERT_TRUE(Eventually([&] { return Get(path, "t-ann").second["state"] == "running"; }));
+  EXPECT_EQ(Delete(path, "t-ann").first, 202);
+  EXPECT_TRUE(Eventually([&] { return Get(path, "t-root").second["state"] == "killed"; }));
+}
+
+TEST_F(DaemonIntegrationTest, WithoutTokensOnlyLoopbackIsAllowed) {
+  const pid_t pid = Spawn({DLSCHED_BINARY, "serve", "--listen", "0.0.0.0:0", "--gpus", "1x4xV100",
+                           "--workdir", (dir_ / "work").string()},
+                          dir_ / "out", dir_ / "err");
+  int status = 0;
+  waitpid(pid, &status, 0);
+  EXPECT_EQ(WEXITSTATUS(status), 2);
+  EXPECT_NE(ReadFile(dir_ / "err").find("loopback"), std::string::npos);
+}
+
+TEST_F(DaemonIntegrationTest, CliOverRest) {
+  StartDaemon({"--kill-jobs-on-exit"});
+  RunResult submit = Cli({"submit", "--json", "--gpus", "2", "--name", "cli", "--workdir",
+                          dir_.string(), "--", "sh", "-c", "echo hello; sleep 30"});
+  ASSERT_EQ(submit.code, 0) << submit.err;
+  const json job = json::parse(submit.out);
+  ASSERT_TRUE(job.contains("id"));
+  ASSERT_TRUE(job.contains("state"));
+  const std::string id = std::to_string(job["id"].get<int>());
+  ASSERT_TRUE(WaitForState(job["id"], "running"));
+
+  RunResult queue = Cli({"queue", "--json"});
+  ASSERT_EQ(queue.code, 0) << queue.err;
+  EXPECT_EQ(json::parse(queue.out)["jobs"][0]["state"], "running");
+  RunResult table = Cli({"queue"});
+  EXPECT_NE(table.out.find("cli"), std::string::npos) << table.out;
+  RunResult show = Cli({"show", id, "--json"});
+  ASSERT_EQ(show.code, 0);
+  EXPECT_EQ(json::parse(show.out)["gpus"], 2);
+  ASSERT_TRUE(Eventually([&] { return Cli({"logs", id}).out == "hello\n"; }));
+  RunResult nodes = Cli({"nodes"});
+  EXPECT_NE(nodes.out.find("2 of 4 GPUs allocated"), std::string::npos) << nodes.out;
+  RunResult cancel = Cli({"cancel", id});
+  EXPECT_EQ(cancel.code, 0);
+  ASSERT_TRUE(WaitForState(job["id"], "killed"));
+  RunResult follow = Cli({"logs", "-f", id});  // the job has ended: returns at once
+  EXPECT_EQ(follow.code, 0);
+
+  EXPECT_EQ(Cli({"show", "999"}).code, 1);
+  EXPECT_EQ(Cli({"submit", "--gpus", "64", "--", "true"}).code, 2);
+  EXPECT_EQ(Cli({"show"}).code, 2);
+  EXPECT_EQ(StopDaemon(), 0);
+  RunResult unreachable = Cli({"queue"});
+  EXPECT_EQ(unreachable.code, 1);
+  EXPECT_NE(unreachable.err.find("cannot reach"), std::string::npos);
+}
+
+// docs/api/openapi.yaml stays true: every field a job carries is in its Job schema, and every
+// field of the request the API echoes back as "spec" is in the JobSpec schema.
+TEST_F(DaemonIntegrationTest, TheOpenApiDocumentDescribesEveryJobField) {
+  const std::string doc = ReadFile(fs::path(DLSCHED_SOURCE_DIR) / "docs/api/openapi.yaml");
+  ASSERT_FALSE(doc.empty());
+  // A schema of components/schemas: from "    Name:" to the next line indented by four spaces.
+  auto section = [&doc](const std::string& name) -> std::string {
+    const size_t begin = doc.find("\n    " + name + ":\n");
+    if (begin == std::string::npos) return "";
+    size_t end = begin + 1;
+    while ((end = doc.find("\n    ", end + 1)) != std::string::npos && doc[end + 5] == ' ') {
+    }
+    return doc.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
+  };
+  const std::string job_schema = section("Job");
+  const std::string spec_schema = section("JobSpec");
+  ASSERT_FALSE(job_schema.empty());
+  ASSERT_FALSE(spec_schema.empty());
+
+  StartDaemon();
+  json spec = Script("echo 5/10 > \"$DLSCHED_PROGRESS_FILE\"; sleep 30", 2);
+  spec["name"] = "doc";
+  spec["deadline"] = "2099-01-01T00:00:00Z";
+  spec["max_run_time_s"] = 600;
+  spec["env"] = {{"A", "1"}};
+  spec["framework"] = "pytorch";
+  spec["iterations"] = 10;
+  spec["memory_mib"] = 1024;
+  spec["gpu_type"] = "V100";
+  spec["model"] = "m";
+  spec["batch_size"] = 8;
+  spec["queue"] = "q";
+  auto [status, job] = Submit(spec);
+  ASSERT_EQ(status, 201);
+  auto [s2, waiting] = Submit(Script("true", 4));
+  ASSERT_TRUE(WaitForState(job["id"], "running"));
+  ASSERT_TRUE(Eventually([&] { return Job(job["id"])["progress"].is_object(); }));
+  const json running = Job(job["id"]);
+  const json pending = Get("/v1/jobs/" + std::to_string(waiting["id"].get<int>())).second;
+  ASSERT_TRUE(pending.contains("pending_reason"));
+  for (const json* j : {&running, &pending}) {
+    for (const auto& [key, value] : j->items()) {
+      EXPECT_NE(job_schema.find("\n        " + key + ":"), std::string::npos) << "Job." << key;
+    }
+  }
+  for (const auto& [key, value] : running["progress"].items()) {
+    EXPECT_NE(job_schema.find("\n            " + key + ":"), std::string::npos)
+        << "Job.progress." << key;
+  }
+  for (const auto& [key, value] : running["spec"].items()) {
+    EXPECT_NE(spec_schema.find("\n        " + key + ":"), std::string::npos) << "JobSpec." << key;
+  }
+  EXPECT_EQ(Delete("/v1/jobs/" + std::to_string(job["id"].get<int>())).first, 202);
+}
+
+TEST_F(DaemonIntegrationTest, HealthAndMetrics) {
+  StartDaemon();
+  auto [hs, health] = Get("/healthz");
+  EXPECT_EQ(hs, 200);
+  EXPECT_EQ(health["status"], "ok");
+  auto [s, job] = Submit(Script("true", 1));
+  ASSERT_TRUE(WaitForState(job["id"], "succeeded"));
+  auto res = client_->Get("/metrics");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 200);
+  for (const char* want : {"dlsched_submissions_total 1\n", "dlsched_jobs{state=\"succeeded\"} 1\n",
+                           "dlsched_gpus 4\n", "dlsched_scheduling_cycle_seconds_count"}) {
+    EXPECT_NE(res->body.find(want), std::string::npos) << want;
+  }
+}
+
+}  // namespace
+}  // namespace dlsched
