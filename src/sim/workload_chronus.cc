@@ -183,24 +183,10 @@ Result<ParsedRows> ReadChronusText(const std::string& path, std::string_view tex
                                    const ReadOptions& options) {
   RowErrors errors(path, options.skip_bad_rows);
   LineCursor cursor(text);
-  std::string_view line;
-  bool have_header = false;
-  while (cursor.Next(line)) {
-    if (!IsBlank(line)) {
-      have_header = true;
-      break;
-    }
-  }
-  if (!have_header) return errors.Fatal(1, "empty file: expected a header line");
-  const CsvHeader header(line, ',');
+  DS_ASSIGN_OR_RETURN(const CsvHeader header, ReadHeader(cursor, errors, ','));
   const int header_line = cursor.line_number();
-  std::array<int, kNumCols> col{};
-  for (int c = 0; c < kNumCols; ++c) {
-    col[c] = header.Find(kColumnNames[c]);
-    if (col[c] < 0) {
-      return errors.Fatal(header_line, "missing column '" + std::string(kColumnNames[c]) + "'");
-    }
-  }
+  DS_ASSIGN_OR_RETURN(const auto col, RequireColumns(header, kColumnNames, errors, header_line));
+  std::string_view line;
 
   ParsedRows rows;
   std::vector<std::string_view> fields;

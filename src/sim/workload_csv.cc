@@ -171,4 +171,13 @@ Status RowErrors::Fatal(int line, std::string_view what) const {
   return InvalidArgument(path_ + ":" + std::to_string(line) + ": " + std::string(what));
 }
 
+Result<CsvHeader> ReadHeader(LineCursor& cursor, const RowErrors& errors, char sep) {
+  std::string_view line;
+  while (cursor.Next(line)) {
+    if (!IsBlank(line)) return CsvHeader(line, sep);
+  }
+  return errors.Fatal(1, "empty file: expected a header line");
+}
+
+
 }  // namespace dlsched::sim::workload_internal

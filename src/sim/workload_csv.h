@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <array>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -96,5 +97,23 @@ class RowErrors {
   bool skip_;
   int skipped_ = 0;
 };
+
+// Reads the first non-blank line as the header. Fails on an empty file.
+Result<CsvHeader> ReadHeader(LineCursor& cursor, const RowErrors& errors, char sep);
+
+// Positions of `names` in `header`; fails naming the first missing one.
+template <size_t N>
+Result<std::array<int, N>> RequireColumns(const CsvHeader& header,
+                                          const std::array<std::string_view, N>& names,
+                                          const RowErrors& errors, int header_line) {
+  std::array<int, N> positions{};
+  for (size_t i = 0; i < N; ++i) {
+    positions[i] = header.Find(names[i]);
+    if (positions[i] < 0) {
+      return errors.Fatal(header_line, "missing column '" + std::string(names[i]) + "'");
+    }
+  }
+  return positions;
+}
 
 }  // namespace dlsched::sim::workload_internal

@@ -55,29 +55,6 @@ std::optional<double> SecondsField(std::string_view field) {
 
 constexpr int kMaxInt = std::numeric_limits<int>::max();
 
-// Reads the first non-blank line as the header. Fails on an empty file.
-Result<CsvHeader> ReadHeader(LineCursor& cursor, const RowErrors& errors, char sep) {
-  std::string_view line;
-  while (cursor.Next(line)) {
-    if (!IsBlank(line)) return CsvHeader(line, sep);
-  }
-  return errors.Fatal(1, "empty file: expected a header line");
-}
-
-// Positions of `names` in `header`; fails naming the first missing one.
-template <size_t N>
-Result<std::array<int, N>> RequireColumns(const CsvHeader& header,
-                                          const std::array<std::string_view, N>& names,
-                                          const RowErrors& errors, int header_line) {
-  std::array<int, N> positions{};
-  for (size_t i = 0; i < N; ++i) {
-    positions[i] = header.Find(names[i]);
-    if (positions[i] < 0) {
-      return errors.Fatal(header_line, "missing column '" + std::string(names[i]) + "'");
-    }
-  }
-  return positions;
-}
 
 // Reads every non-blank line after the cursor as a data row: splits it at `sep`, hands the
 // fields and the line number to `parse_row` (returning Result<JobSpec>, the error message
