@@ -119,8 +119,8 @@ void BM_SubmitAndStart(benchmark::State& state) {
   for (auto _ : state) {
     auto id = world.scheduler.Submit(Spec(1, t, 1), AtSeconds(t));
     world.scheduler.RunCycle(AtSeconds(t));
-    benchmark::DoNotOptimize(world.scheduler.Handle(
-        JobFinished{*id, JobState::kSucceeded, ""}, AtSeconds(t + 0.5)));
+    benchmark::DoNotOptimize(
+        world.scheduler.Handle(JobFinished{*id, JobState::kSucceeded, ""}, AtSeconds(t + 0.5)));
     t += 1;
   }
   state.SetComplexityN(state.range(0));

@@ -1,7 +1,6 @@
 #include "cli/commands.h"
 
 #include <CLI/CLI.hpp>
-
 #include <iostream>
 
 #include "cli/client_commands.h"
@@ -32,9 +31,10 @@ int ListPolicies(bool verbose, std::ostream& out, std::ostream& err) {
 }  // namespace
 
 int Main(int argc, char** argv, std::ostream& out, std::ostream& err) {
-  CLI::App app{"dlsched: a scheduler and trace-driven simulator for deep-learning jobs on shared "
-               "GPU clusters.",
-               "dlsched"};
+  CLI::App app{
+      "dlsched: a scheduler and trace-driven simulator for deep-learning jobs on shared "
+      "GPU clusters.",
+      "dlsched"};
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string(kVersion));
 

@@ -1,8 +1,8 @@
 #include "cli/simulate_command.h"
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
@@ -156,7 +156,8 @@ std::vector<sim::RunResult> RunAll(const Prepared& p, const SimulateFlags& flags
       };
     }
     // Validated in Prepare, so building again cannot fail.
-    Result<std::unique_ptr<SchedulingPolicy>> policy = BuildPipeline(p.profiles[i], InTreeRegistry());
+    Result<std::unique_ptr<SchedulingPolicy>> policy =
+        BuildPipeline(p.profiles[i], InTreeRegistry());
     DS_CHECK(policy.ok()) << policy.status().ToString();
     runs[i] = sim::Simulate(inputs, std::move(policy).value(), options);
     if (!flags.quiet) {
@@ -194,9 +195,8 @@ Status WriteOutputs(const std::vector<sim::RunResult>& runs, const Prepared& p,
   if (!flags.jobs_csv_prefix.empty()) {
     for (const sim::RunResult& run : runs) {
       const std::string path = flags.jobs_csv_prefix + run.policy + ".csv";
-      DS_RETURN_IF_ERROR(WriteFile(path, "per-job CSV", [&](std::ostream& out) {
-        return sim::WriteJobsCsv(run, out);
-      }));
+      DS_RETURN_IF_ERROR(WriteFile(path, "per-job CSV",
+                                   [&](std::ostream& out) { return sim::WriteJobsCsv(run, out); }));
     }
   }
   return Status::Ok();
@@ -205,16 +205,18 @@ Status WriteOutputs(const std::vector<sim::RunResult>& runs, const Prepared& p,
 }  // namespace
 
 void AddSimulateFlags(CLI::App& command, SimulateFlags& flags) {
-  command.add_option("--trace", flags.trace,
-                     "Workload: philly:PATH, gavel:PATH, tiresias:PATH, chronus:PATH, "
-                     "csv:PATH (native CSV), or synthetic[:jobs=N,seed=S,load=X,gpus=G,users=U]")
+  command
+      .add_option("--trace", flags.trace,
+                  "Workload: philly:PATH, gavel:PATH, tiresias:PATH, chronus:PATH, "
+                  "csv:PATH (native CSV), or synthetic[:jobs=N,seed=S,load=X,gpus=G,users=U]")
       ->capture_default_str();
   command.add_option("--cluster", flags.cluster,
                      "Cluster: NODESxGPUSxTYPE terms joined by '+' (64x8xV100, "
                      "9x4xK80+9x4xP100), 'philly', or a .json spec. Default: 16x8xV100 for "
                      "synthetic workloads, 64x8xV100 for traces");
-  command.add_option("--policy", flags.policies,
-                     "Comma-separated policy names (see 'dlsched policies') or .json profiles")
+  command
+      .add_option("--policy", flags.policies,
+                  "Comma-separated policy names (see 'dlsched policies') or .json profiles")
       ->capture_default_str();
   command.add_option("--json", flags.json_path, "Write per-run results as JSON to FILE");
   command.add_option("--report", flags.report_path,
@@ -223,23 +225,29 @@ void AddSimulateFlags(CLI::App& command, SimulateFlags& flags) {
                      "Write per-job CSVs to PREFIX<policy>.csv");
   command.add_option("--seed", flags.seed, "Seed of policies' RNG and estimate noise")
       ->capture_default_str();
-  command.add_option("--throughput", flags.throughput,
-                     "Ground-truth throughput model: auto (gavel for gavel: traces, else builtin), builtin, or gavel[:PATH] (Gavel's measured table)")
+  command
+      .add_option("--throughput", flags.throughput,
+                  "Ground-truth throughput model: auto (gavel for gavel: traces, else builtin), "
+                  "builtin, or gavel[:PATH] (Gavel's measured table)")
       ->capture_default_str();
-  command.add_option("--checkpoint-s", flags.checkpoint_s,
-                     "Seconds a preempted job holds its GPUs while it checkpoints")
+  command
+      .add_option("--checkpoint-s", flags.checkpoint_s,
+                  "Seconds a preempted job holds its GPUs while it checkpoints")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
-  command.add_option("--restore-s", flags.restore_s,
-                     "Seconds a resumed job holds its GPUs before it makes progress")
+  command
+      .add_option("--restore-s", flags.restore_s,
+                  "Seconds a resumed job holds its GPUs before it makes progress")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
-  command.add_option("--estimate-error", flags.estimate_error,
-                     "Sigma of the lognormal error in users' runtime estimates (0 = exact)")
+  command
+      .add_option("--estimate-error", flags.estimate_error,
+                  "Sigma of the lognormal error in users' runtime estimates (0 = exact)")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
-  command.add_option("--stop-at-s", flags.stop_at_s,
-                     "Stop at this simulated second; report the rest as unfinished")
+  command
+      .add_option("--stop-at-s", flags.stop_at_s,
+                  "Stop at this simulated second; report the rest as unfinished")
       ->check(CLI::NonNegativeNumber);
   command.add_option("--max-jobs", flags.max_jobs, "Use only the first N jobs of the trace");
   command.add_flag("--skip-bad-rows", flags.skip_bad_rows,
@@ -247,8 +255,8 @@ void AddSimulateFlags(CLI::App& command, SimulateFlags& flags) {
   command.add_option("--traces-dir", flags.traces_dir,
                      "Folder of third-party traces (for the 'philly' cluster preset); default "
                      "$DLSCHED_TRACES or ../shared/traces");
-  command.add_option("--threads", flags.threads,
-                     "Policies simulated at once (default: one per core)")
+  command
+      .add_option("--threads", flags.threads, "Policies simulated at once (default: one per core)")
       ->check(CLI::NonNegativeNumber);
   command.add_flag("-q,--quiet", flags.quiet, "No progress on stderr");
 }

@@ -1,9 +1,8 @@
 #include "io/profile.h"
 
 #include <fstream>
-#include <sstream>
-
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 namespace dlsched {
 namespace {
@@ -118,10 +117,11 @@ Result<PipelineConfig> ParseProfile(std::string_view json_text, std::string_view
 
 Result<PipelineConfig> LoadProfile(std::string_view name_or_path) {
   for (const auto& [name, text] : BuiltinProfiles()) {
-    if (name == name_or_path) return ParseProfile(text, "builtin profile '" + std::string(name) + "'");
+    if (name == name_or_path)
+      return ParseProfile(text, "builtin profile '" + std::string(name) + "'");
   }
-  const bool looks_like_path = name_or_path.find('/') != std::string_view::npos ||
-                               name_or_path.ends_with(".json");
+  const bool looks_like_path =
+      name_or_path.find('/') != std::string_view::npos || name_or_path.ends_with(".json");
   if (!looks_like_path) {
     std::string known;
     for (const auto& [name, text] : BuiltinProfiles()) {

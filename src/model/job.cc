@@ -13,9 +13,7 @@ constexpr std::array<std::string_view, 3> kQosNames = {"best-effort", "soft", "s
 
 }  // namespace
 
-std::string_view JobStateName(JobState state) {
-  return kJobStateNames[static_cast<size_t>(state)];
-}
+std::string_view JobStateName(JobState state) { return kJobStateNames[static_cast<size_t>(state)]; }
 
 Result<JobState> ParseJobState(std::string_view name) {
   for (size_t i = 0; i < kJobStateNames.size(); ++i) {

@@ -29,7 +29,7 @@ Spread SpreadOf(const Cluster& cluster, const Placement& placement) {
 
 SimpleThroughputModel::Options SimpleThroughputModel::DefaultOptions() {
   Options options;
-  options.type_speed = {{"K80", 0.2}, {"P100", 0.6}, {"T4", 0.45}, {"V100", 1.0},
+  options.type_speed = {{"K80", 0.2},  {"P100", 0.6}, {"T4", 0.45}, {"V100", 1.0},
                         {"A100", 1.9}, {"H100", 3.2}, {"H200", 3.6}};
   return options;
 }

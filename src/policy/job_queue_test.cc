@@ -20,14 +20,12 @@ bool ByPriority(const JobView& a, const JobView& b) {
 class JobQueueTest : public ::testing::Test {
  protected:
   JobId Add(int gpus, int priority, Duration waiting_since) {
-    const JobId id = jobs_.Add(
-        testing::MakeJob(0).Gpus(gpus).Priority(priority).Submit(waiting_since).Spec());
+    const JobId id =
+        jobs_.Add(testing::MakeJob(0).Gpus(gpus).Priority(priority).Submit(waiting_since).Spec());
     jobs_.at(id).queued_since = Timestamp(waiting_since);
     return id;
   }
-  std::vector<JobId> Order() const {
-    return {queue_.by_order().begin(), queue_.by_order().end()};
-  }
+  std::vector<JobId> Order() const { return {queue_.by_order().begin(), queue_.by_order().end()}; }
 
   JobTable jobs_;
   JobQueue queue_{jobs_, ByPriority};

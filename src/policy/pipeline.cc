@@ -280,8 +280,7 @@ bool PipelinePolicy::TryPreemptFor(Cycle& cycle, const JobView& job, const Place
     const JobView victim = ctx.View(*it);
     if (!sort_->Less(job, victim)) break;  // the rest rank at or above the job
     if (victim.job().preempt_requested ||
-        std::find(cycle.victims.begin(), cycle.victims.end(), victim.id()) !=
-            cycle.victims.end()) {
+        std::find(cycle.victims.begin(), cycle.victims.end(), victim.id()) != cycle.victims.end()) {
       continue;
     }
     if (!MayPreempt(job, victim, ctx, retry_at)) continue;
@@ -290,9 +289,9 @@ bool PipelinePolicy::TryPreemptFor(Cycle& cycle, const JobView& job, const Place
     if (auto placement = placer.Find(job, what_if)) {
       for (JobId id : chosen) {
         cycle.victims.push_back(id);
-        cycle.decisions.preemptions.push_back(
-            {id, "preempted for job " + std::to_string(job.id().value()) + " (" +
-                     std::string(sort_->Name()) + " order)"});
+        cycle.decisions.preemptions.push_back({id, "preempted for job " +
+                                                       std::to_string(job.id().value()) + " (" +
+                                                       std::string(sort_->Name()) + " order)"});
       }
       // Hold the free part of the future placement so lower-ranked jobs do not take it.
       Placement reserve;
@@ -303,8 +302,8 @@ bool PipelinePolicy::TryPreemptFor(Cycle& cycle, const JobView& job, const Place
       cycle.scratch.Allocate(reserve);
       if (ctx.explain) {
         cycle.decisions.pending_reasons.push_back(
-            {job.id(), "waiting for " + std::to_string(chosen.size()) +
-                           " preempted job(s) to stop"});
+            {job.id(),
+             "waiting for " + std::to_string(chosen.size()) + " preempted job(s) to stop"});
       }
       return true;
     }
@@ -355,8 +354,8 @@ Result<std::unique_ptr<SchedulingPolicy>> BuildPipeline(const PipelineConfig& co
     DS_ASSIGN_OR_RETURN(auto p, CreateAs<AdmitPlugin>(registry, PluginPoint::kAdmit, c));
     admit.push_back(std::move(p));
   }
-  DS_ASSIGN_OR_RETURN(auto sort, CreateAs<QueueSortPlugin>(registry, PluginPoint::kQueueSort,
-                                                            config.queue_sort));
+  DS_ASSIGN_OR_RETURN(
+      auto sort, CreateAs<QueueSortPlugin>(registry, PluginPoint::kQueueSort, config.queue_sort));
   std::vector<std::unique_ptr<FilterPlugin>> filters;
   for (const PluginConfig& c : config.filter) {
     DS_ASSIGN_OR_RETURN(auto p, CreateAs<FilterPlugin>(registry, PluginPoint::kFilter, c));

@@ -103,8 +103,7 @@ std::optional<Placement> Placer::FindOnOneNode(const JobView& job, GpuTypeId req
   }
   if (!best.valid()) return std::nullopt;
   Placement placement;
-  placement.parts.push_back(
-      {best, PickGpus(ctx_.cluster.node(best), state.free_mask(best), gpus)});
+  placement.parts.push_back({best, PickGpus(ctx_.cluster.node(best), state.free_mask(best), gpus)});
   return placement;
 }
 

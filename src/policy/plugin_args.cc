@@ -32,8 +32,8 @@ Result<int64_t> PluginArgs::GetInt(std::string_view key, int64_t fallback) const
   int64_t value = 0;
   auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (ec != std::errc() || ptr != text.data() + text.size()) {
-    return InvalidArgument("argument '" + std::string(key) + "' must be an integer, got '" +
-                           text + "'");
+    return InvalidArgument("argument '" + std::string(key) + "' must be an integer, got '" + text +
+                           "'");
   }
   return value;
 }
@@ -70,8 +70,8 @@ Status PluginArgs::CheckKnown(std::initializer_list<std::string_view> known) con
     if (!found) {
       std::string list;
       for (std::string_view k : known) list += (list.empty() ? "" : ", ") + std::string(k);
-      return InvalidArgument("unknown argument '" + key + "' (known: " +
-                             (list.empty() ? "none" : list) + ")");
+      return InvalidArgument("unknown argument '" + key +
+                             "' (known: " + (list.empty() ? "none" : list) + ")");
     }
   }
   return Status::Ok();

@@ -4,11 +4,16 @@ namespace dlsched {
 
 std::string_view PluginPointName(PluginPoint point) {
   switch (point) {
-    case PluginPoint::kAdmit: return "admit";
-    case PluginPoint::kQueueSort: return "queue_sort";
-    case PluginPoint::kFilter: return "filter";
-    case PluginPoint::kScore: return "score";
-    case PluginPoint::kPreempt: return "preempt";
+    case PluginPoint::kAdmit:
+      return "admit";
+    case PluginPoint::kQueueSort:
+      return "queue_sort";
+    case PluginPoint::kFilter:
+      return "filter";
+    case PluginPoint::kScore:
+      return "score";
+    case PluginPoint::kPreempt:
+      return "preempt";
   }
   return "unknown";
 }

@@ -24,9 +24,8 @@ Scheduler::Scheduler(const Cluster& cluster, std::unique_ptr<SchedulingPolicy> p
       estimator_(&estimator),
       rng_(seed),
       state_(cluster),
-      queue_(jobs_, [p = policy_.get()](const JobView& a, const JobView& b) {
-        return p->Less(a, b);
-      }),
+      queue_(jobs_,
+             [p = policy_.get()](const JobView& a, const JobView& b) { return p->Less(a, b); }),
       running_by_rank_(
           jobs_, [p = policy_.get()](const JobView& a, const JobView& b) { return p->Less(a, b); },
           [p = policy_.get()](const JobView& job, Timestamp now) {
@@ -51,7 +50,7 @@ Result<JobId> Scheduler::Submit(JobSpec spec, Timestamp now) {
 
 SchedulingContext Scheduler::Context(Timestamp now) {
   running_by_rank_.Refresh(now);
-  SchedulingContext ctx{now,    *cluster_,        state_,      jobs_, queue_,
+  SchedulingContext ctx{now,      *cluster_,        state_,      jobs_, queue_,
                         running_, running_by_rank_, *estimator_, rng_};
   ctx.trigger = since_last_cycle_;
   ctx.trigger.timer = now >= wake_at_;
@@ -157,7 +156,7 @@ bool Scheduler::Apply(const LaunchDecision& launch, Timestamp now) {
 std::vector<PendingReason> Scheduler::ExplainPending(Timestamp now) {
   Rng scratch_rng = rng_;  // explaining must not change the decisions that follow
   running_by_rank_.Refresh(now);
-  SchedulingContext ctx{now,    *cluster_,        state_,      jobs_,      queue_,
+  SchedulingContext ctx{now,      *cluster_,        state_,      jobs_,      queue_,
                         running_, running_by_rank_, *estimator_, scratch_rng};
   ctx.explain = true;
   return policy_->Decide(ctx).pending_reasons;

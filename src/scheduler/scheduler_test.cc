@@ -10,11 +10,11 @@ namespace dlsched {
 namespace {
 
 using std::chrono::seconds;
+using ::testing::ElementsAre;
+using ::testing::IsEmpty;
 using testing::MakeCluster;
 using testing::MakeJob;
 using testing::RecordingExecutor;
-using ::testing::ElementsAre;
-using ::testing::IsEmpty;
 
 PipelineConfig Profile(std::string sort, bool backfill, bool preempt = false,
                        double min_run_s = 0) {
@@ -29,7 +29,8 @@ PipelineConfig Profile(std::string sort, bool backfill, bool preempt = false,
   if (preempt) {
     config.preempt = {{"priority_preempt",
                        PluginArgs(std::map<std::string, std::string, std::less<>>{
-                           {"min_run_s", std::to_string(min_run_s)}}), 1}};
+                           {"min_run_s", std::to_string(min_run_s)}}),
+                       1}};
   }
   return config;
 }
@@ -40,8 +41,8 @@ class SchedulerTest : public ::testing::Test {
     cluster_ = MakeCluster(cluster_spec);
     auto policy = BuildPipeline(profile, InTreeRegistry());
     ASSERT_TRUE(policy.ok()) << policy.status().ToString();
-    scheduler_ = std::make_unique<Scheduler>(cluster_, std::move(policy).value(), executor_,
-                                             model_, /*seed=*/1);
+    scheduler_ = std::make_unique<Scheduler>(cluster_, std::move(policy).value(), executor_, model_,
+                                             /*seed=*/1);
   }
   JobId Submit(const JobSpec& spec, Timestamp now = kTimeZero) {
     auto id = scheduler_->Submit(spec, now);
@@ -170,7 +171,8 @@ TEST_F(SchedulerTest, CancelRemovesAWaitingJobAndKillsARunningOne) {
   EXPECT_TRUE(scheduler_->queue().empty());
   ASSERT_TRUE(scheduler_->Handle(JobCancelRequested{running}, AtSeconds(2)).ok());
   EXPECT_EQ(executor_.calls.back().kind, RecordingExecutor::Call::kKill);
-  ASSERT_TRUE(scheduler_->Handle(JobFinished{running, JobState::kKilled, "killed"}, AtSeconds(3)).ok());
+  ASSERT_TRUE(
+      scheduler_->Handle(JobFinished{running, JobState::kKilled, "killed"}, AtSeconds(3)).ok());
   EXPECT_EQ(job(running).state, JobState::kKilled);
   EXPECT_EQ(scheduler_->state().free_total(), 4);
 }

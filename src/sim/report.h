@@ -17,7 +17,6 @@
 
 namespace dlsched::sim {
 
-
 // A duration for humans, one decimal, in the largest unit that keeps the number below the next
 // unit: "12.3s" below a minute, "35.0m" below an hour, "1.2h" below a day, "3.4d" beyond.
 // Rounding never yields "60.0s" / "60.0m" / "24.0h" (those become "1.0m" / "1.0h" / "1.0d").

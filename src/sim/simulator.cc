@@ -112,12 +112,16 @@ class SimExecutor final : public Executor {
 
 Event ToSchedulerEvent(const SimEvent& e) {
   switch (e.kind) {
-    case SimEventKind::kFinish: return JobFinished{e.job, JobState::kSucceeded, ""};
-    case SimEventKind::kKilled: return JobFinished{e.job, JobState::kKilled, "killed"};
-    case SimEventKind::kSuspend: return JobSuspended{e.job, e.iterations};
+    case SimEventKind::kFinish:
+      return JobFinished{e.job, JobState::kSucceeded, ""};
+    case SimEventKind::kKilled:
+      return JobFinished{e.job, JobState::kKilled, "killed"};
+    case SimEventKind::kSuspend:
+      return JobSuspended{e.job, e.iterations};
     case SimEventKind::kLaunchFailed:
       return JobLaunchFailed{e.job, "the job makes no progress on that placement"};
-    case SimEventKind::kWake: break;
+    case SimEventKind::kWake:
+      break;
   }
   DS_CHECK(false) << "a wake-up is not a scheduler event";
   return JobCancelRequested{};
@@ -231,9 +235,8 @@ RunResult Simulate(const SimInputs& inputs, std::unique_ptr<SchedulingPolicy> po
       const auto wall_now = std::chrono::steady_clock::now();
       if (wall_now - last_report >= options.progress_every) {
         last_report = wall_now;
-        options.on_progress(
-            {jobs.size(), jobs_done, now,
-             std::chrono::duration<double>(wall_now - wall_start).count()});
+        options.on_progress({jobs.size(), jobs_done, now,
+                             std::chrono::duration<double>(wall_now - wall_start).count()});
       }
     }
   }

@@ -9,9 +9,9 @@
 namespace dlsched::sim {
 namespace {
 
-using std::chrono::seconds;
 using dlsched::testing::MakeCluster;
 using dlsched::testing::MakeJob;
+using std::chrono::seconds;
 
 std::unique_ptr<SchedulingPolicy> Policy(const std::string& name) {
   auto policy = LoadPolicy(name);
@@ -24,7 +24,7 @@ JobSpec Job(uint32_t id, int gpus, double submit_s, double work_s) {
 }
 
 RunResult Simulated(const std::string& policy, const Cluster& cluster, std::vector<JobSpec> jobs,
-              SimOptions options = {}) {
+                    SimOptions options = {}) {
   Workload workload{"test", std::move(jobs), 0};
   SimpleThroughputModel model;
   return Simulate({cluster, workload, model, model}, Policy(policy), options);
@@ -79,7 +79,8 @@ TEST(SimulatorTest, StopAtLeavesUnfinishedJobsWithAReason) {
   const Cluster cluster = MakeCluster("1x1xV100");
   SimOptions options;
   options.stop_at = AtSeconds(50);
-  const RunResult run = Simulated("fifo-backfill", cluster, {Job(0, 1, 0, 100), Job(1, 1, 1, 10)}, options);
+  const RunResult run =
+      Simulated("fifo-backfill", cluster, {Job(0, 1, 0, 100), Job(1, 1, 1, 10)}, options);
   EXPECT_EQ(run.summary.unfinished, 2);
   EXPECT_EQ(run.jobs[1].final_state, JobState::kQueued);
   EXPECT_NE(run.jobs[1].reason.find("waiting for 1 GPUs"), std::string::npos);

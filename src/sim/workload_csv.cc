@@ -179,5 +179,4 @@ Result<CsvHeader> ReadHeader(LineCursor& cursor, const RowErrors& errors, char s
   return errors.Fatal(1, "empty file: expected a header line");
 }
 
-
 }  // namespace dlsched::sim::workload_internal

@@ -4,9 +4,9 @@
 // iteration, field splitting and strict number parsing. Internal to src/sim; not a general CSV
 // library (no quoting: none of the supported formats quotes fields).
 
+#include <array>
 #include <cstdint>
 #include <optional>
-#include <array>
 #include <string>
 #include <string_view>
 #include <utility>

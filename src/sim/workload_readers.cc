@@ -55,7 +55,6 @@ std::optional<double> SecondsField(std::string_view field) {
 
 constexpr int kMaxInt = std::numeric_limits<int>::max();
 
-
 // Reads every non-blank line after the cursor as a data row: splits it at `sep`, hands the
 // fields and the line number to `parse_row` (returning Result<JobSpec>, the error message
 // saying what is wrong with the row), validates the spec and appends it to `out`. Bad rows go

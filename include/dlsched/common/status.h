@@ -72,7 +72,7 @@ inline Status IoError(std::string message) {
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : data_(std::move(value)) {}  // NOLINT: implicit by design
+  Result(T value) : data_(std::move(value)) {}        // NOLINT: implicit by design
   Result(Status status) : data_(std::move(status)) {  // NOLINT: implicit by design
     if (std::get<Status>(data_).ok()) data_ = Status(StatusCode::kInternal, "Result from OK");
   }
@@ -125,10 +125,10 @@ const Status& AsStatus(const Result<T>& r) {
 #define DS_CONCAT(a, b) DS_CONCAT_INNER(a, b)
 
 // Returns the Status of `expr` from the enclosing function when it is not OK.
-#define DS_RETURN_IF_ERROR(expr)                                       \
-  do {                                                                 \
+#define DS_RETURN_IF_ERROR(expr)                                          \
+  do {                                                                    \
     ::dlsched::Status ds_status_ = ::dlsched::internal::AsStatus((expr)); \
-    if (!ds_status_.ok()) return ds_status_;                           \
+    if (!ds_status_.ok()) return ds_status_;                              \
   } while (false)
 
 // `DS_ASSIGN_OR_RETURN(T x, ResultExpr)` declares x from the Result's value, or returns its

@@ -17,7 +17,16 @@ namespace dlsched {
 // Pending -> Queued -> Running <-> Suspended -> Succeeded | Failed | Killed | Rejected.
 // Pending: submitted, not yet admitted. Queued: admitted, never run. Suspended: preempted (or
 // failed to launch) and waiting to resume from its checkpoint.
-enum class JobState { kPending, kQueued, kRunning, kSuspended, kSucceeded, kFailed, kKilled, kRejected };
+enum class JobState {
+  kPending,
+  kQueued,
+  kRunning,
+  kSuspended,
+  kSucceeded,
+  kFailed,
+  kKilled,
+  kRejected
+};
 
 std::string_view JobStateName(JobState state);  // "pending", "queued", ...
 Result<JobState> ParseJobState(std::string_view name);
@@ -30,12 +39,12 @@ Result<QosClass> ParseQosClass(std::string_view name);
 
 // What a user asks for. Immutable once submitted.
 struct JobSpec {
-  std::string name;   // the trace's job id or the user's name for it; need not be unique
+  std::string name;  // the trace's job id or the user's name for it; need not be unique
   std::string user;
   std::string queue;  // tenant / virtual cluster
   std::string model;  // e.g. "ResNet-50"; empty when unknown
   int batch_size = 0;
-  int num_gpus = 1;   // gang size: all or nothing
+  int num_gpus = 1;      // gang size: all or nothing
   std::string gpu_type;  // required GPU type; empty = any
   Timestamp submit_time;
   // Work: `iterations` at `ref_iters_per_s` when run on `num_gpus` GPUs of the reference type,
@@ -68,9 +77,9 @@ struct Job {
   JobSpec spec;
   JobState state = JobState::kPending;
 
-  Placement placement;          // while running
-  Timestamp queued_since;       // when it last entered the queue
-  Timestamp segment_start;      // when the current run segment began (running)
+  Placement placement;      // while running
+  Timestamp queued_since;   // when it last entered the queue
+  Timestamp segment_start;  // when the current run segment began (running)
   Timestamp first_start = kTimeNever;
   Timestamp finish_time = kTimeNever;
   Duration run_time{0};           // wall time of completed run segments
@@ -82,7 +91,7 @@ struct Job {
   // The estimator's view, refreshed by the scheduler whenever the job is (re)queued or placed.
   Duration estimated_total{0};      // whole job on its reference placement
   Duration estimated_remaining{0};  // at the last checkpoint, reference placement
-  std::string reason;  // why rejected, or the last why-pending explanation
+  std::string reason;               // why rejected, or the last why-pending explanation
 };
 
 // A read-only view of a job at an instant: time-dependent quantities (attained service of a

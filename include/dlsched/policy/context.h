@@ -31,10 +31,10 @@ struct SchedulingContext {
   const Cluster& cluster;
   const ClusterState& state;  // current allocations (running jobs, including those preempting)
   const JobTable& jobs;
-  const JobQueue& queue;        // waiting jobs in this policy's order
-  std::span<const JobId> running;  // running jobs, in no particular (but deterministic) order
+  const JobQueue& queue;                // waiting jobs in this policy's order
+  std::span<const JobId> running;       // running jobs, in no particular (but deterministic) order
   const RunningIndex& running_by_rank;  // the same jobs in this policy's order, highest first
-  const ThroughputModel& estimator;  // the policy's performance predictor, never the truth
+  const ThroughputModel& estimator;     // the policy's performance predictor, never the truth
   Rng& rng;
   CycleTrigger trigger;
   // Fill Decisions::pending_reasons (costs string building; off in the simulator's hot loop).
@@ -70,9 +70,7 @@ struct Decisions {
   // Run another cycle no later than this, even if no event arrives (time slices, thresholds).
   Timestamp wake_at = kTimeNever;
 
-  bool empty() const {
-    return launches.empty() && preemptions.empty() && rejections.empty();
-  }
+  bool empty() const { return launches.empty() && preemptions.empty() && rejections.empty(); }
 };
 
 }  // namespace dlsched

@@ -40,11 +40,16 @@ class PluginRegistry {
  private:
   template <typename P>
   static constexpr PluginPoint PointOf() {
-    if constexpr (std::is_base_of_v<AdmitPlugin, P>) return PluginPoint::kAdmit;
-    else if constexpr (std::is_base_of_v<QueueSortPlugin, P>) return PluginPoint::kQueueSort;
-    else if constexpr (std::is_base_of_v<FilterPlugin, P>) return PluginPoint::kFilter;
-    else if constexpr (std::is_base_of_v<ScorePlugin, P>) return PluginPoint::kScore;
-    else return PluginPoint::kPreempt;
+    if constexpr (std::is_base_of_v<AdmitPlugin, P>)
+      return PluginPoint::kAdmit;
+    else if constexpr (std::is_base_of_v<QueueSortPlugin, P>)
+      return PluginPoint::kQueueSort;
+    else if constexpr (std::is_base_of_v<FilterPlugin, P>)
+      return PluginPoint::kFilter;
+    else if constexpr (std::is_base_of_v<ScorePlugin, P>)
+      return PluginPoint::kScore;
+    else
+      return PluginPoint::kPreempt;
   }
 
   std::map<std::pair<PluginPoint, std::string>, Factory> factories_;

@@ -64,9 +64,9 @@ class RunningIndex {
   NextChange next_change_;
   Timestamp now_;  // the instant comparisons are made at
   Order order_;
-  std::vector<Order::iterator> where_;   // per job: position in order_ while inside
-  std::vector<uint8_t> inside_;          // per job: 1 while inside
-  std::vector<Timestamp> due_at_;        // per job: its pending re-key time
+  std::vector<Order::iterator> where_;  // per job: position in order_ while inside
+  std::vector<uint8_t> inside_;         // per job: 1 while inside
+  std::vector<Timestamp> due_at_;       // per job: its pending re-key time
   // Lazily deleted; next_change() drops stale tops, which changes no observable state.
   mutable std::priority_queue<Due, std::vector<Due>, std::greater<>> due_;
   std::vector<JobId> deferred_;  // InsertAtNextRefresh

@@ -22,7 +22,7 @@ struct CycleResult {
   int launched = 0;
   int preempted = 0;
   int rejected = 0;  // at admission or by the policy
-  int refused = 0;  // decisions the scheduler's validation turned down (a policy bug)
+  int refused = 0;   // decisions the scheduler's validation turned down (a policy bug)
   // Run the next cycle no later than this: the policy's request, or an earlier one still due.
   Timestamp wake_at = kTimeNever;
 

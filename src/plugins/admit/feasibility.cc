@@ -21,8 +21,7 @@ Fit FeasibilityAdmit::Admit(const JobView& job, const SchedulingContext& ctx) co
     }
     if (gpus > ctx.cluster.gpus_of_type(type)) {
       return Fit::Unfit("needs " + std::to_string(gpus) + " " + type_name +
-                        " GPUs; the cluster has " +
-                        std::to_string(ctx.cluster.gpus_of_type(type)));
+                        " GPUs; the cluster has " + std::to_string(ctx.cluster.gpus_of_type(type)));
     }
     return Fit::Yes();
   }
@@ -32,7 +31,8 @@ Fit FeasibilityAdmit::Admit(const JobView& job, const SchedulingContext& ctx) co
     largest_pool = std::max(largest_pool, ctx.cluster.gpus_of_type(GpuTypeId(t)));
   }
   if (gpus > largest_pool) {
-    return Fit::Unfit("needs " + std::to_string(gpus) + " GPUs; the largest pool of one GPU type has " +
+    return Fit::Unfit("needs " + std::to_string(gpus) +
+                      " GPUs; the largest pool of one GPU type has " +
                       std::to_string(largest_pool));
   }
   return Fit::Yes();

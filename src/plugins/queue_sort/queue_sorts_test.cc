@@ -42,24 +42,24 @@ TEST(FifoSortTest, OrdersBySubmitThenId) {
 
 TEST(SjfSortTest, OrdersByEstimatedGpuTime) {
   SjfSort sort;
-  RunCases(sort, {
-                     {"shorter first", MakeJob(2).Work(seconds(10)).Build(),
-                      MakeJob(1).Work(seconds(20)).Build(), true},
-                     {"wide short job weighs its GPUs",
-                      MakeJob(1).Work(seconds(10)).Gpus(8).Build(),
-                      MakeJob(2).Work(seconds(40)).Build(), false},
-                     {"equal work falls back to fifo", MakeJob(1).Work(seconds(10)).Build(),
-                      MakeJob(2).Work(seconds(10)).Build(), true},
-                 });
+  RunCases(sort,
+           {
+               {"shorter first", MakeJob(2).Work(seconds(10)).Build(),
+                MakeJob(1).Work(seconds(20)).Build(), true},
+               {"wide short job weighs its GPUs", MakeJob(1).Work(seconds(10)).Gpus(8).Build(),
+                MakeJob(2).Work(seconds(40)).Build(), false},
+               {"equal work falls back to fifo", MakeJob(1).Work(seconds(10)).Build(),
+                MakeJob(2).Work(seconds(10)).Build(), true},
+           });
 }
 
 TEST(SrtfSortTest, OrdersByRemainingAndCountsTheRunningSegment) {
   SrtfSort sort;
-  RunCases(sort, {
-                     {"less remaining first",
-                      MakeJob(2).Estimate(seconds(100), seconds(10)).Build(),
-                      MakeJob(1).Estimate(seconds(20), seconds(20)).Build(), true},
-                 });
+  RunCases(sort,
+           {
+               {"less remaining first", MakeJob(2).Estimate(seconds(100), seconds(10)).Build(),
+                MakeJob(1).Estimate(seconds(20), seconds(20)).Build(), true},
+           });
   // A job running for 50 s of its 60 s remaining has 10 s left: ahead of a 20 s waiting job.
   const Job running = MakeJob(1).Estimate(seconds(60), seconds(60)).Running(kTimeZero).Build();
   const Job waiting = MakeJob(2).Estimate(seconds(20), seconds(20)).Build();
@@ -91,8 +91,7 @@ TEST(LasSortTest, WakesOnAGlobalQuantumGrid) {
   LasSort sort(seconds(600));
   const Job running = MakeJob(1).Running(AtSeconds(17)).Build();
   EXPECT_EQ(sort.NextRankChange(JobView(running, AtSeconds(17)), AtSeconds(17)), AtSeconds(600));
-  EXPECT_EQ(sort.NextRankChange(JobView(running, AtSeconds(600)), AtSeconds(600)),
-            AtSeconds(1200));
+  EXPECT_EQ(sort.NextRankChange(JobView(running, AtSeconds(600)), AtSeconds(600)), AtSeconds(1200));
 }
 
 TEST(TiresiasSortTest, DiscretisesIntoQueuesThenFifo) {
@@ -101,14 +100,14 @@ TEST(TiresiasSortTest, DiscretisesIntoQueuesThenFifo) {
   EXPECT_EQ(sort.QueueOf(seconds(99)), 0);
   EXPECT_EQ(sort.QueueOf(seconds(100)), 1);
   EXPECT_EQ(sort.QueueOf(seconds(5000)), 2);
-  RunCases(sort, {
-                     {"same queue: fifo even with more service",
-                      MakeJob(1).Submit(seconds(1)).Attained(seconds(90)).Build(),
-                      MakeJob(2).Submit(seconds(2)).Attained(seconds(0)).Build(), true},
-                     {"lower queue first",
-                      MakeJob(1).Submit(seconds(1)).Attained(seconds(150)).Build(),
-                      MakeJob(2).Submit(seconds(2)).Attained(seconds(0)).Build(), false},
-                 });
+  RunCases(sort,
+           {
+               {"same queue: fifo even with more service",
+                MakeJob(1).Submit(seconds(1)).Attained(seconds(90)).Build(),
+                MakeJob(2).Submit(seconds(2)).Attained(seconds(0)).Build(), true},
+               {"lower queue first", MakeJob(1).Submit(seconds(1)).Attained(seconds(150)).Build(),
+                MakeJob(2).Submit(seconds(2)).Attained(seconds(0)).Build(), false},
+           });
 }
 
 TEST(TiresiasSortTest, WakesExactlyWhenAThresholdIsCrossed) {
@@ -126,8 +125,8 @@ TEST(PrioritySortTest, HigherPriorityFirst) {
   RunCases(sort, {
                      {"higher first", MakeJob(2).Priority(5).Submit(seconds(9)).Build(),
                       MakeJob(1).Priority(1).Build(), true},
-                     {"equal: fifo", MakeJob(1).Priority(1).Build(),
-                      MakeJob(2).Priority(1).Build(), true},
+                     {"equal: fifo", MakeJob(1).Priority(1).Build(), MakeJob(2).Priority(1).Build(),
+                      true},
                  });
 }
 
