@@ -8,35 +8,19 @@
 #include <vector>
 
 #include "support/builders.h"
+#include "support/order_cases.h"
 
 namespace dlsched {
 namespace {
 
 using std::chrono::seconds;
+using testing::ExpectOrder;
 using testing::MakeJob;
 
 // `job` with a deadline `at` (none when nullopt).
 Job Due(Job job, std::optional<Timestamp> at) {
   job.spec.deadline = at;
   return job;
-}
-
-struct Case {
-  std::string name;
-  Job a;
-  Job b;
-  bool want;  // Less(a, b), both waiting, viewed at t = 0
-};
-
-void RunCases(const QueueSortPlugin& sort, const std::vector<Case>& cases) {
-  for (const Case& c : cases) {
-    SCOPED_TRACE(c.name);
-    const JobView a(c.a, kTimeZero);
-    const JobView b(c.b, kTimeZero);
-    EXPECT_EQ(sort.Less(a, b), c.want);
-    EXPECT_FALSE(sort.Less(a, b) && sort.Less(b, a));
-    EXPECT_FALSE(sort.Less(a, a));
-  }
 }
 
 // Less is a strict weak order without ties on `jobs` (a total order), at `now`.
@@ -62,7 +46,7 @@ void ExpectTotalOrder(const QueueSortPlugin& sort, const std::vector<Job>& jobs,
 
 TEST(EdfSortTest, EarliestDeadlineFirstThenJobsWithoutOneInFifoOrder) {
   EdfSort sort;
-  RunCases(
+  ExpectOrder(
       sort,
       {
           {"earlier deadline first", Due(MakeJob(2).Submit(seconds(5)).Build(), AtSeconds(100)),
@@ -86,7 +70,7 @@ TEST(EdfSortTest, EarliestDeadlineFirstThenJobsWithoutOneInFifoOrder) {
 
 TEST(LaxitySortTest, LeastLaxityFirstThenJobsWithoutOneInFifoOrder) {
   LaxitySort sort;
-  RunCases(
+  ExpectOrder(
       sort,
       {
           // Laxity keys: deadline - estimated remaining.

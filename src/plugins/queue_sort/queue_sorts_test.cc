@@ -3,63 +3,46 @@
 #include <gtest/gtest.h>
 
 #include "support/builders.h"
+#include "support/order_cases.h"
 
 namespace dlsched {
 namespace {
 
 using std::chrono::seconds;
+using testing::ExpectOrder;
 using testing::MakeJob;
-
-struct Case {
-  std::string name;
-  Job a;
-  Job b;
-  bool want;  // Less(a, b)
-};
-
-void RunCases(const QueueSortPlugin& sort, const std::vector<Case>& cases) {
-  for (const Case& c : cases) {
-    SCOPED_TRACE(c.name);
-    const JobView a(c.a, kTimeZero);
-    const JobView b(c.b, kTimeZero);
-    EXPECT_EQ(sort.Less(a, b), c.want);
-    // A strict order: never both ways, and a job is never less than itself.
-    EXPECT_FALSE(sort.Less(a, b) && sort.Less(b, a));
-    EXPECT_FALSE(sort.Less(a, a));
-  }
-}
 
 TEST(FifoSortTest, OrdersBySubmitThenId) {
   FifoSort sort;
-  RunCases(sort, {
-                     {"earlier first", MakeJob(2).Submit(seconds(1)).Build(),
-                      MakeJob(1).Submit(seconds(2)).Build(), true},
-                     {"later second", MakeJob(1).Submit(seconds(5)).Build(),
-                      MakeJob(2).Submit(seconds(2)).Build(), false},
-                     {"tie breaks on id", MakeJob(1).Build(), MakeJob(2).Build(), true},
-                 });
+  ExpectOrder(sort, {
+                        {"earlier first", MakeJob(2).Submit(seconds(1)).Build(),
+                         MakeJob(1).Submit(seconds(2)).Build(), true},
+                        {"later second", MakeJob(1).Submit(seconds(5)).Build(),
+                         MakeJob(2).Submit(seconds(2)).Build(), false},
+                        {"tie breaks on id", MakeJob(1).Build(), MakeJob(2).Build(), true},
+                    });
 }
 
 TEST(SjfSortTest, OrdersByEstimatedGpuTime) {
   SjfSort sort;
-  RunCases(sort,
-           {
-               {"shorter first", MakeJob(2).Work(seconds(10)).Build(),
-                MakeJob(1).Work(seconds(20)).Build(), true},
-               {"wide short job weighs its GPUs", MakeJob(1).Work(seconds(10)).Gpus(8).Build(),
-                MakeJob(2).Work(seconds(40)).Build(), false},
-               {"equal work falls back to fifo", MakeJob(1).Work(seconds(10)).Build(),
-                MakeJob(2).Work(seconds(10)).Build(), true},
-           });
+  ExpectOrder(sort,
+              {
+                  {"shorter first", MakeJob(2).Work(seconds(10)).Build(),
+                   MakeJob(1).Work(seconds(20)).Build(), true},
+                  {"wide short job weighs its GPUs", MakeJob(1).Work(seconds(10)).Gpus(8).Build(),
+                   MakeJob(2).Work(seconds(40)).Build(), false},
+                  {"equal work falls back to fifo", MakeJob(1).Work(seconds(10)).Build(),
+                   MakeJob(2).Work(seconds(10)).Build(), true},
+              });
 }
 
 TEST(SrtfSortTest, OrdersByRemainingAndCountsTheRunningSegment) {
   SrtfSort sort;
-  RunCases(sort,
-           {
-               {"less remaining first", MakeJob(2).Estimate(seconds(100), seconds(10)).Build(),
-                MakeJob(1).Estimate(seconds(20), seconds(20)).Build(), true},
-           });
+  ExpectOrder(sort,
+              {
+                  {"less remaining first", MakeJob(2).Estimate(seconds(100), seconds(10)).Build(),
+                   MakeJob(1).Estimate(seconds(20), seconds(20)).Build(), true},
+              });
   // A job running for 50 s of its 60 s remaining has 10 s left: ahead of a 20 s waiting job.
   const Job running = MakeJob(1).Estimate(seconds(60), seconds(60)).Running(kTimeZero).Build();
   const Job waiting = MakeJob(2).Estimate(seconds(20), seconds(20)).Build();
@@ -70,12 +53,12 @@ TEST(SrtfSortTest, OrdersByRemainingAndCountsTheRunningSegment) {
 
 TEST(LasSortTest, OrdersByAttainedServiceAsOfTheLastGridPoint) {
   LasSort sort(seconds(10));
-  RunCases(sort, {
-                     {"less attained first", MakeJob(2).Attained(seconds(10)).Build(),
-                      MakeJob(1).Attained(seconds(20)).Build(), true},
-                     {"tie breaks on submit", MakeJob(2).Submit(seconds(1)).Build(),
-                      MakeJob(1).Submit(seconds(2)).Build(), true},
-                 });
+  ExpectOrder(sort, {
+                        {"less attained first", MakeJob(2).Attained(seconds(10)).Build(),
+                         MakeJob(1).Attained(seconds(20)).Build(), true},
+                        {"tie breaks on submit", MakeJob(2).Submit(seconds(1)).Build(),
+                         MakeJob(1).Submit(seconds(2)).Build(), true},
+                    });
   // Running on 4 GPUs since t=0: it ranks by what it had at the last 10 s grid point.
   const Job running = MakeJob(1).Gpus(4).Attained(seconds(0)).Running(kTimeZero).Build();
   const Job waiting = MakeJob(2).Attained(seconds(30)).Build();
@@ -100,14 +83,14 @@ TEST(TiresiasSortTest, DiscretisesIntoQueuesThenFifo) {
   EXPECT_EQ(sort.QueueOf(seconds(99)), 0);
   EXPECT_EQ(sort.QueueOf(seconds(100)), 1);
   EXPECT_EQ(sort.QueueOf(seconds(5000)), 2);
-  RunCases(sort,
-           {
-               {"same queue: fifo even with more service",
-                MakeJob(1).Submit(seconds(1)).Attained(seconds(90)).Build(),
-                MakeJob(2).Submit(seconds(2)).Attained(seconds(0)).Build(), true},
-               {"lower queue first", MakeJob(1).Submit(seconds(1)).Attained(seconds(150)).Build(),
-                MakeJob(2).Submit(seconds(2)).Attained(seconds(0)).Build(), false},
-           });
+  ExpectOrder(
+      sort, {
+                {"same queue: fifo even with more service",
+                 MakeJob(1).Submit(seconds(1)).Attained(seconds(90)).Build(),
+                 MakeJob(2).Submit(seconds(2)).Attained(seconds(0)).Build(), true},
+                {"lower queue first", MakeJob(1).Submit(seconds(1)).Attained(seconds(150)).Build(),
+                 MakeJob(2).Submit(seconds(2)).Attained(seconds(0)).Build(), false},
+            });
 }
 
 TEST(TiresiasSortTest, WakesExactlyWhenAThresholdIsCrossed) {
@@ -122,12 +105,12 @@ TEST(TiresiasSortTest, WakesExactlyWhenAThresholdIsCrossed) {
 
 TEST(PrioritySortTest, HigherPriorityFirst) {
   PrioritySort sort;
-  RunCases(sort, {
-                     {"higher first", MakeJob(2).Priority(5).Submit(seconds(9)).Build(),
-                      MakeJob(1).Priority(1).Build(), true},
-                     {"equal: fifo", MakeJob(1).Priority(1).Build(), MakeJob(2).Priority(1).Build(),
-                      true},
-                 });
+  ExpectOrder(sort, {
+                        {"higher first", MakeJob(2).Priority(5).Submit(seconds(9)).Build(),
+                         MakeJob(1).Priority(1).Build(), true},
+                        {"equal: fifo", MakeJob(1).Priority(1).Build(),
+                         MakeJob(2).Priority(1).Build(), true},
+                    });
 }
 
 PluginArgs Args(std::string key, std::string value) {
