@@ -141,10 +141,13 @@ class PipelinePolicy final : public SchedulingPolicy {
   // A victim search can only succeed where the last one failed if jobs arrived or left, or time
   // changed ranks or protections. Suspensions alone return GPUs already promised to the jobs
   // that asked for them and requeue jobs ranked below those, so they never make one succeed.
+  bool VictimSearchMayHelp(const SchedulingContext& ctx) const {
+    const CycleTrigger& t = ctx.trigger;
+    return !preempt_.empty() && (t.arrivals || t.departures || t.timer);
+  }
   bool MaySearchVictims(const Cycle& cycle) const {
-    const CycleTrigger& t = cycle.ctx.trigger;
-    return !preempt_.empty() && cycle.preemption_attempts < config_.max_preemption_attempts &&
-           (t.arrivals || t.departures || t.timer);
+    return cycle.preemption_attempts < config_.max_preemption_attempts &&
+           VictimSearchMayHelp(cycle.ctx);
   }
   // The largest gang that could still start this cycle: on free GPUs, or by a victim search.
   int LargestUsefulGang(const Cycle& cycle) const;
@@ -178,9 +181,7 @@ class PipelinePolicy final : public SchedulingPolicy {
 
 Decisions PipelinePolicy::Decide(const SchedulingContext& ctx) const {
   if (ctx.queue.empty()) return {};
-  const bool preemptive = !preempt_.empty();
-  if (ctx.state.free_total() == 0 && !ctx.explain &&
-      (!preemptive || !(ctx.trigger.arrivals || ctx.trigger.departures || ctx.trigger.timer))) {
+  if (ctx.state.free_total() == 0 && !ctx.explain && !VictimSearchMayHelp(ctx)) {
     // Nothing can start; still plan the wake-up so time-driven rank changes are seen.
     Decisions decisions;
     PlanWakeUp(ctx, decisions);
