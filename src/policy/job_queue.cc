@@ -4,27 +4,22 @@
 
 namespace dlsched {
 
-JobQueue::JobQueue(const JobTable& jobs, std::function<bool(const JobView&, const JobView&)> less)
-    : jobs_(&jobs), less_(std::move(less)), by_order_(Compare(this)) {}
-
-bool JobQueue::Compare::operator()(JobId a, JobId b) const {
-  // Waiting jobs do not run, so "now" does not affect their views.
-  return queue_->less_(JobView(queue_->jobs_->at(a), kTimeZero),
-                       JobView(queue_->jobs_->at(b), kTimeZero));
-}
+JobQueue::JobQueue(const JobTable& jobs, RankFn rank) : jobs_(&jobs), rank_(std::move(rank)) {}
 
 void JobQueue::Insert(JobId id) {
-  const auto [in_order, inserted] = by_order_.insert(id);
-  DS_CHECK(inserted) << "job " << id << " is already queued (or the order is not total)";
-  const Job& job = jobs_->at(id);
-  by_wait_.emplace(job.queued_since, id);
-  OrderIndex& gang = by_gang_order_.try_emplace(job.spec.num_gpus, Compare(this)).first->second;
-  const auto in_gang = gang.insert(id).first;
-  by_gang_wait_[job.spec.num_gpus].emplace(job.queued_since, id);
   if (positions_.size() <= id.index()) {
     positions_.resize(std::max(id.index() + 1, positions_.size() * 2));
   }
-  positions_[id.index()] = {true, in_order, in_gang};
+  DS_CHECK(!positions_[id.index()].queued) << "job " << id << " is already queued";
+  const Job& job = jobs_->at(id);
+  // Waiting jobs do not run, so "now" does not affect their views.
+  const JobView view(job, kTimeZero);
+  const auto [in_gang, inserted] =
+      by_gang_order_[job.spec.num_gpus].insert({rank_(view), view.submit_time(), id});
+  DS_CHECK(inserted) << "job " << id << " is already queued";
+  by_gang_wait_[job.spec.num_gpus].emplace(job.queued_since, id);
+  positions_[id.index()] = {true, in_gang};
+  ++size_;
 }
 
 void JobQueue::Erase(JobId id) {
@@ -33,11 +28,26 @@ void JobQueue::Erase(JobId id) {
   const Job& job = jobs_->at(id);
   Position& position = positions_[id.index()];
   position.queued = false;
-  by_order_.erase(position.in_order);
-  by_wait_.erase({job.queued_since, id});
   // Empty gang sets stay: gang sizes are few, and keeping them avoids churn.
   by_gang_order_.at(job.spec.num_gpus).erase(position.in_gang);
   by_gang_wait_.at(job.spec.num_gpus).erase({job.queued_since, id});
+  --size_;
+}
+
+std::vector<JobId> JobQueue::InOrder() const {
+  std::vector<JobId> order;
+  order.reserve(size_);
+  auto walk = WalkInOrder();
+  while (auto key = walk.Next(kAnyGang)) order.push_back(key->id);
+  return order;
+}
+
+Timestamp JobQueue::oldest_wait() const {
+  Timestamp oldest = kTimeNever;
+  for (const auto& [gang, index] : by_gang_wait_) {
+    if (!index.empty()) oldest = std::min(oldest, index.begin()->first);
+  }
+  return oldest;
 }
 
 }  // namespace dlsched

@@ -11,11 +11,8 @@ namespace {
 using std::chrono::seconds;
 using ::testing::ElementsAre;
 
-// Orders by priority (higher first), then id.
-bool ByPriority(const JobView& a, const JobView& b) {
-  if (a.priority() != b.priority()) return a.priority() > b.priority();
-  return a.id() < b.id();
-}
+// Higher priority first (then submit time, then id).
+int64_t ByPriority(const JobView& job) { return -job.priority(); }
 
 class JobQueueTest : public ::testing::Test {
  protected:
@@ -25,7 +22,7 @@ class JobQueueTest : public ::testing::Test {
     jobs_.at(id).queued_since = Timestamp(waiting_since);
     return id;
   }
-  std::vector<JobId> Order() const { return {queue_.by_order().begin(), queue_.by_order().end()}; }
+  std::vector<JobId> Order() const { return queue_.InOrder(); }
 
   JobTable jobs_;
   JobQueue queue_{jobs_, ByPriority};
@@ -37,18 +34,38 @@ TEST_F(JobQueueTest, KeepsPolicyOrderWaitOrderAndGangSplitsInStep) {
   const JobId c = Add(1, 9, seconds(10));
   for (JobId id : {a, b, c}) queue_.Insert(id);
   EXPECT_THAT(Order(), ElementsAre(c, b, a));
-  EXPECT_EQ(queue_.by_wait().begin()->second, c);
+  EXPECT_EQ(queue_.oldest_wait(), Timestamp(seconds(10)));
   EXPECT_EQ(queue_.by_gang_order().at(1).size(), 2u);
-  EXPECT_EQ(*queue_.by_gang_order().at(1).begin(), c);
+  EXPECT_EQ(queue_.by_gang_order().at(1).begin()->id, c);
   EXPECT_EQ(queue_.by_gang_wait().at(4).begin()->second, b);
   EXPECT_TRUE(queue_.Before(c, a));
 
   queue_.Erase(c);
   EXPECT_THAT(Order(), ElementsAre(b, a));
-  EXPECT_EQ(queue_.by_wait().begin()->second, b);
+  EXPECT_EQ(queue_.oldest_wait(), Timestamp(seconds(20)));
   EXPECT_EQ(queue_.by_gang_order().at(1).size(), 1u);
   EXPECT_EQ(queue_.by_gang_wait().at(1).size(), 1u);
   EXPECT_EQ(queue_.size(), 2u);
+}
+
+TEST_F(JobQueueTest, WalksMergeTheGangSizesAndSkipGangsTooLarge) {
+  const JobId a = Add(8, 1, seconds(40));
+  const JobId b = Add(2, 7, seconds(50));
+  const JobId c = Add(1, 3, seconds(10));
+  const JobId d = Add(2, 5, seconds(30));
+  for (JobId id : {a, b, c, d}) queue_.Insert(id);
+  EXPECT_THAT(Order(), ElementsAre(b, d, c, a));
+
+  auto in_order = queue_.WalkInOrder();
+  EXPECT_EQ(in_order.Next(kAnyGang)->id, b);
+  EXPECT_EQ(in_order.Next(1)->id, c);  // d, of the 2-GPU gangs, is passed over for good
+  EXPECT_EQ(in_order.Next(kAnyGang)->id, a);
+  EXPECT_EQ(in_order.Next(kAnyGang), std::nullopt);
+
+  auto by_wait = queue_.WalkByWait();
+  std::vector<JobId> waited;
+  while (auto entry = by_wait.Next(kAnyGang)) waited.push_back(entry->second);
+  EXPECT_THAT(waited, ElementsAre(c, d, a, b));
 }
 
 TEST_F(JobQueueTest, InsertingTwiceIsAnInvariantViolation) {

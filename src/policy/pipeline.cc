@@ -31,57 +31,6 @@ std::string WaitingForGpus(const JobView& job, const ClusterState& state) {
          " GPUs free in total but no placement fits the gang";
 }
 
-// Walks several ordered indexes, one per gang size, as one merged order restricted to gangs of
-// at most `max_gang` GPUs. The heads sit in a heap, so Next costs O(log g) comparisons for g
-// gang sizes, however many larger jobs wait. `max_gang` must not grow between calls (a cycle's
-// free GPUs only shrink): a head found too large is dropped for good.
-template <typename Index, typename Less>
-class GangWalk {
- public:
-  using Value = typename Index::value_type;
-
-  explicit GangWalk(const std::map<int, Index>& by_gang, Less less) : less_(less) {
-    for (const auto& [gang, index] : by_gang) {
-      if (!index.empty()) heads_.push_back({gang, index.begin(), index.end()});
-    }
-    std::make_heap(heads_.begin(), heads_.end(), Later());
-  }
-
-  // The first remaining element of a gang of at most `max_gang` GPUs, advancing past it.
-  std::optional<Value> Next(int max_gang) {
-    while (!heads_.empty()) {
-      std::pop_heap(heads_.begin(), heads_.end(), Later());
-      Head& head = heads_.back();
-      if (head.gang > max_gang) {
-        heads_.pop_back();
-        continue;
-      }
-      const Value value = *head.it++;
-      if (head.it == head.end) {
-        heads_.pop_back();
-      } else {
-        std::push_heap(heads_.begin(), heads_.end(), Later());
-      }
-      return value;
-    }
-    return std::nullopt;
-  }
-
- private:
-  struct Head {
-    int gang;
-    typename Index::const_iterator it;
-    typename Index::const_iterator end;
-  };
-  // Heap order: the head whose element comes first is on top.
-  auto Later() const {
-    return [this](const Head& a, const Head& b) { return less_(*b.it, *a.it); };
-  }
-
-  Less less_;
-  std::vector<Head> heads_;
-};
-
 // The plugin pipeline of DESIGN.md: Admit -> QueueSort -> Filter/Score -> Preempt.
 class PipelinePolicy final : public SchedulingPolicy {
  public:
@@ -103,9 +52,18 @@ class PipelinePolicy final : public SchedulingPolicy {
   }
 
   std::string_view Name() const override { return config_.name; }
-  bool Less(const JobView& a, const JobView& b) const override { return sort_->Less(a, b); }
+  int64_t Rank(const JobView& job) const override { return sort_->Rank(job); }
+  int64_t RankDrift(const JobView& running) const override { return sort_->RankDrift(running); }
   Timestamp NextRankChange(const JobView& running, Timestamp now) const override {
     return sort_->NextRankChange(running, now);
+  }
+
+  // The latest of the preempt plugins' guards: a victim must satisfy all of them.
+  Timestamp VictimFrom(const JobView& running) const override {
+    if (preempt_.empty()) return kTimeNever;
+    Timestamp from = kTimeZero;
+    for (const auto& plugin : preempt_) from = std::max(from, plugin->VictimFrom(running));
+    return from;
   }
 
   Fit Admit(const JobView& job, const SchedulingContext& ctx) const override {
@@ -122,6 +80,7 @@ class PipelinePolicy final : public SchedulingPolicy {
   // One cycle's working state.
   struct Cycle {
     const SchedulingContext& ctx;
+    const Placer& placer;
     ClusterState scratch;  // free GPUs after this cycle's launches and reservations
     Decisions decisions;
     std::vector<JobId> victims;  // chosen for preemption this cycle (few)
@@ -163,9 +122,13 @@ class PipelinePolicy final : public SchedulingPolicy {
   bool TryStart(Cycle& cycle, const JobView& job) const;
   // Looks for running jobs ranked below `job` whose GPUs would let it start; if found, asks for
   // their preemption and reserves the free part of the placement.
-  bool TryPreemptFor(Cycle& cycle, const JobView& job, const Placer& placer) const;
+  bool TryPreemptFor(Cycle& cycle, const JobView& job) const;
+  // After a failed victim search for `job`: the earliest time a guarded job it outranks
+  // becomes a victim, when that is before the cycle's wake-up; else kTimeNever.
+  Timestamp GuardedRetry(const Cycle& cycle, const JobView& job) const;
   void PlanWakeUp(const SchedulingContext& ctx, Decisions& decisions) const;
-  // Asks every preempt plugin; on a no, lowers `retry_at` to when it may turn into a yes.
+  // Asks every preempt plugin about the pair; on a no, lowers `retry_at` to when it may turn
+  // into a yes.
   bool MayPreempt(const JobView& job, const JobView& victim, const SchedulingContext& ctx,
                   Timestamp& retry_at) const;
 
@@ -188,7 +151,8 @@ Decisions PipelinePolicy::Decide(const SchedulingContext& ctx) const {
     return decisions;
   }
 
-  Cycle cycle{ctx, ctx.state, {}, {}, {}, {}, 0};
+  const Placer placer(ctx, filter_views_, score_views_);
+  Cycle cycle{ctx, placer, ctx.state, {}, {}, {}, {}, 0};
   // Starvation guard: jobs that waited past the limit go first, longest-waiting first.
   auto starving = [&](const Job& job) {
     return config_.starvation_limit != Duration::max() &&
@@ -212,28 +176,32 @@ template <typename Starving>
 void PipelinePolicy::WalkFitting(Cycle& cycle, const Starving& starving) const {
   const SchedulingContext& ctx = cycle.ctx;
   if (config_.starvation_limit != Duration::max()) {
-    GangWalk walk(ctx.queue.by_gang_wait(), std::less<>());
+    auto walk = ctx.queue.WalkByWait();
     while (auto entry = walk.Next(LargestUsefulGang(cycle))) {
       if (!starving(ctx.jobs.at(entry->second))) break;  // the rest waited less
       TryStart(cycle, ctx.View(entry->second));
     }
   }
-  GangWalk walk(ctx.queue.by_gang_order(),
-                [&ctx](JobId a, JobId b) { return ctx.queue.Before(a, b); });
-  while (auto id = walk.Next(LargestUsefulGang(cycle))) {
-    if (!starving(ctx.jobs.at(*id))) TryStart(cycle, ctx.View(*id));
+  auto walk = ctx.queue.WalkInOrder();
+  while (auto key = walk.Next(LargestUsefulGang(cycle))) {
+    if (!starving(ctx.jobs.at(key->id))) TryStart(cycle, ctx.View(key->id));
   }
 }
 
 template <typename Starving>
 void PipelinePolicy::WalkAll(Cycle& cycle, const Starving& starving) const {
   const SchedulingContext& ctx = cycle.ctx;
-  for (const auto& [since, id] : ctx.queue.by_wait()) {
-    if (!starving(ctx.jobs.at(id)) || !MayStartMore(cycle)) break;
-    if (!TryStart(cycle, ctx.View(id)) && !config_.backfill) return;
+  if (config_.starvation_limit != Duration::max()) {
+    auto walk = ctx.queue.WalkByWait();
+    while (auto entry = walk.Next(kAnyGang)) {
+      if (!starving(ctx.jobs.at(entry->second)) || !MayStartMore(cycle)) break;
+      if (!TryStart(cycle, ctx.View(entry->second)) && !config_.backfill) return;
+    }
   }
   JobId blocked_head;
-  for (JobId id : ctx.queue.by_order()) {
+  auto walk = ctx.queue.WalkInOrder();
+  while (auto key = walk.Next(kAnyGang)) {
+    const JobId id = key->id;
     if (blocked_head.valid()) {  // only when explaining: say who holds the line
       cycle.decisions.pending_reasons.push_back(
           {id, "behind job " + std::to_string(blocked_head.value()) +
@@ -250,7 +218,7 @@ void PipelinePolicy::WalkAll(Cycle& cycle, const Starving& starving) const {
 }
 
 bool PipelinePolicy::TryStart(Cycle& cycle, const JobView& job) const {
-  const Placer placer(cycle.ctx, filter_views_, score_views_);
+  const Placer& placer = cycle.placer;
   if (auto placement = placer.Find(job, cycle.scratch)) {
     cycle.scratch.Allocate(*placement);
     cycle.decisions.launches.push_back({job.id(), std::move(*placement)});
@@ -258,7 +226,7 @@ bool PipelinePolicy::TryStart(Cycle& cycle, const JobView& job) const {
   }
   if (MaySearchVictims(cycle) && job.num_gpus() < cycle.smallest_failed_gang) {
     ++cycle.preemption_attempts;
-    if (TryPreemptFor(cycle, job, placer)) return false;  // starts once the victims stop
+    if (TryPreemptFor(cycle, job)) return false;  // starts once the victims stop
     if (job.spec().gpu_type.empty()) {
       cycle.smallest_failed_gang = std::min(cycle.smallest_failed_gang, job.num_gpus());
     }
@@ -269,17 +237,18 @@ bool PipelinePolicy::TryStart(Cycle& cycle, const JobView& job) const {
   return false;
 }
 
-bool PipelinePolicy::TryPreemptFor(Cycle& cycle, const JobView& job, const Placer& placer) const {
+bool PipelinePolicy::TryPreemptFor(Cycle& cycle, const JobView& job) const {
   const SchedulingContext& ctx = cycle.ctx;
   ClusterState& what_if = cycle.what_if;
   what_if = cycle.scratch;
   std::vector<JobId>& chosen = cycle.chosen;
   chosen.clear();
-  Timestamp retry_at = kTimeNever;  // when a protected job the job outranks becomes fair game
-  const auto& by_rank = ctx.running_by_rank.by_rank();
-  for (auto it = by_rank.rbegin(); it != by_rank.rend(); ++it) {  // lowest rank first
-    const JobView victim = ctx.View(*it);
-    if (!sort_->Less(job, victim)) break;  // the rest rank at or above the job
+  Timestamp retry_at = kTimeNever;  // when a pair the guards refuse becomes fair game
+  const RankKey mine = sort_->KeyOf(job);
+  const RunningIndex& running = ctx.running_by_rank;
+  for (auto it = running.victims().rbegin(); it != running.victims().rend(); ++it) {
+    if (!(mine < running.KeyAt(it->id, ctx.now))) break;  // the rest rank at or above the job
+    const JobView victim = ctx.View(it->id);
     if (victim.job().preempt_requested ||
         std::find(cycle.victims.begin(), cycle.victims.end(), victim.id()) != cycle.victims.end()) {
       continue;
@@ -287,7 +256,7 @@ bool PipelinePolicy::TryPreemptFor(Cycle& cycle, const JobView& job, const Place
     if (!MayPreempt(job, victim, ctx, retry_at)) continue;
     what_if.Release(victim.job().placement);
     chosen.push_back(victim.id());
-    if (auto placement = placer.Find(job, what_if)) {
+    if (auto placement = cycle.placer.Find(job, what_if)) {
       for (JobId id : chosen) {
         cycle.victims.push_back(id);
         cycle.decisions.preemptions.push_back({id, "preempted for job " +
@@ -309,16 +278,28 @@ bool PipelinePolicy::TryPreemptFor(Cycle& cycle, const JobView& job, const Place
       return true;
     }
   }
-  // Protected jobs may become victims later: look again then.
+  // Guarded jobs may become victims later: look again then.
+  retry_at = std::min(retry_at, GuardedRetry(cycle, job));
   cycle.decisions.wake_at = std::min(cycle.decisions.wake_at, retry_at);
   return false;
+}
+
+Timestamp PipelinePolicy::GuardedRetry(const Cycle& cycle, const JobView& job) const {
+  // Earliest first, so the first guarded job the job outranks gives the answer; none that turns
+  // at or after the cycle's wake-up could bring it forward.
+  const RankKey mine = sort_->KeyOf(job);
+  const RunningIndex& running = cycle.ctx.running_by_rank;
+  for (const auto& [at, id] : running.guarded()) {
+    if (at >= cycle.decisions.wake_at) break;
+    if (mine < running.KeyAt(id, cycle.ctx.now)) return at;
+  }
+  return kTimeNever;
 }
 
 bool PipelinePolicy::MayPreempt(const JobView& job, const JobView& victim,
                                 const SchedulingContext& ctx, Timestamp& retry_at) const {
   for (const auto& plugin : preempt_) {
-    Fit fit = plugin->MayBeVictim(victim, ctx);
-    if (fit.ok) fit = plugin->MayPreempt(job, victim, ctx);
+    Fit fit = plugin->MayPreempt(job, victim, ctx);
     if (!fit.ok) {
       retry_at = std::min(retry_at, fit.retry_at);
       return false;
@@ -337,8 +318,8 @@ void PipelinePolicy::PlanWakeUp(const SchedulingContext& ctx, Decisions& decisio
       wake = std::min(wake, sort_->NextRankChange(ctx.View(launch.job), ctx.now));
     }
   }
-  if (config_.starvation_limit != Duration::max() && !ctx.queue.by_wait().empty()) {
-    const Timestamp oldest = ctx.queue.by_wait().begin()->first;
+  if (config_.starvation_limit != Duration::max() && !ctx.queue.empty()) {
+    const Timestamp oldest = ctx.queue.oldest_wait();
     if (oldest + config_.starvation_limit > ctx.now) {
       wake = std::min(wake, oldest + config_.starvation_limit);
     }

@@ -1,7 +1,9 @@
 #include "dlsched/policy/placement.h"
 
 #include <algorithm>
+#include <array>
 #include <limits>
+#include <span>
 #include <vector>
 
 namespace dlsched {
@@ -11,18 +13,21 @@ GpuMask PickGpus(const NodeSpec& node, GpuMask free, int count) {
   // Free GPUs per interconnect group; groups are small integers.
   int best_group = -1;
   int best_group_free = std::numeric_limits<int>::max();
-  std::vector<std::pair<int, GpuMask>> groups;  // (group id, free GPUs in it)
+  // (group id, free GPUs in it); at most one group per GPU, so no allocation.
+  std::array<std::pair<int, GpuMask>, std::numeric_limits<GpuMask>::digits> group_buffer;
+  size_t num_groups = 0;
   for (GpuMask m = free; m != 0; m &= m - 1) {
     const int gpu = std::countr_zero(m);
     const int group = node.gpus[gpu].interconnect_group;
-    auto it = std::find_if(groups.begin(), groups.end(),
+    auto it = std::find_if(group_buffer.begin(), group_buffer.begin() + num_groups,
                            [group](const auto& g) { return g.first == group; });
-    if (it == groups.end()) {
-      groups.emplace_back(group, GpuMask{1} << gpu);
+    if (it == group_buffer.begin() + num_groups) {
+      group_buffer[num_groups++] = {group, GpuMask{1} << gpu};
     } else {
       it->second |= GpuMask{1} << gpu;
     }
   }
+  const std::span groups(group_buffer.data(), num_groups);
   for (const auto& [group, mask] : groups) {
     const int n = CountGpus(mask);
     if (n >= count && n < best_group_free) {
@@ -109,12 +114,10 @@ std::optional<Placement> Placer::FindOnOneNode(const JobView& job, GpuTypeId req
 
 std::optional<Placement> Placer::FindAcrossNodes(const JobView& job, GpuTypeId type,
                                                  const ClusterState& state) const {
-  struct Candidate {
-    NodeId node;
-    int free;
-  };
-  std::vector<Candidate> candidates;
-  std::vector<int> rack_free(ctx_.cluster.num_racks(), 0);
+  std::vector<Candidate>& candidates = candidates_;
+  candidates.clear();
+  std::vector<int>& rack_free = rack_free_;
+  rack_free.assign(ctx_.cluster.num_racks(), 0);
   for (int i = 0; i < ctx_.cluster.num_nodes(); ++i) {
     const NodeId node(static_cast<uint32_t>(i));
     const int free = state.free_gpus(node);

@@ -17,7 +17,7 @@ struct World {
       : cluster(MakeCluster(spec, nodes_per_rack)),
         state(cluster),
         queue(jobs, nullptr),
-        running(jobs, nullptr, nullptr) {}
+        running(jobs, nullptr) {}
   SchedulingContext Context() {
     return SchedulingContext{kTimeZero, cluster, state, jobs, queue, {}, running, model, rng};
   }

@@ -3,44 +3,65 @@
 #include <algorithm>
 
 #include "dlsched/common/status.h"
+#include "dlsched/policy/policy.h"
 
 namespace dlsched {
 
-RunningIndex::RunningIndex(const JobTable& jobs, Less less, NextChange next_change)
-    : jobs_(&jobs),
-      less_(std::move(less)),
-      next_change_(std::move(next_change)),
-      order_(Compare(this)) {}
-
-bool RunningIndex::Compare::operator()(JobId a, JobId b) const {
-  return index_->less_(JobView(index_->jobs_->at(a), index_->now_),
-                       JobView(index_->jobs_->at(b), index_->now_));
-}
+RunningIndex::RunningIndex(const JobTable& jobs, const SchedulingPolicy* policy)
+    : jobs_(&jobs), policy_(policy) {}
 
 void RunningIndex::Grow(JobId id) {
-  if (id.index() >= inside_.size()) {
-    const size_t n = std::max(id.index() + 1, inside_.size() * 2);
-    where_.resize(n);
-    inside_.resize(n, 0);
+  if (id.index() >= where_.size()) {
+    const size_t n = std::max(id.index() + 1, where_.size() * 2);
+    where_.resize(n, kOutside);
+    stored_.resize(n);
+    drift_.resize(n, 0);
+    victim_at_.resize(n, kTimeNever);
     due_at_.resize(n, kTimeNever);
   }
 }
 
-void RunningIndex::Schedule(JobId id, Timestamp now) {
-  const Timestamp at = next_change_(JobView(jobs_->at(id), now), now);
-  due_at_[id.index()] = at;
+void RunningIndex::Insert(JobId id, Timestamp now) {
+  Grow(id);
+  const size_t i = id.index();
+  DS_CHECK(where_[i] == kOutside) << "job " << id << " is already in the running index";
+  const JobView view(jobs_->at(id), now);
+  drift_[i] = policy_->RankDrift(view);
+  stored_[i] = policy_->KeyOf(view);
+  stored_[i].rank -= drift_[i] * now.time_since_epoch().count();
+  const Timestamp victim_at = policy_->VictimFrom(view);
+  if (victim_at <= now) {
+    DS_CHECK(victims_.insert(stored_[i]).second) << "job " << id << " is already running";
+    where_[i] = kVictim;
+  } else if (victim_at == kTimeNever) {
+    ++never_victims_;
+    where_[i] = kNeverVictim;
+  } else {
+    guarded_.insert({victim_at, id});
+    victim_at_[i] = victim_at;
+    where_[i] = kGuarded;
+  }
+  const Timestamp at = policy_->NextRankChange(view, now);
+  due_at_[i] = at;
   if (at != kTimeNever) due_.push({at, id});
 }
 
-void RunningIndex::Insert(JobId id, Timestamp now) {
-  Grow(id);
-  DS_CHECK(!inside_[id.index()]) << "job " << id << " is already in the running index";
-  now_ = now;
-  auto [it, inserted] = order_.insert(id);
-  DS_CHECK(inserted) << "running order is not total";
-  where_[id.index()] = it;
-  inside_[id.index()] = 1;
-  Schedule(id, now);
+void RunningIndex::Take(JobId id) {
+  const size_t i = id.index();
+  switch (where_[i]) {
+    case kVictim:
+      victims_.erase(stored_[i]);
+      break;
+    case kGuarded:
+      guarded_.erase({victim_at_[i], id});
+      break;
+    case kNeverVictim:
+      --never_victims_;
+      break;
+    case kOutside:
+      break;
+  }
+  where_[i] = kOutside;
 }
 
 void RunningIndex::Erase(JobId id) {
@@ -48,26 +69,28 @@ void RunningIndex::Erase(JobId id) {
     deferred_.erase(it);
     return;
   }
-  DS_CHECK(id.index() < inside_.size() && inside_[id.index()])
+  DS_CHECK(id.index() < where_.size() && where_[id.index()] != kOutside)
       << "job " << id << " is not in the running index";
-  order_.erase(where_[id.index()]);
-  inside_[id.index()] = 0;
+  Take(id);
   due_at_[id.index()] = kTimeNever;  // its queued re-key is now stale
 }
 
 void RunningIndex::Refresh(Timestamp now) {
-  std::vector<JobId> rekey;
+  std::vector<JobId> refile;
   while (!due_.empty() && due_.top().at <= now) {
     const Due due = due_.top();
     due_.pop();
-    if (inside_[due.job.index()] && due_at_[due.job.index()] == due.at) {
-      order_.erase(where_[due.job.index()]);  // by position: its key may have moved already
-      inside_[due.job.index()] = 0;
-      rekey.push_back(due.job);
+    if (where_[due.job.index()] != kOutside && due_at_[due.job.index()] == due.at) {
+      Take(due.job);
+      refile.push_back(due.job);
     }
   }
-  now_ = now;
-  for (JobId id : rekey) Insert(id, now);
+  while (!guarded_.empty() && guarded_.begin()->first <= now) {
+    const JobId id = guarded_.begin()->second;
+    Take(id);
+    refile.push_back(id);
+  }
+  for (JobId id : refile) Insert(id, now);
   for (JobId id : deferred_) Insert(id, now);
   deferred_.clear();
 }

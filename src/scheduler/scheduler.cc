@@ -24,13 +24,8 @@ Scheduler::Scheduler(const Cluster& cluster, std::unique_ptr<SchedulingPolicy> p
       estimator_(&estimator),
       rng_(seed),
       state_(cluster),
-      queue_(jobs_,
-             [p = policy_.get()](const JobView& a, const JobView& b) { return p->Less(a, b); }),
-      running_by_rank_(
-          jobs_, [p = policy_.get()](const JobView& a, const JobView& b) { return p->Less(a, b); },
-          [p = policy_.get()](const JobView& job, Timestamp now) {
-            return p->NextRankChange(job, now);
-          }) {}
+      queue_(jobs_, [p = policy_.get()](const JobView& job) { return p->Rank(job); }),
+      running_by_rank_(jobs_, policy_.get()) {}
 
 void Scheduler::ReserveJobs(size_t n) {
   jobs_.Reserve(n);

@@ -33,7 +33,7 @@ struct SchedulingContext {
   const JobTable& jobs;
   const JobQueue& queue;                // waiting jobs in this policy's order
   std::span<const JobId> running;       // running jobs, in no particular (but deterministic) order
-  const RunningIndex& running_by_rank;  // the same jobs in this policy's order, highest first
+  const RunningIndex& running_by_rank;  // the same jobs in this policy's order: victims, guarded
   const ThroughputModel& estimator;     // the policy's performance predictor, never the truth
   Rng& rng;
   CycleTrigger trigger;

@@ -1,68 +1,71 @@
 #pragma once
 
+#include <cstdint>
 #include <functional>
+#include <limits>
 #include <map>
 #include <set>
 #include <utility>
 #include <vector>
 
 #include "dlsched/model/job.h"
+#include "dlsched/policy/gang_walk.h"
+#include "dlsched/policy/plugin.h"
 
 namespace dlsched {
 
-// The waiting jobs (queued or suspended) in a policy's order, kept as an ordered index so a
-// cycle walks them in order without sorting: insert and erase are O(log q). A second index
-// orders them by the time they started waiting, for starvation guards. Both also exist split by
-// gang size, so a backfill walk can visit only jobs small enough to fit the free GPUs.
-// Precondition for Insert/Erase: the job's order-relevant fields do not change while it is
-// inside (see QueueSortPlugin::Less).
+// The waiting jobs (queued or suspended), kept as ordered indexes so a cycle walks them in
+// order without sorting: insert and erase are O(log q). Each gang size has two indexes: its jobs
+// in the policy's order (their RankKeys, computed once on insert: a waiting job's rank is
+// frozen, see QueueSortPlugin::Rank) and by the time they started waiting (for starvation
+// guards). A walk merges the gang sizes (GangWalk), and a backfill walk visits only the sizes
+// that fit the free GPUs.
 class JobQueue {
  public:
-  // `less` compares two waiting jobs; `jobs` resolves ids. Both must outlive the queue.
-  JobQueue(const JobTable& jobs, std::function<bool(const JobView&, const JobView&)> less);
+  using RankFn = std::function<int64_t(const JobView&)>;
+  // `rank` ranks a waiting job (lower first); `jobs` resolves ids. Both must outlive the queue.
+  JobQueue(const JobTable& jobs, RankFn rank);
 
   void Insert(JobId id);
   void Erase(JobId id);
-  size_t size() const { return by_order_.size(); }
-  bool empty() const { return by_order_.empty(); }
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
 
-  class Compare {
-   public:
-    Compare(const JobQueue* queue) : queue_(queue) {}  // NOLINT
-    bool operator()(JobId a, JobId b) const;
-
-   private:
-    const JobQueue* queue_;
-  };
-  using OrderIndex = std::set<JobId, Compare>;
-  using WaitIndex = std::set<std::pair<Timestamp, JobId>>;
+  using OrderIndex = std::set<RankKey>;
+  using WaitIndex = std::set<std::pair<Timestamp, JobId>>;  // (queued_since, id)
   using GangOrder = std::map<int, OrderIndex>;  // gang size -> its waiting jobs, policy order
   using GangWait = std::map<int, WaitIndex>;    // gang size -> its waiting jobs, wait order
 
-  // Waiting jobs, first to run first.
-  const OrderIndex& by_order() const { return by_order_; }
-  // Waiting jobs, longest waiting first: (queued_since, id).
-  const WaitIndex& by_wait() const { return by_wait_; }
   const GangOrder& by_gang_order() const { return by_gang_order_; }
   const GangWait& by_gang_wait() const { return by_gang_wait_; }
-  // Whether job a runs before job b in this queue's order.
-  bool Before(JobId a, JobId b) const { return by_order_.key_comp()(a, b); }
+  // Walks the waiting jobs of at most a gang size in policy order: Next(max_gang) -> RankKey.
+  auto WalkInOrder() const { return GangWalk(by_gang_order_, std::less<>()); }
+  // Walks them longest waiting first: Next(max_gang) -> (queued_since, id).
+  auto WalkByWait() const { return GangWalk(by_gang_wait_, std::less<>()); }
+  // Every waiting job, first to run first. O(q log g) for g gang sizes.
+  std::vector<JobId> InOrder() const;
+  // When the longest-waiting job started waiting (kTimeNever when empty). O(g).
+  Timestamp oldest_wait() const;
+  // Whether waiting job a runs before waiting job b.
+  bool Before(JobId a, JobId b) const { return KeyOf(a) < KeyOf(b); }
+  // A waiting job's key.
+  const RankKey& KeyOf(JobId id) const { return *positions_[id.index()].in_gang; }
   const JobTable& jobs() const { return *jobs_; }
 
  private:
   const JobTable* jobs_;
-  std::function<bool(const JobView&, const JobView&)> less_;
-  OrderIndex by_order_;
-  WaitIndex by_wait_;
+  RankFn rank_;
+  size_t size_ = 0;
   GangOrder by_gang_order_;
   GangWait by_gang_wait_;
-  // Per job, its positions in the two policy-order indexes, so Erase compares nothing.
+  // Per job, its position in its gang's policy-order index, so Erase compares nothing.
   struct Position {
     bool queued = false;
-    OrderIndex::iterator in_order;
     OrderIndex::iterator in_gang;
   };
   std::vector<Position> positions_;
 };
+
+inline constexpr int kAnyGang = std::numeric_limits<int>::max();
 
 }  // namespace dlsched

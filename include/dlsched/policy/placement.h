@@ -3,6 +3,7 @@
 #include <optional>
 #include <span>
 #include <utility>
+#include <vector>
 
 #include "dlsched/model/cluster.h"
 #include "dlsched/model/cluster_state.h"
@@ -25,6 +26,8 @@ struct WeightedScore {
 // one node (best weighted score, ties to the lower node id), else one rack (the rack with the
 // fewest free eligible GPUs that suffices, its nodes most-free first), else across racks
 // (most-free nodes first). A gang never mixes GPU types. Returns nullopt when nothing fits.
+// Keeps scratch buffers across calls, so one Placer serves a whole cycle without allocating;
+// not for concurrent use.
 class Placer {
  public:
   Placer(const SchedulingContext& ctx, std::span<const FilterPlugin* const> filters,
@@ -40,9 +43,16 @@ class Placer {
   std::optional<Placement> FindAcrossNodes(const JobView& job, GpuTypeId type,
                                            const ClusterState& state) const;
 
+  struct Candidate {
+    NodeId node;
+    int free;
+  };
+
   const SchedulingContext& ctx_;
   std::span<const FilterPlugin* const> filters_;
   std::span<const WeightedScore> scores_;
+  mutable std::vector<Candidate> candidates_;  // FindAcrossNodes' scratch
+  mutable std::vector<int> rack_free_;         // FindAcrossNodes' scratch
 };
 
 }  // namespace dlsched

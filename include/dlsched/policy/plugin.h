@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
@@ -68,15 +69,25 @@ class AdmitPlugin : public Plugin {
   virtual Fit Admit(const JobView& job, const SchedulingContext& ctx) const = 0;
 };
 
-// QueueSort: who goes first. Less must be a strict total order (break ties on submit time, then
-// id) and must not change for two jobs while both wait: the scheduler keeps waiting jobs in an
-// ordered index built with it. So it may read only what is frozen while a job waits (spec,
-// attained service, estimates, queued_since) — never "now". Between two running jobs the order
-// may change only at the times NextRankChange announces: the scheduler keeps running jobs in an
-// ordered index too, and re-keys a job then.
+// A job's place in a queue order: lower ranks run first, equal ranks by submit time, then id,
+// so every order is total. Plain integers: an ordered index of keys compares without calls.
+struct RankKey {
+  int64_t rank = 0;
+  Timestamp submit;
+  JobId id;
+  friend auto operator<=>(const RankKey&, const RankKey&) = default;
+};
+
+// QueueSort: who goes first. Rank must not change for a job while it waits: the scheduler keeps
+// waiting jobs in an ordered index of their keys. So it may read only what is frozen while a
+// job waits (spec, attained service, estimates, queued_since) — never "now". Between two
+// running jobs the order may change only at the times NextRankChange announces: the scheduler
+// keeps running jobs in an ordered index too, compares them at one instant, and re-keys a job
+// then.
 class QueueSortPlugin : public Plugin {
  public:
-  virtual bool Less(const JobView& a, const JobView& b) const = 0;
+  // Lower runs first.
+  virtual int64_t Rank(const JobView& job) const = 0;
   // For a running job: the earliest time after `now` at which its rank against other jobs can
   // change (e.g. it crosses a Tiresias threshold). The scheduler re-keys it then, and the
   // pipeline wakes to consider preemption. kTimeNever: its rank among running jobs never
@@ -84,6 +95,17 @@ class QueueSortPlugin : public Plugin {
   virtual Timestamp NextRankChange(const JobView& running, Timestamp now) const {
     return kTimeNever;
   }
+  // Between its announced changes, a running job's Rank moves by exactly this much per
+  // microsecond (srtf: -1, its remaining time shrinks as it runs), so Rank - drift x now is
+  // constant there: the running index orders running jobs by that. Ordering by it must equal
+  // ordering by Rank at any one instant — true when all running jobs drift alike, or when jobs
+  // of different drifts never interleave (laxity: jobs with a deadline, drifting, always rank
+  // before jobs without one, which do not).
+  virtual int64_t RankDrift(const JobView& running) const { return 0; }
+
+  RankKey KeyOf(const JobView& job) const { return {Rank(job), job.submit_time(), job.id()}; }
+  // Whether `a` runs before `b`.
+  bool Less(const JobView& a, const JobView& b) const { return KeyOf(a) < KeyOf(b); }
 };
 
 // Filter: can this job use this node at all (GPU type, labels, ...)? Cheap; called per node.
@@ -101,12 +123,17 @@ class ScorePlugin : public Plugin {
 };
 
 // Preempt: may `victim` (running) be suspended so that `job` (waiting, ranked above it by the
-// queue order) can run? Guards against preemption storms live here. The pipeline asks
-// MayBeVictim once per running job and cycle (the job-independent part, e.g. a minimum run
-// time), then MayPreempt for each pair it considers.
+// queue order) can run? Guards against preemption storms live here, in two parts:
+// - VictimFrom, the job-independent guard (a minimum run time, a preemption budget): the
+//   earliest time from which `victim` may be preempted in its current run — at or before the
+//   view's time when it may be now, kTimeNever when not in this run. It may read only what is
+//   frozen while a job runs (its segment start, its preemption count), and once a job may be a
+//   victim it stays one for the rest of the run: the scheduler files each running job by it
+//   when the job starts (RunningIndex) and victim searches never visit a guarded job.
+// - MayPreempt, for each (job, victim) pair a search considers.
 class PreemptPlugin : public Plugin {
  public:
-  virtual Fit MayBeVictim(const JobView& victim, const SchedulingContext& ctx) const = 0;
+  virtual Timestamp VictimFrom(const JobView& victim) const = 0;
   virtual Fit MayPreempt(const JobView& job, const JobView& victim,
                          const SchedulingContext& ctx) const {
     return Fit::Yes();

@@ -1,26 +1,34 @@
 #pragma once
 
-#include <functional>
+#include <cstdint>
 #include <queue>
 #include <set>
+#include <utility>
 #include <vector>
 
 #include "dlsched/model/job.h"
+#include "dlsched/policy/plugin.h"
 
 namespace dlsched {
 
+class SchedulingPolicy;
+
 // The running jobs in a policy's rank order, kept across cycles so a victim search walks them
 // from the lowest rank up without a scan of every running job. Valid for orders among running
-// jobs that change only at the times `next_change` announces (every shipped queue sort: see
-// QueueSortPlugin::NextRankChange); the index re-keys a job when its time comes.
+// jobs that change only at the times the policy's NextRankChange announces, and in between
+// move as its RankDrift says (every shipped queue sort: see QueueSortPlugin); the index
+// re-keys a job when its time comes. It stores each job's key as Rank - drift x now, which is
+// constant in between, so ordering compares stored integers and calls no policy code.
+//
+// Only victims — jobs that may be preempted now — are kept in rank order. Guarded jobs (a
+// minimum run time, a spent preemption budget: the policy's VictimFrom says until when, as a
+// job is filed) wait in the order of the time they become victims and join the rank order
+// then, so a victim search never walks a job it could not take.
 // Owned by the Scheduler; single-threaded.
 class RunningIndex {
  public:
-  using Less = std::function<bool(const JobView&, const JobView&)>;
-  using NextChange = std::function<Timestamp(const JobView&, Timestamp)>;
-
-  // `jobs` resolves ids and must outlive the index.
-  RunningIndex(const JobTable& jobs, Less less, NextChange next_change);
+  // `jobs` resolves ids; `policy` ranks and guards jobs. Both must outlive the index.
+  RunningIndex(const JobTable& jobs, const SchedulingPolicy* policy);
 
   // Adds a job that has just started running at `now`. Call Refresh(now) first.
   void Insert(JobId id, Timestamp now);
@@ -28,24 +36,27 @@ class RunningIndex {
   void InsertAtNextRefresh(JobId id) { deferred_.push_back(id); }
   // Removes a job that stopped running. Safe at any time: it compares nothing.
   void Erase(JobId id);
-  // Re-keys every job whose rank may have changed by `now`. Call before reading or inserting.
+  // Re-keys every job whose rank may have changed by `now`, and moves the guarded jobs whose
+  // time has come to the victims. Call before reading or inserting.
   void Refresh(Timestamp now);
 
-  // The earliest announced rank change among running jobs (kTimeNever if none).
+  // The earliest announced rank change among running jobs (kTimeNever if none). The times
+  // guarded jobs become victims are not included (see guarded()).
   Timestamp next_change() const;
 
-  class Compare {
-   public:
-    Compare(const RunningIndex* index) : index_(index) {}  // NOLINT
-    bool operator()(JobId a, JobId b) const;
-
-   private:
-    const RunningIndex* index_;
-  };
-  using Order = std::set<JobId, Compare>;
-  // Running jobs, highest rank first: iterate in reverse for the lowest first.
-  const Order& by_rank() const { return order_; }
-  size_t size() const { return order_.size(); }
+  // Running jobs that may be preempted now, by stored key, highest rank first: iterate in
+  // reverse for the lowest first. Compare them with KeyAt, not the stored keys.
+  const std::set<RankKey>& victims() const { return victims_; }
+  // Guarded jobs that become victims later in their run, as (when, job), earliest first.
+  const std::set<std::pair<Timestamp, JobId>>& guarded() const { return guarded_; }
+  // A running job's key as the policy would give it at `now` (not before the last Refresh or
+  // Insert, nor past the next announced change).
+  RankKey KeyAt(JobId id, Timestamp now) const {
+    RankKey key = stored_[id.index()];
+    key.rank += drift_[id.index()] * now.time_since_epoch().count();
+    return key;
+  }
+  size_t size() const { return victims_.size() + guarded_.size() + never_victims_; }
 
  private:
   struct Due {
@@ -55,18 +66,23 @@ class RunningIndex {
       return at != other.at ? at > other.at : job > other.job;
     }
   };
+  enum Where : uint8_t { kOutside, kVictim, kGuarded, kNeverVictim };
 
-  void Schedule(JobId id, Timestamp now);
   void Grow(JobId id);
+  // Takes a job out of whichever set holds it.
+  void Take(JobId id);
 
   const JobTable* jobs_;
-  Less less_;
-  NextChange next_change_;
-  Timestamp now_;  // the instant comparisons are made at
-  Order order_;
-  std::vector<Order::iterator> where_;  // per job: position in order_ while inside
-  std::vector<uint8_t> inside_;         // per job: 1 while inside
-  std::vector<Timestamp> due_at_;       // per job: its pending re-key time
+  const SchedulingPolicy* policy_;
+  std::set<RankKey> victims_;
+  std::set<std::pair<Timestamp, JobId>> guarded_;
+  size_t never_victims_ = 0;
+  // Per job:
+  std::vector<Where> where_;          // which set holds it
+  std::vector<RankKey> stored_;       // its key less drift x (time it was filed)
+  std::vector<int64_t> drift_;        // its RankDrift
+  std::vector<Timestamp> victim_at_;  // when it becomes a victim, while guarded
+  std::vector<Timestamp> due_at_;     // its pending re-key time
   // Lazily deleted; next_change() drops stale tops, which changes no observable state.
   mutable std::priority_queue<Due, std::vector<Due>, std::greater<>> due_;
   std::vector<JobId> deferred_;  // InsertAtNextRefresh

@@ -522,7 +522,7 @@ Result<QueueView> Daemon::ComputeQueue(Timestamp now) {
   if (queue_cache_ && now - queue_cache_->at < std::chrono::seconds(1)) return *queue_cache_;
   QueueView view;
   view.at = now;
-  for (JobId id : scheduler_->queue().by_order()) view.order.push_back(id);
+  view.order = scheduler_->queue().InOrder();
   for (PendingReason& p : scheduler_->ExplainPending(now)) {
     view.reasons[p.job] = std::move(p.reason);
   }

@@ -21,10 +21,7 @@ using testing::MakeJob;
 // An idle cluster and the built-in estimator (V100 1.0, A100 1.9; -15% across nodes).
 struct World {
   explicit World(const std::string& spec)
-      : cluster(MakeCluster(spec)),
-        state(cluster),
-        queue(jobs, nullptr),
-        running(jobs, nullptr, nullptr) {}
+      : cluster(MakeCluster(spec)), state(cluster), queue(jobs, nullptr), running(jobs, nullptr) {}
   SchedulingContext Context(Timestamp now) {
     return SchedulingContext{now, cluster, state, jobs, queue, {}, running, model, rng};
   }

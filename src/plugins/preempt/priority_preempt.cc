@@ -17,15 +17,9 @@ Result<std::unique_ptr<Plugin>> PriorityPreempt::Create(const PluginArgs& args) 
       std::make_unique<PriorityPreempt>(Seconds(min_run_s), max_preemptions));
 }
 
-Fit PriorityPreempt::MayBeVictim(const JobView& victim, const SchedulingContext& ctx) const {
-  if (victim.job().preemptions >= max_preemptions_) {
-    return Fit::Unfit("preemption budget spent");
-  }
-  const Duration ran = victim.current_segment();
-  if (ran < min_run_) {
-    return Fit::Unfit("protected by min_run_s", ctx.now + (min_run_ - ran));
-  }
-  return Fit::Yes();
+Timestamp PriorityPreempt::VictimFrom(const JobView& victim) const {
+  if (victim.job().preemptions >= max_preemptions_) return kTimeNever;  // budget spent
+  return victim.job().segment_start + min_run_;
 }
 
 }  // namespace dlsched

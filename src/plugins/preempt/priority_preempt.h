@@ -17,7 +17,7 @@ class PriorityPreempt final : public PreemptPlugin {
   PriorityPreempt(Duration min_run, int64_t max_preemptions)
       : min_run_(min_run), max_preemptions_(max_preemptions) {}
   std::string_view Name() const override { return kName; }
-  Fit MayBeVictim(const JobView& victim, const SchedulingContext& ctx) const override;
+  Timestamp VictimFrom(const JobView& victim) const override;
 
  private:
   Duration min_run_;

@@ -2,7 +2,7 @@
 
 // Deadline-aware QueueSort plugins (issue 4). Jobs with a deadline (JobSpec::deadline) come
 // before every job without one; jobs without a deadline follow in FIFO order. Ties break on
-// submit time, then id, so each is a strict total order (see QueueSortPlugin::Less).
+// submit time, then id, so each is a strict total order (see QueueSortPlugin::Rank).
 
 #include <memory>
 #include <string_view>
@@ -18,7 +18,7 @@ class EdfSort final : public QueueSortPlugin {
   static constexpr std::string_view kName = "edf";
   static Result<std::unique_ptr<Plugin>> Create(const PluginArgs& args);
   std::string_view Name() const override { return kName; }
-  bool Less(const JobView& a, const JobView& b) const override;
+  int64_t Rank(const JobView& job) const override;
 };
 
 // Least laxity first. A job's laxity at time t is deadline - t - (its estimated remaining run
@@ -36,7 +36,11 @@ class LaxitySort final : public QueueSortPlugin {
   static constexpr std::string_view kName = "laxity";
   static Result<std::unique_ptr<Plugin>> Create(const PluginArgs& args);
   std::string_view Name() const override { return kName; }
-  bool Less(const JobView& a, const JobView& b) const override;
+  int64_t Rank(const JobView& job) const override;
+  // A running job's key grows with its current segment; kTimeNever does not move.
+  int64_t RankDrift(const JobView& running) const override {
+    return running.spec().deadline ? 1 : 0;
+  }
   // The ordering key (see the class comment); kTimeNever for a job without a deadline.
   static Timestamp LaxityKey(const JobView& job);
 };

@@ -3,33 +3,21 @@
 #include <algorithm>
 
 namespace dlsched {
-namespace {
-
-// The common tie-break that makes every order total: submit time, then id.
-bool SubmittedEarlier(const JobView& a, const JobView& b) {
-  if (a.submit_time() != b.submit_time()) return a.submit_time() < b.submit_time();
-  return a.id() < b.id();
-}
-
-}  // namespace
 
 Result<std::unique_ptr<Plugin>> FifoSort::Create(const PluginArgs& args) {
   DS_RETURN_IF_ERROR(args.CheckKnown({}));
   return std::unique_ptr<Plugin>(std::make_unique<FifoSort>());
 }
 
-bool FifoSort::Less(const JobView& a, const JobView& b) const { return SubmittedEarlier(a, b); }
+int64_t FifoSort::Rank(const JobView&) const { return 0; }  // submit time decides
 
 Result<std::unique_ptr<Plugin>> SjfSort::Create(const PluginArgs& args) {
   DS_RETURN_IF_ERROR(args.CheckKnown({}));
   return std::unique_ptr<Plugin>(std::make_unique<SjfSort>());
 }
 
-bool SjfSort::Less(const JobView& a, const JobView& b) const {
-  const auto a_work = a.estimated_total() * a.num_gpus();
-  const auto b_work = b.estimated_total() * b.num_gpus();
-  if (a_work != b_work) return a_work < b_work;
-  return SubmittedEarlier(a, b);
+int64_t SjfSort::Rank(const JobView& job) const {
+  return (job.estimated_total() * job.num_gpus()).count();  // estimated GPU-time
 }
 
 Result<std::unique_ptr<Plugin>> SrtfSort::Create(const PluginArgs& args) {
@@ -37,12 +25,9 @@ Result<std::unique_ptr<Plugin>> SrtfSort::Create(const PluginArgs& args) {
   return std::unique_ptr<Plugin>(std::make_unique<SrtfSort>());
 }
 
-bool SrtfSort::Less(const JobView& a, const JobView& b) const {
+int64_t SrtfSort::Rank(const JobView& job) const {
   // For a running job, the time run in its current segment counts as done.
-  const Duration a_left = a.estimated_remaining() - a.current_segment();
-  const Duration b_left = b.estimated_remaining() - b.current_segment();
-  if (a_left != b_left) return a_left < b_left;
-  return SubmittedEarlier(a, b);
+  return (job.estimated_remaining() - job.current_segment()).count();
 }
 
 Result<std::unique_ptr<Plugin>> LasSort::Create(const PluginArgs& args) {
@@ -59,12 +44,7 @@ Duration LasSort::AttainedForRank(const JobView& job) const {
   return job.attained_gpu_time_at(grid_point);
 }
 
-bool LasSort::Less(const JobView& a, const JobView& b) const {
-  const Duration a_attained = AttainedForRank(a);
-  const Duration b_attained = AttainedForRank(b);
-  if (a_attained != b_attained) return a_attained < b_attained;
-  return SubmittedEarlier(a, b);
-}
+int64_t LasSort::Rank(const JobView& job) const { return AttainedForRank(job).count(); }
 
 Timestamp LasSort::NextRankChange(const JobView& running, Timestamp now) const {
   // A global grid, so all running jobs share one wake-up per quantum.
@@ -93,12 +73,7 @@ int TiresiasSort::QueueOf(Duration attained) const {
                           thresholds_.begin());
 }
 
-bool TiresiasSort::Less(const JobView& a, const JobView& b) const {
-  const int qa = QueueOf(a.attained_gpu_time());
-  const int qb = QueueOf(b.attained_gpu_time());
-  if (qa != qb) return qa < qb;
-  return SubmittedEarlier(a, b);
-}
+int64_t TiresiasSort::Rank(const JobView& job) const { return QueueOf(job.attained_gpu_time()); }
 
 Timestamp TiresiasSort::NextRankChange(const JobView& running, Timestamp now) const {
   const Duration attained = running.attained_gpu_time();
@@ -115,9 +90,6 @@ Result<std::unique_ptr<Plugin>> PrioritySort::Create(const PluginArgs& args) {
   return std::unique_ptr<Plugin>(std::make_unique<PrioritySort>());
 }
 
-bool PrioritySort::Less(const JobView& a, const JobView& b) const {
-  if (a.priority() != b.priority()) return a.priority() > b.priority();
-  return SubmittedEarlier(a, b);
-}
+int64_t PrioritySort::Rank(const JobView& job) const { return -int64_t{job.priority()}; }
 
 }  // namespace dlsched

@@ -1,7 +1,7 @@
 #pragma once
 
 // The in-tree QueueSort plugins. Each is a strict total order: the policy key first, then
-// submit time, then id (see QueueSortPlugin::Less for the full contract).
+// submit time, then id (see QueueSortPlugin::Rank for the full contract).
 
 #include <memory>
 #include <string_view>
@@ -17,7 +17,7 @@ class FifoSort final : public QueueSortPlugin {
   static constexpr std::string_view kName = "fifo";
   static Result<std::unique_ptr<Plugin>> Create(const PluginArgs& args);
   std::string_view Name() const override { return kName; }
-  bool Less(const JobView& a, const JobView& b) const override;
+  int64_t Rank(const JobView& job) const override;
 };
 
 // Shortest job first by the estimator's whole-job run time x GPUs (GPU-time), so a short wide
@@ -27,7 +27,7 @@ class SjfSort final : public QueueSortPlugin {
   static constexpr std::string_view kName = "sjf";
   static Result<std::unique_ptr<Plugin>> Create(const PluginArgs& args);
   std::string_view Name() const override { return kName; }
-  bool Less(const JobView& a, const JobView& b) const override;
+  int64_t Rank(const JobView& job) const override;
 };
 
 // Shortest remaining time first (estimated remaining run time at the last checkpoint). A
@@ -37,7 +37,8 @@ class SrtfSort final : public QueueSortPlugin {
   static constexpr std::string_view kName = "srtf";
   static Result<std::unique_ptr<Plugin>> Create(const PluginArgs& args);
   std::string_view Name() const override { return kName; }
-  bool Less(const JobView& a, const JobView& b) const override;
+  int64_t Rank(const JobView& job) const override;
+  int64_t RankDrift(const JobView&) const override { return -1; }
 };
 
 // Least attained service (GPU-time), re-evaluated every `quantum_s` (default 600) on a global
@@ -49,7 +50,7 @@ class LasSort final : public QueueSortPlugin {
   static Result<std::unique_ptr<Plugin>> Create(const PluginArgs& args);
   explicit LasSort(Duration quantum) : quantum_(quantum) {}
   std::string_view Name() const override { return kName; }
-  bool Less(const JobView& a, const JobView& b) const override;
+  int64_t Rank(const JobView& job) const override;
   Timestamp NextRankChange(const JobView& running, Timestamp now) const override;
 
  private:
@@ -69,7 +70,7 @@ class TiresiasSort final : public QueueSortPlugin {
   static Result<std::unique_ptr<Plugin>> Create(const PluginArgs& args);
   explicit TiresiasSort(std::vector<Duration> thresholds) : thresholds_(std::move(thresholds)) {}
   std::string_view Name() const override { return kName; }
-  bool Less(const JobView& a, const JobView& b) const override;
+  int64_t Rank(const JobView& job) const override;
   Timestamp NextRankChange(const JobView& running, Timestamp now) const override;
   // The queue index of a job with this much attained GPU-time.
   int QueueOf(Duration attained_gpu_time) const;
@@ -84,7 +85,7 @@ class PrioritySort final : public QueueSortPlugin {
   static constexpr std::string_view kName = "priority";
   static Result<std::unique_ptr<Plugin>> Create(const PluginArgs& args);
   std::string_view Name() const override { return kName; }
-  bool Less(const JobView& a, const JobView& b) const override;
+  int64_t Rank(const JobView& job) const override;
 };
 
 }  // namespace dlsched
