@@ -1,18 +1,18 @@
 // Benchmarks of the live daemon through its REST API (docs/api/README.md, "Performance"). Each
 // starts the real `dlsched serve` on port 0 with fake GPUs and a temporary SQLite file, drives it
-// with HTTP clients on keep-alive connections, and stops it (killing its jobs).
+// with HTTP clients on keep-alive connections, and stops it (killing its jobs). The binary is
+// this build's dlsched, or $DLSCHED_BENCH_BINARY (to compare two builds with one command).
 //
 // Each runs with --durability full (fsync=1: fsync per commit) and process (fsync=0).
 //
-// BM_DaemonSubmit/clients:<n>/fsync:<0|1>: submissions per second. A 4-GPU job holds the only node,
-// so the
-//   submitted 1-GPU jobs queue behind it (strict FIFO): the cost measured is the API, validation,
-//   the durable SQLite commit (synchronous=FULL, one per batch) and a scheduling cycle.
+// BM_DaemonSubmit/clients:<n>/fsync:<0|1>: submissions per second. A 4-GPU job holds the only
+//   node, so the submitted 1-GPU jobs queue behind it (strict FIFO): the cost measured is the
+//   API, validation, the durable SQLite commit (synchronous=FULL, one per batch) and a
+//   scheduling cycle.
 // BM_DaemonSubmitToStart/fsync:<0|1>: on an idle node, the round trip of POST /v1/jobs for a job
-// that starts
-//   at once. The reply is sent after the job's process has been spawned, so this bounds the
-//   submit-to-start latency seen by a client; p50 and p99 over 500 submissions, 20 ms apart so
-//   that each finds the daemon idle.
+//   that starts at once. The reply is sent after the launch has committed and the job has been
+//   handed to its wrapper process, so this bounds the submit-to-start latency seen by a client;
+//   p50 and p99 over 500 submissions, 20 ms apart so that each finds the daemon idle.
 // BM_DaemonHistory: the daemon's resident memory with DLSCHED_BENCH_HISTORY (default 100,000)
 //   jobs in its history (submitted, then cancelled), and again after a restart that restores
 //   them all from SQLite (with the restore time).
@@ -76,7 +76,8 @@ class Daemon {
 
   // Starts (or restarts) the daemon on the same state; returns false if it did not come up.
   bool Start() {
-    const std::vector<std::string> args = {DLSCHED_BINARY,
+    const char* binary = std::getenv("DLSCHED_BENCH_BINARY");
+    const std::vector<std::string> args = {binary ? binary : DLSCHED_BINARY,
                                            "serve",
                                            "--listen",
                                            "127.0.0.1:0",

@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "cli/client_commands.h"
+#include "cli/profile_command.h"
 #include "cli/simulate_command.h"
 #include "daemon/serve_command.h"
 #include "dlsched/common/version.h"
@@ -43,6 +44,13 @@ int Main(int argc, char** argv, std::ostream& out, std::ostream& err) {
       "simulate", "Replay a workload on a cluster under one or more policies and compare them.");
   AddSimulateFlags(*simulate, simulate_flags);
 
+  ProfileFlags profile_flags;
+  CLI::App* profile = app.add_subcommand(
+      "profile",
+      "Profile job types on a cluster's GPU types into a profile store for the performance "
+      "predictor, or report the predictor's accuracy (--evaluate).");
+  AddProfileFlags(*profile, profile_flags);
+
   // The live scheduler (issue 6): the daemon, and the commands that talk to it over REST.
   daemon::ServeFlags serve_flags;
   CLI::App* serve = app.add_subcommand(
@@ -65,6 +73,7 @@ int Main(int argc, char** argv, std::ostream& out, std::ostream& err) {
     return kExitUsage;
   }
   if (simulate->parsed()) return RunSimulate(simulate_flags, out, err);
+  if (profile->parsed()) return RunProfile(profile_flags, out, err);
   if (serve->parsed()) return daemon::RunServe(serve_flags, out, err);
   if (client->parsed()) return RunClientCommand(*client, out, err);
   if (policies->parsed()) return ListPolicies(verbose, out, err);

@@ -13,10 +13,13 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "daemon/core/replay.h"
+#include "dlsched/perf/predictor.h"
 #include "dlsched/perf/throughput_model.h"
 #include "io/cluster_spec.h"
 #include "io/gavel_throughputs.h"
 #include "io/profile.h"
+#include "io/profile_store.h"
 #include "sim/report.h"
 #include "sim/simulator.h"
 #include "sim/workload.h"
@@ -98,6 +101,17 @@ Result<std::unique_ptr<ThroughputModel>> MakeTruth(const std::string& spec,
   return InvalidArgument("unknown --throughput '" + spec + "' (want auto, builtin, gavel[:PATH])");
 }
 
+// The policies' estimator: the built-in model, or with --predictor a PerfPredictor fitted to a
+// profile store (falling back to the built-in model for jobs the profiles do not cover).
+Result<std::unique_ptr<ThroughputModel>> MakeEstimator(const std::string& store_path) {
+  auto builtin = std::make_unique<SimpleThroughputModel>();
+  if (store_path.empty()) return std::unique_ptr<ThroughputModel>(std::move(builtin));
+  DS_ASSIGN_OR_RETURN(const ProfileStore store, LoadProfileStore(store_path));
+  DS_ASSIGN_OR_RETURN(PerfPredictor predictor,
+                      PerfPredictor::Fit(store.profiles, std::move(builtin)));
+  return std::unique_ptr<ThroughputModel>(std::make_unique<PerfPredictor>(std::move(predictor)));
+}
+
 // The flags themselves: policies and cluster. A failure here is a usage error.
 Result<Prepared> PrepareSetup(const SimulateFlags& flags) {
   Prepared p;
@@ -123,8 +137,8 @@ Status LoadData(const SimulateFlags& flags, Prepared& p, std::ostream& err) {
         << "\n";
   }
   DS_ASSIGN_OR_RETURN(p.truth, MakeTruth(ResolveThroughput(flags), TracesDir(flags), p.workload));
-  // Policies predict with the built-in model, never the ground truth.
-  p.estimator = std::make_unique<SimpleThroughputModel>();
+  // Policies predict with the built-in model or a predictor fitted to profiles, never the truth.
+  DS_ASSIGN_OR_RETURN(p.estimator, MakeEstimator(flags.predictor));
   return Status::Ok();
 }
 
@@ -217,7 +231,12 @@ void AddSimulateFlags(CLI::App& command, SimulateFlags& flags) {
   command
       .add_option("--policy", flags.policies,
                   "Comma-separated policy names (see 'dlsched policies') or .json profiles")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->each([&flags](const std::string&) { flags.policy_given = true; });
+  command.add_option("--replay", flags.replay,
+                     "Replay the event log of a 'dlsched serve' database (DB_PATH) in a fresh "
+                     "scheduler and compare its decisions with the logged ones; --policy NAME "
+                     "replays with another profile. Exit 0: identical, 1: diverged");
   command.add_option("--json", flags.json_path, "Write per-run results as JSON to FILE");
   command.add_option("--report", flags.report_path,
                      "Write a self-contained HTML report (JCT CDF, utilisation, queue) to FILE");
@@ -230,6 +249,9 @@ void AddSimulateFlags(CLI::App& command, SimulateFlags& flags) {
                   "Ground-truth throughput model: auto (gavel for gavel: traces, else builtin), "
                   "builtin, or gavel[:PATH] (Gavel's measured table)")
       ->capture_default_str();
+  command.add_option("--predictor", flags.predictor,
+                     "Policies estimate speed with a predictor fitted to this profile store "
+                     "(from 'dlsched profile') instead of the built-in model");
   command
       .add_option("--checkpoint-s", flags.checkpoint_s,
                   "Seconds a preempted job holds its GPUs while it checkpoints")
@@ -261,7 +283,37 @@ void AddSimulateFlags(CLI::App& command, SimulateFlags& flags) {
   command.add_flag("-q,--quiet", flags.quiet, "No progress on stderr");
 }
 
+namespace {
+
+// `--replay DB`: the daemon's event log through a fresh Scheduler (daemon/core/replay.h).
+int RunReplay(const SimulateFlags& flags, std::ostream& out, std::ostream& err) {
+  daemon::ReplayOptions options;
+  if (flags.policy_given) {
+    const std::vector<std::string> names = SplitPolicies(flags.policies);
+    if (names.size() != 1) {
+      err << "dlsched simulate: --replay takes one --policy\n";
+      return kExitUsage;
+    }
+    Result<PipelineConfig> profile = LoadProfile(names[0]);
+    if (!profile.ok()) {
+      err << "dlsched simulate: --policy: " << profile.status().message() << "\n";
+      return kExitUsage;
+    }
+    options.profile = std::move(profile).value();
+  }
+  const Result<daemon::ReplayReport> report = daemon::ReplayEventLog(flags.replay, options);
+  if (!report.ok()) {
+    err << "dlsched simulate: --replay: " << report.status().message() << "\n";
+    return kExitUsage;
+  }
+  out << daemon::FormatReplayReport(*report, flags.replay);
+  return report->divergence ? kExitRuntimeError : kExitOk;
+}
+
+}  // namespace
+
 int RunSimulate(const SimulateFlags& flags, std::ostream& out, std::ostream& err) {
+  if (!flags.replay.empty()) return RunReplay(flags, out, err);
   Result<Prepared> prepared = PrepareSetup(flags);
   if (!prepared.ok()) {
     err << "dlsched simulate: " << prepared.status().message() << "\n";

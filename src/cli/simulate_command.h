@@ -21,6 +21,10 @@ struct SimulateFlags {
   std::string jobs_csv_prefix;
   std::string traces_dir;
   std::string throughput = "auto";
+  std::string predictor;  // profile store for the policies' estimator; empty = built-in model
+  // A daemon database: replay its event log instead of simulating (--policy: at most one).
+  std::string replay;
+  bool policy_given = false;  // --policy was on the command line
   uint64_t seed = 1;
   double checkpoint_s = 30;
   double restore_s = 30;

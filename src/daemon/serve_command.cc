@@ -4,14 +4,17 @@
 
 #include <CLI/CLI.hpp>
 #include <charconv>
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 #include <thread>
 
 #include "daemon/api/auth.h"
 #include "daemon/api/http_api.h"
 #include "daemon/core/daemon.h"
 #include "daemon/exec/nvml.h"
+#include "daemon/exec/slurm_executor.h"
 #include "io/cluster_spec.h"
 #include "io/profile.h"
 
@@ -85,6 +88,21 @@ void AddServeFlags(CLI::App& command, ServeFlags& flags) {
                   "not of the machine; several times the submission rate on slow disks).")
       ->capture_default_str()
       ->check(CLI::IsMember({"full", "process"}));
+  command
+      .add_option("--executor", flags.executor,
+                  "Where jobs run: 'local' (processes on this machine) or 'slurm' (batch jobs on "
+                  "the nodes and GPUs dlsched chose; the cluster comes from Slurm, so --gpus "
+                  "stays 'auto').")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"local", "slurm"}));
+  command.add_option("--slurm-partition", flags.slurm_partition,
+                     "Slurm partition whose GPU nodes dlsched schedules (default: Slurm's "
+                     "default partition).");
+  command
+      .add_option("--slurm-poll", flags.slurm_poll_s,
+                  "Seconds between polls of squeue and scontrol (job and node states).")
+      ->capture_default_str()
+      ->check(CLI::Range(0.05, 600.0));
   command.add_flag("--kill-jobs-on-exit", flags.kill_jobs_on_exit,
                    "Kill running jobs when the daemon stops (by default they keep running and a "
                    "restarted daemon re-adopts them).");
@@ -111,8 +129,24 @@ int RunServe(const ServeFlags& flags, std::ostream& out, std::ostream& err) {
     return kExitUsage;
   }
 
-  Result<Cluster> cluster =
-      flags.gpus == "auto" ? DiscoverNvidiaGpus() : ParseClusterSpec(flags.gpus, "");
+  const bool slurm = flags.executor == "slurm";
+  if (slurm && flags.gpus != "auto") {
+    err << "dlsched serve: --gpus: with --executor slurm the cluster comes from Slurm; leave "
+           "--gpus at 'auto'\n";
+    return kExitUsage;
+  }
+  std::optional<SlurmDiscovery> discovery;
+  if (slurm) {
+    Result<SlurmDiscovery> found = DiscoverSlurmCluster(flags.slurm_partition);
+    if (!found.ok()) {
+      err << "dlsched serve: --executor slurm: " << found.status().message() << "\n";
+      return kExitRuntimeError;
+    }
+    discovery = std::move(found).value();
+  }
+  Result<Cluster> cluster = slurm                  ? Result<Cluster>(discovery->cluster.cluster)
+                            : flags.gpus == "auto" ? DiscoverNvidiaGpus()
+                                                   : ParseClusterSpec(flags.gpus, "");
   if (!cluster.ok()) {
     err << "dlsched serve: --gpus: " << cluster.status().message() << "\n";
     return cluster.status().code() == StatusCode::kInvalidArgument ? kExitUsage : kExitRuntimeError;
@@ -132,6 +166,24 @@ int RunServe(const ServeFlags& flags, std::ostream& out, std::ostream& err) {
   options.grace = Seconds(flags.grace_s);
   options.seed = flags.seed;
   options.durability = flags.durability == "full" ? Durability::kFull : Durability::kProcessCrash;
+  if (slurm) {
+    SlurmExecutor::Options slurm_options;
+    slurm_options.partition = discovery->partition;
+    slurm_options.jobs_dir = options.workdir + "/jobs";
+    slurm_options.grace = options.grace;
+    slurm_options.poll_interval = Seconds(flags.slurm_poll_s);
+    if (const char* conf = std::getenv("SLURM_CONF")) {
+      slurm_options.extra_env.push_back(std::string("SLURM_CONF=") + conf);
+    }
+    options.multi_node_gangs = true;
+    options.executor_factory =
+        [slurm_options, sites = discovery->cluster.sites](
+            JobExecutor::Resolver resolver, JobExecutor::Sink sink,
+            JobExecutor::NodeSink node_sink) -> Result<std::unique_ptr<JobExecutor>> {
+      return std::unique_ptr<JobExecutor>(std::make_unique<SlurmExecutor>(
+          slurm_options, sites, std::move(resolver), std::move(sink), std::move(node_sink)));
+    };
+  }
 
   // Signals are taken synchronously by this thread (sigtimedwait below): block them before any
   // thread starts, so every thread inherits the mask. Job processes get a clean mask (see

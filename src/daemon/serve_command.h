@@ -25,6 +25,9 @@ struct ServeFlags {
   size_t max_body_bytes = 256 * 1024;
   std::string durability = "full";  // "full" (fsync per commit) or "process"
   bool kill_jobs_on_exit = false;
+  std::string executor = "local";  // "local" (processes) or "slurm"
+  std::string slurm_partition;     // empty: Slurm's default partition
+  double slurm_poll_s = 1;
 };
 
 void AddServeFlags(CLI::App& command, ServeFlags& flags);

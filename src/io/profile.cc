@@ -103,6 +103,36 @@ Result<PipelineConfig> ParseProfileJson(const json& doc) {
 
 }  // namespace
 
+std::string ProfileToJson(const PipelineConfig& profile) {
+  auto plugin = [](const PluginConfig& p) {
+    json j = {{"name", p.name}, {"weight", p.weight}};
+    if (!p.args.values().empty()) {
+      json args = json::object();
+      for (const auto& [key, value] : p.args.values()) args[key] = value;
+      j["args"] = std::move(args);
+    }
+    return j;
+  };
+  auto list = [&plugin](const std::vector<PluginConfig>& plugins) {
+    json j = json::array();
+    for (const PluginConfig& p : plugins) j.push_back(plugin(p));
+    return j;
+  };
+  json doc = {{"name", profile.name},
+              {"description", profile.description},
+              {"admit", list(profile.admit)},
+              {"queue_sort", plugin(profile.queue_sort)},
+              {"filter", list(profile.filter)},
+              {"score", list(profile.score)},
+              {"preempt", list(profile.preempt)},
+              {"backfill", profile.backfill},
+              {"max_preemption_attempts", profile.max_preemption_attempts}};
+  if (profile.starvation_limit != Duration::max()) {
+    doc["starvation_limit_s"] = ToSeconds(profile.starvation_limit);
+  }
+  return doc.dump();
+}
+
 Result<PipelineConfig> ParseProfile(std::string_view json_text, std::string_view origin) {
   json doc;
   try {

@@ -21,6 +21,11 @@ namespace dlsched {
 // text in messages (a path, or "builtin profile 'fifo'").
 Result<PipelineConfig> ParseProfile(std::string_view json_text, std::string_view origin);
 
+// The JSON text of a profile, which ParseProfile reads back to an equal profile (plugin
+// arguments as the text PluginArgs keeps). The daemon logs it, so a replay of its event log
+// runs the profile it ran even when that came from a file.
+std::string ProfileToJson(const PipelineConfig& profile);
+
 // The profiles shipped in profiles/*.json, embedded at build time: (name, JSON text), by name.
 const std::vector<std::pair<std::string_view, std::string_view>>& BuiltinProfiles();
 

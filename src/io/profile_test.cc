@@ -22,6 +22,34 @@ TEST(ProfileTest, EveryBuiltinProfileParsesAndBuilds) {
   }
 }
 
+TEST(ProfileTest, ItsJsonTextReadsBackToTheSameProfile) {
+  Result<PipelineConfig> custom = ParseProfile(R"({
+    "name": "x", "description": "d", "admit": ["feasibility"],
+    "queue_sort": {"name": "tiresias", "args": {"thresholds_gpu_s": [10, 20]}},
+    "score": [{"name": "consolidate", "weight": 0.1}],
+    "preempt": [{"name": "priority_preempt", "args": {"min_run_s": 60}}],
+    "backfill": false, "starvation_limit_s": 3600.5, "max_preemption_attempts": 3})",
+                                               "test");
+  ASSERT_TRUE(custom.ok()) << custom.status().ToString();
+  std::vector<PipelineConfig> profiles = {*custom};
+  for (const auto& [name, text] : BuiltinProfiles()) profiles.push_back(*LoadProfile(name));
+  for (const PipelineConfig& profile : profiles) {
+    SCOPED_TRACE(profile.name);
+    const std::string text = ProfileToJson(profile);
+    Result<PipelineConfig> back = ParseProfile(text, "round trip");
+    ASSERT_TRUE(back.ok()) << back.status().ToString();
+    EXPECT_EQ(ProfileToJson(*back), text);
+    EXPECT_EQ(back->starvation_limit, profile.starvation_limit);
+    EXPECT_EQ(back->backfill, profile.backfill);
+    ASSERT_EQ(back->score.size(), profile.score.size());
+    for (size_t i = 0; i < profile.score.size(); ++i) {
+      EXPECT_EQ(back->score[i].weight, profile.score[i].weight);
+      EXPECT_EQ(back->score[i].args.values(), profile.score[i].args.values());
+    }
+    EXPECT_EQ(back->queue_sort.args.values(), profile.queue_sort.args.values());
+  }
+}
+
 TEST(ProfileTest, ParsesEveryField) {
   Result<PipelineConfig> config = ParseProfile(R"({
     "name": "x", "description": "d", "admit": ["feasibility"],

@@ -5,7 +5,10 @@
 namespace dlsched {
 
 ClusterState::ClusterState(const Cluster& cluster)
-    : cluster_(&cluster), free_per_type_(cluster.num_gpu_types(), 0) {
+    : cluster_(&cluster),
+      free_per_type_(cluster.num_gpu_types(), 0),
+      offline_(cluster.num_nodes(), false),
+      withheld_(cluster.num_nodes(), 0) {
   free_.reserve(cluster.num_nodes());
   for (const NodeSpec& node : cluster.nodes()) {
     const int n = static_cast<int>(node.gpus.size());
@@ -23,31 +26,56 @@ bool ClusterState::IsFree(const Placement& placement) const {
   return true;
 }
 
+void ClusterState::CountFree(NodeId node, GpuMask gpus, int sign) {
+  free_total_ += sign * CountGpus(gpus);
+  const NodeSpec& spec = cluster_->node(node);
+  for (GpuMask m = gpus; m != 0; m &= m - 1) {
+    free_per_type_[spec.gpus[std::countr_zero(m)].type.index()] += sign;
+  }
+}
+
 void ClusterState::Allocate(const Placement& placement) {
   for (const NodeGpus& part : placement.parts) {
     GpuMask& free = free_[part.node.index()];
     DS_CHECK((free & part.gpus) == part.gpus) << "allocating a GPU that is not free";
     free &= ~part.gpus;
-    const int n = CountGpus(part.gpus);
-    free_total_ -= n;
-    const NodeSpec& node = cluster_->node(part.node);
-    for (GpuMask m = part.gpus; m != 0; m &= m - 1) {
-      --free_per_type_[node.gpus[std::countr_zero(m)].type.index()];
-    }
+    CountFree(part.node, part.gpus, -1);
   }
 }
 
 void ClusterState::Release(const Placement& placement) {
   for (const NodeGpus& part : placement.parts) {
     GpuMask& free = free_[part.node.index()];
-    DS_CHECK((free & part.gpus) == 0) << "releasing a GPU that is already free";
-    free |= part.gpus;
-    free_total_ += CountGpus(part.gpus);
-    const NodeSpec& node = cluster_->node(part.node);
-    for (GpuMask m = part.gpus; m != 0; m &= m - 1) {
-      ++free_per_type_[node.gpus[std::countr_zero(m)].type.index()];
+    GpuMask& withheld = withheld_[part.node.index()];
+    DS_CHECK(((free | withheld) & part.gpus) == 0) << "releasing a GPU that is already free";
+    if (offline_[part.node.index()]) {
+      withheld |= part.gpus;
+      offline_total_ += CountGpus(part.gpus);
+      continue;
     }
+    free |= part.gpus;
+    CountFree(part.node, part.gpus, +1);
   }
+}
+
+void ClusterState::SetOffline(NodeId node) {
+  if (offline_[node.index()]) return;
+  offline_[node.index()] = true;
+  GpuMask& free = free_[node.index()];
+  CountFree(node, free, -1);
+  withheld_[node.index()] = free;
+  offline_total_ += CountGpus(free);
+  free = 0;
+}
+
+void ClusterState::SetOnline(NodeId node) {
+  if (!offline_[node.index()]) return;
+  offline_[node.index()] = false;
+  GpuMask& withheld = withheld_[node.index()];
+  free_[node.index()] |= withheld;
+  CountFree(node, withheld, +1);
+  offline_total_ -= CountGpus(withheld);
+  withheld = 0;
 }
 
 }  // namespace dlsched

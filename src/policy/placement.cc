@@ -56,7 +56,10 @@ GpuMask PickGpus(const NodeSpec& node, GpuMask free, int count) {
 }
 
 bool Placer::Eligible(const JobView& job, GpuTypeId required, NodeId node) const {
-  if (required.valid() && ctx_.cluster.node_gpu_type(node) != required) return false;
+  const GpuTypeId type = ctx_.cluster.node_gpu_type(node);
+  if (required.valid() && type != required) return false;
+  const std::vector<GpuTypeId>& failed = job.job().failed_gpu_types;
+  if (!failed.empty() && std::ranges::find(failed, type) != failed.end()) return false;
   for (const FilterPlugin* filter : filters_) {
     if (!filter->FilterNode(job, node, ctx_).ok) return false;
   }

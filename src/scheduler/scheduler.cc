@@ -128,6 +128,19 @@ CycleResult Scheduler::RunCycle(Timestamp now) {
   return result;
 }
 
+Status Scheduler::SetNodeOnline(NodeId node, bool online) {
+  if (!node.valid() || node.index() >= static_cast<size_t>(cluster_->num_nodes())) {
+    return NotFound("no node " + std::to_string(node.value()));
+  }
+  if (!online) {
+    state_.SetOffline(node);
+  } else if (state_.offline(node)) {
+    state_.SetOnline(node);
+    since_last_cycle_.departures = true;  // capacity came back, as when a job leaves
+  }
+  return Status::Ok();
+}
+
 bool Scheduler::Apply(const LaunchDecision& launch, Timestamp now) {
   if (!jobs_.contains(launch.job)) return false;
   Job& job = jobs_.at(launch.job);
@@ -210,11 +223,41 @@ Status Scheduler::OnLaunchFailed(const JobLaunchFailed& e, Timestamp now) {
   if (!jobs_.contains(e.job)) return UnknownJob(e.job);
   Job& job = jobs_.at(e.job);
   if (job.state != JobState::kRunning) return WrongState(job, "launch failure");
+  std::string where;
+  if (e.never_started) {
+    // A gang never mixes GPU types, so its first node names the type it failed on.
+    const GpuTypeId type = cluster_->node_gpu_type(job.placement.parts.front().node);
+    if (std::ranges::find(job.failed_gpu_types, type) == job.failed_gpu_types.end()) {
+      job.failed_gpu_types.push_back(type);
+    }
+    where = " on " + std::string(cluster_->gpu_type_name(type));
+  }
   StopRunning(job, now);  // forget the assumed allocation
   since_last_cycle_.departures = true;
+  const std::string reason = "launch failed" + where + ": " + e.reason;
+  if (!CanRunOnSomeGpuType(job)) {
+    job.state = JobState::kFailed;
+    job.finish_time = now;
+    job.reason = reason + "; no GPU type it could use is left";
+    return Status::Ok();
+  }
   Enqueue(job, job.iterations_done > 0 ? JobState::kSuspended : JobState::kQueued, now);
-  job.reason = "launch failed: " + e.reason;
+  job.reason = reason;
   return Status::Ok();
+}
+
+bool Scheduler::CanRunOnSomeGpuType(const Job& job) const {
+  const auto untried = [&](GpuTypeId type) {
+    return std::ranges::find(job.failed_gpu_types, type) == job.failed_gpu_types.end();
+  };
+  if (!job.spec.gpu_type.empty()) {
+    const GpuTypeId required = cluster_->FindGpuType(job.spec.gpu_type);
+    return !required.valid() || untried(required);
+  }
+  for (int t = 0; t < cluster_->num_gpu_types(); ++t) {
+    if (untried(GpuTypeId(static_cast<uint32_t>(t)))) return true;
+  }
+  return false;
 }
 
 Status Scheduler::OnCancel(const JobCancelRequested& e, Timestamp now) {

@@ -187,6 +187,51 @@ TEST_F(SchedulerTest, FailedLaunchForgetsTheAllocationAndRequeues) {
   EXPECT_THAT(job(a).reason, ::testing::HasSubstr("no such binary"));
 }
 
+TEST_F(SchedulerTest, ALaunchThatNeverStartsAvoidsThatGpuTypeThenFails) {
+  Start("1x2xK80+1x2xV100", Profile("fifo", false));
+  const JobId a = Submit(MakeJob(0).Gpus(2).Spec());
+  scheduler_->RunCycle(kTimeZero);
+  const auto type_of = [&](JobId id) {
+    return std::string(scheduler_->cluster().gpu_type_name(
+        scheduler_->cluster().node_gpu_type(job(id).placement.parts.at(0).node)));
+  };
+  const std::string first = type_of(a);
+  ASSERT_TRUE(scheduler_->Handle(JobLaunchFailed{a, "out of memory", true}, AtSeconds(1)).ok());
+  EXPECT_EQ(job(a).state, JobState::kQueued);
+  EXPECT_THAT(job(a).reason, ::testing::HasSubstr("launch failed on " + first));
+
+  scheduler_->RunCycle(AtSeconds(1));
+  ASSERT_EQ(job(a).state, JobState::kRunning);
+  EXPECT_NE(type_of(a), first);  // the other type, although the first is free again
+  ASSERT_TRUE(scheduler_->Handle(JobLaunchFailed{a, "out of memory", true}, AtSeconds(2)).ok());
+  EXPECT_EQ(job(a).state, JobState::kFailed);
+  EXPECT_THAT(job(a).reason, ::testing::HasSubstr("no GPU type it could use is left"));
+  EXPECT_TRUE(scheduler_->queue().empty());
+  EXPECT_EQ(scheduler_->state().free_total(), 4);
+}
+
+TEST_F(SchedulerTest, AnOfflineNodeLeavesThePoolUntilItIsBack) {
+  Start("2x2xV100", Profile("fifo", true));
+  const JobId a = Submit(MakeJob(0).Gpus(2).Spec());
+  scheduler_->RunCycle(kTimeZero);
+  const NodeId node = job(a).placement.parts.at(0).node;
+  ASSERT_TRUE(scheduler_->SetNodeOnline(node, false).ok());
+  // The node's job is lost and requeued: it goes to the other node, never back to this one.
+  ASSERT_TRUE(scheduler_->Handle(JobLaunchFailed{a, "node down"}, AtSeconds(1)).ok());
+  const JobId b = Submit(MakeJob(1).Gpus(2).Spec(), AtSeconds(1));
+  scheduler_->RunCycle(AtSeconds(1));
+  ASSERT_EQ(job(a).state, JobState::kRunning);
+  EXPECT_NE(job(a).placement.parts.at(0).node, node);
+  EXPECT_EQ(job(b).state, JobState::kQueued);
+  EXPECT_EQ(scheduler_->state().allocated_total(), 2);
+
+  ASSERT_TRUE(scheduler_->SetNodeOnline(node, true).ok());
+  scheduler_->RunCycle(AtSeconds(2));
+  ASSERT_EQ(job(b).state, JobState::kRunning);
+  EXPECT_EQ(job(b).placement.parts.at(0).node, node);
+  EXPECT_EQ(scheduler_->SetNodeOnline(NodeId(7), false).code(), StatusCode::kNotFound);
+}
+
 TEST_F(SchedulerTest, ExplainsWhyAJobWaits) {
   Start("1x4xV100", Profile("fifo", true));
   Submit(MakeJob(0).Gpus(3).Spec());

@@ -119,7 +119,7 @@ Event ToSchedulerEvent(const SimEvent& e) {
     case SimEventKind::kSuspend:
       return JobSuspended{e.job, e.iterations};
     case SimEventKind::kLaunchFailed:
-      return JobLaunchFailed{e.job, "the job makes no progress on that placement"};
+      return JobLaunchFailed{e.job, "the ground truth gives it no throughput there", true};
     case SimEventKind::kWake:
       break;
   }

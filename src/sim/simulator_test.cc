@@ -1,5 +1,6 @@
 #include "sim/simulator.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "dlsched/policy/pipeline.h"
@@ -73,6 +74,45 @@ TEST(SimulatorTest, ImpossibleJobIsRejectedAndCounted) {
   EXPECT_EQ(run.summary.completed, 1);
   EXPECT_EQ(run.jobs[0].final_state, JobState::kRejected);
   EXPECT_FALSE(run.jobs[0].reason.empty());
+}
+
+// The ground truth of a GPU type on which some models cannot run at all (out of memory).
+class NoBigModelsOn final : public ThroughputModel {
+ public:
+  explicit NoBigModelsOn(std::string type) : type_(std::move(type)) {}
+  double ItersPerSecond(const JobSpec& spec, const Cluster& cluster,
+                        const Placement& placement) const override {
+    const std::string_view type =
+        cluster.gpu_type_name(cluster.node_gpu_type(placement.parts[0].node));
+    if (spec.model == "big" && (type == type_ || type_ == "any")) return 0;
+    return base_.ItersPerSecond(spec, cluster, placement);
+  }
+
+ private:
+  std::string type_;
+  SimpleThroughputModel base_;
+};
+
+TEST(SimulatorTest, AJobThatCannotRunOnAGpuTypeMovesToAnotherOrFails) {
+  const Cluster cluster = MakeCluster("1x2xK80+1x2xV100");
+  JobSpec big = Job(0, 1, 0, 100);
+  big.model = "big";
+  std::vector<JobSpec> jobs{big, Job(1, 1, 0, 100), Job(2, 1, 0, 100)};
+  SimpleThroughputModel estimator;
+  for (const std::string type : {"K80", "V100", "any"}) {
+    SCOPED_TRACE(type);
+    const Workload workload{"test", jobs, 0};
+    const NoBigModelsOn truth(type);
+    const RunResult run = Simulate({cluster, workload, truth, estimator}, Policy("fifo"), {});
+    if (type == "any") {
+      EXPECT_EQ(run.jobs[0].final_state, JobState::kFailed);
+      EXPECT_THAT(run.jobs[0].reason, ::testing::HasSubstr("no GPU type it could use is left"));
+      EXPECT_EQ(run.summary.completed, 2);
+    } else {
+      EXPECT_EQ(run.jobs[0].final_state, JobState::kSucceeded);
+      EXPECT_EQ(run.summary.completed, 3);
+    }
+  }
 }
 
 TEST(SimulatorTest, StopAtLeavesUnfinishedJobsWithAReason) {

@@ -200,10 +200,46 @@ class DaemonIntegrationTest : public ::testing::Test {
     return count;
   }
 
+  // Runs SQL on the daemon's database.
+  void Sql(const std::string& sql) {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open((dir_ / "state.db").c_str(), &db), SQLITE_OK);
+    char* error = nullptr;
+    EXPECT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &error), SQLITE_OK)
+        << (error ? error : "");
+    sqlite3_free(error);
+    sqlite3_close(db);
+  }
+
+  // The detail of the first logged event of `kind` about `job` ("" if none).
+  std::string StoredEvent(const std::string& kind, int64_t job) {
+    sqlite3* db = nullptr;
+    std::string detail;
+    if (sqlite3_open_v2((dir_ / "state.db").c_str(), &db, SQLITE_OPEN_READONLY, nullptr) ==
+        SQLITE_OK) {
+      sqlite3_stmt* stmt = nullptr;
+      sqlite3_prepare_v2(db, "SELECT detail FROM events WHERE kind = ?1 AND job = ?2 ORDER BY seq",
+                         -1, &stmt, nullptr);
+      sqlite3_bind_text(stmt, 1, kind.c_str(), -1, SQLITE_TRANSIENT);
+      sqlite3_bind_int64(stmt, 2, job);
+      if (stmt && sqlite3_step(stmt) == SQLITE_ROW) {
+        detail = reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0));
+      }
+      sqlite3_finalize(stmt);
+    }
+    sqlite3_close(db);
+    return detail;
+  }
+
   // Runs the dlsched CLI against this daemon.
   RunResult Cli(std::vector<std::string> args) {
+    args.insert(args.begin() + 1, {"--server", url_});
+    return Dlsched(std::move(args));
+  }
+
+  // Runs `dlsched ARGS...`.
+  RunResult Dlsched(std::vector<std::string> args) {
     args.insert(args.begin(), DLSCHED_BINARY);
-    args.insert(args.begin() + 2, {"--server", url_});
     const fs::path out = dir_ / "cli.out";
     const fs::path err = dir_ / "cli.err";
     const pid_t pid = Spawn(args, out, err);
@@ -325,6 +361,103 @@ TEST_F(DaemonIntegrationTest, AHighPriorityJobPreemptsALowOneWhichResumesFromIts
   EXPECT_EQ(ReadFile(dir_ / "high.log"), "high\n");
 }
 
+TEST_F(DaemonIntegrationTest, ProgressPostedOverHttpIsShownAndKeptAtPreemption) {
+  const fs::path profile = dir_ / "priority-now.json";
+  std::ofstream(profile) << R"({"name": "priority-now", "admit": ["feasibility"],
+      "queue_sort": "priority", "score": ["consolidate"],
+      "preempt": [{"name": "priority_preempt", "args": {"min_run_s": 0}}], "backfill": true})";
+  const fs::path tokens = dir_ / "tokens";
+  std::ofstream(tokens) << "t-ann,ann,user\nt-bob,bob,user\nt-root,root,admin\n";
+  StartDaemon({"--profile", profile.string(), "--tokens", tokens.string()});
+  // Runs until preempted (exits on SIGTERM), then finishes on its second run.
+  json low_spec = Script(
+      "n=$(cat \"$DLSCHED_CHECKPOINT_DIR/n\" 2>/dev/null || echo 0); n=$((n+1)); "
+      "echo $n > \"$DLSCHED_CHECKPOINT_DIR/n\"; if [ $n -ge 2 ]; then exit 0; fi; "
+      "trap 'exit 0' TERM; while true; do sleep 0.05; done",
+      4);
+  low_spec["priority"] = 0;
+  low_spec["iterations"] = 100;
+  low_spec["runtime_estimate_s"] = 200;  // the scheduler's work units: 200
+  auto [s1, low] = Submit(low_spec, "t-ann");
+  ASSERT_EQ(s1, 201);
+  const int64_t id = low["id"];
+  const std::string path = "/v1/jobs/" + std::to_string(id) + "/progress";
+  // Running, and past its checkpoint (so the run after the preemption finishes).
+  ASSERT_TRUE(Eventually([&] {
+    return fs::exists(dir_ / "work" / "jobs" / std::to_string(id) / "checkpoint" / "n");
+  }));
+  auto post = [&](const std::string& where, const std::string& body, const std::string& token) {
+    auto res = client_->Post(where, Auth(token), body, "application/json");
+    return res ? std::pair{res->status, json::parse(res->body, nullptr, false)}
+               : std::pair{0, json()};
+  };
+
+  // Refusals store nothing: no progress file appears.
+  struct Case {
+    std::string name;
+    std::string path;
+    std::string body;
+    std::string token;
+    int want;
+    std::string field;
+  };
+  auto [s2, queued] = Submit(Script("true", 1), "t-ann");
+  ASSERT_EQ(s2, 201);
+  const std::string queued_path =
+      "/v1/jobs/" + std::to_string(queued["id"].get<int>()) + "/progress";
+  const std::vector<Case> cases = {
+      {"malformed json", path, R"({"iterations_done": )", "t-ann", 400, "body"},
+      {"missing done", path, R"({"iterations_total": 100})", "t-ann", 400, "iterations_done"},
+      {"negative done", path, R"({"iterations_done": -5})", "t-ann", 400, "iterations_done"},
+      {"zero total", path, R"({"iterations_done": 5, "iterations_total": 0})", "t-ann", 400,
+       "iterations_total"},
+      {"unknown field", path, R"({"iterations_done": 5, "fraction": 0.1})", "t-ann", 400,
+       "fraction"},
+      {"unknown job", "/v1/jobs/999/progress", R"({"iterations_done": 5})", "t-ann", 404, ""},
+      {"another user's job", path, R"({"iterations_done": 5})", "t-bob", 403, ""},
+      {"no token", path, R"({"iterations_done": 5})", "", 401, ""},
+      {"a job that is not running", queued_path, R"({"iterations_done": 5})", "t-ann", 409, ""},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    auto [status, body] = post(c.path, c.body, c.token);
+    EXPECT_EQ(status, c.want);
+    ASSERT_TRUE(body.contains("error")) << body;
+    if (!c.field.empty()) {
+      EXPECT_EQ(body["error"]["field"], c.field);
+    }
+  }
+  for (int64_t job : {id, queued["id"].get<int64_t>()}) {
+    EXPECT_FALSE(fs::exists(dir_ / "work" / "jobs" / std::to_string(job) / "progress")) << job;
+  }
+  EXPECT_EQ(Delete("/v1/jobs/" + std::to_string(queued["id"].get<int>()), "t-ann").first, 200);
+
+  // The owner reports; the job shows it with the fraction done and an ETA.
+  auto [s3, reported] = post(path, R"({"iterations_done": 25})", "t-ann");
+  ASSERT_EQ(s3, 200) << reported;
+  EXPECT_EQ(reported["progress"]["iterations_done"], 25);
+  EXPECT_EQ(reported["progress"]["iterations_total"], 100);
+  const json shown = Get("/v1/jobs/" + std::to_string(id), "t-ann").second;
+  EXPECT_EQ(shown["progress"]["iterations_done"], 25);
+  EXPECT_DOUBLE_EQ(shown["progress"]["fraction"].get<double>(), 0.25);
+  EXPECT_TRUE(shown["progress"]["eta"].is_string()) << shown["progress"];
+  EXPECT_EQ(ReadFile(dir_ / "work" / "jobs" / std::to_string(id) / "progress"), "25\n");
+  // An admin may report too; the last report wins.
+  EXPECT_EQ(post(path, R"({"iterations_done": 50, "iterations_total": 100})", "t-root").first, 200);
+
+  // Preempted by a higher-priority job: the saved half shortens the work left.
+  json high_spec = Script("true", 4);
+  high_spec["priority"] = 10;
+  auto [s4, high] = Submit(high_spec, "t-root");
+  ASSERT_EQ(s4, 201);
+  ASSERT_TRUE(Eventually([&] {
+    return Get("/v1/jobs/" + std::to_string(id), "t-ann").second.value("state", "") == "succeeded";
+  }));
+  EXPECT_EQ(Get("/v1/jobs/" + std::to_string(id), "t-ann").second["preemptions"], 1);
+  EXPECT_EQ(StoredEvent("suspended", id), "iterations_done=100");
+  EXPECT_EQ(post(path, R"({"iterations_done": 100})", "t-ann").first, 409);
+}
+
 TEST_F(DaemonIntegrationTest, Kill9LosesNoAcceptedJobAndRunningJobsAreReadopted) {
   StartDaemon();
   const fs::path go = dir_ / "go";
@@ -360,6 +493,55 @@ TEST_F(DaemonIntegrationTest, Kill9LosesNoAcceptedJobAndRunningJobsAreReadopted)
   for (int64_t id : accepted) EXPECT_TRUE(WaitForState(id, "succeeded")) << id;
   std::string log = ReadFile(dir_ / "queued.log");
   EXPECT_EQ(std::count(log.begin(), log.end(), '\n'), 20);
+}
+
+TEST_F(DaemonIntegrationTest, TheEventLogReplaysToTheSameDecisions) {
+  StartDaemon();
+  const fs::path go = dir_ / "go";
+  const std::string wait_go = "while [ ! -e " + go.string() + " ]; do sleep 0.02; done";
+  auto [s1, wide] = Submit(Script(wait_go, 4));
+  auto [s2, half] = Submit(Script("true", 2));
+  auto [s3, dropped] = Submit(Script("true", 1));
+  auto [s4, done] = Submit(Script("true", 8));  // more than a node: 400, not logged
+  ASSERT_EQ(s1, 201);
+  ASSERT_EQ(s2, 201);
+  ASSERT_EQ(s3, 201);
+  ASSERT_EQ(s4, 400);
+  ASSERT_TRUE(WaitForState(wide["id"], "running"));
+  EXPECT_EQ(Delete("/v1/jobs/" + std::to_string(dropped["id"].get<int>())).first, 200);
+  // A crash and a restart in the middle of the log; the running job is re-adopted.
+  Kill9();
+  StartDaemon();
+  auto [s5, late] = Submit(Script("true", 1));
+  ASSERT_EQ(s5, 201);
+  std::ofstream(go) << "";
+  for (const json* j : {&wide, &half, &late}) ASSERT_TRUE(WaitForState((*j)["id"], "succeeded"));
+  EXPECT_EQ(StopDaemon(), 0);
+
+  const std::string db = (dir_ / "state.db").string();
+  RunResult replay = Dlsched({"simulate", "--replay", db});
+  EXPECT_EQ(replay.code, 0) << replay.out << replay.err;
+  EXPECT_NE(replay.out.find("2 daemon runs (profile fifo-backfill)"), std::string::npos)
+      << replay.out;
+  EXPECT_NE(replay.out.find("decisions identical"), std::string::npos) << replay.out;
+  EXPECT_EQ(replay.out.find("divergence"), std::string::npos) << replay.out;
+
+  // Another profile is a what-if; the command takes one.
+  EXPECT_EQ(Dlsched({"simulate", "--replay", db, "--policy", "fifo,las"}).code, 2);
+  // A tampered decision: the second job's launch now names other GPUs.
+  Sql("UPDATE events SET detail = 'n0000:3' WHERE seq = "
+      "(SELECT MIN(seq) FROM events WHERE kind = 'launch' AND job = 1)");
+  RunResult tampered = Dlsched({"simulate", "--replay", db});
+  EXPECT_EQ(tampered.code, 1) << tampered.out << tampered.err;
+  EXPECT_NE(tampered.out.find("first divergence"), std::string::npos) << tampered.out;
+  EXPECT_NE(tampered.out.find("daemon logged: launch job 1 on n0000:3 at"), std::string::npos)
+      << tampered.out;
+  EXPECT_NE(tampered.out.find("replay:        launch job 1 on n0000:0,1 at"), std::string::npos)
+      << tampered.out;
+
+  RunResult missing = Dlsched({"simulate", "--replay", (dir_ / "none.db").string()});
+  EXPECT_EQ(missing.code, 2);
+  EXPECT_NE(missing.err.find("none.db"), std::string::npos) << missing.err;
 }
 
 TEST_F(DaemonIntegrationTest, BadInputsGetTheir4xxAndStoreNothing) {

@@ -87,6 +87,9 @@ struct Job {
   Duration last_segment{0};       // length of the last completed run segment
   double iterations_done = 0;     // at the last checkpoint the executor reported
   int preemptions = 0;
+  // GPU types a run of this job could not start on (JobLaunchFailed::never_started); placement
+  // avoids them.
+  std::vector<GpuTypeId> failed_gpu_types;
   bool preempt_requested = false;  // a Preempt was sent; GPUs stay held until it is confirmed
   // The estimator's view, refreshed by the scheduler whenever the job is (re)queued or placed.
   Duration estimated_total{0};      // whole job on its reference placement

@@ -25,7 +25,8 @@ struct WeightedScore {
 // Finds an all-or-nothing placement for a gang against a (scratch) ClusterState, in tiers:
 // one node (best weighted score, ties to the lower node id), else one rack (the rack with the
 // fewest free eligible GPUs that suffices, its nodes most-free first), else across racks
-// (most-free nodes first). A gang never mixes GPU types. Returns nullopt when nothing fits.
+// (most-free nodes first). A gang never mixes GPU types, and never uses a type the job failed
+// to start on (Job::failed_gpu_types). Returns nullopt when nothing fits.
 // Keeps scratch buffers across calls, so one Placer serves a whole cycle without allocating;
 // not for concurrent use.
 class Placer {

@@ -21,10 +21,15 @@ struct JobSuspended {
   double iterations_done = 0;  // progress saved in the checkpoint
 };
 
-// The executor could not start a job; its GPUs are released and it waits again.
+// A job's run ended without its doing so itself; its GPUs are released and it waits again.
+// `never_started`: the run could not start on its placement at all (the job cannot run on that
+// GPU type); the scheduler places it on other GPU types from then on, and fails it once it has
+// failed on every type it could use. Otherwise the run was lost (its node or process vanished)
+// and the job is simply requeued.
 struct JobLaunchFailed {
   JobId job;
   std::string reason;
+  bool never_started = false;
 };
 
 // A user asked to cancel a job.

@@ -44,6 +44,11 @@ class Scheduler {
   // Applies an executor or user event. Fails (changing nothing) on an unknown job or an event
   // that does not match the job's state.
   Status Handle(const Event& event, Timestamp now);
+  // Takes a node out of the placement pool (online = false) or puts it back, as the driver's
+  // executor reports it (Slurm: a node DOWN or drained, then back). See ClusterState::SetOffline:
+  // jobs running there keep their GPUs until they end or the driver reports them lost; the next
+  // cycle after a node comes back looks at every waiting job. NotFound for an unknown node.
+  Status SetNodeOnline(NodeId node, bool online);
   // One scheduling cycle at `now`.
   CycleResult RunCycle(Timestamp now);
   // Asks the policy, without acting, why each waiting job it looks at does not start.
@@ -93,6 +98,8 @@ class Scheduler {
   void StopRunning(Job& job, Timestamp now);
   // Puts a job into the queue as `state` (kQueued or kSuspended) with fresh estimates.
   void Enqueue(Job& job, JobState state, Timestamp now);
+  // Whether some GPU type the job may use is not among those it failed to start on.
+  bool CanRunOnSomeGpuType(const Job& job) const;
   void AddRunning(JobId id);
   void RemoveRunning(JobId id);
 

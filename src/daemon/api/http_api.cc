@@ -13,6 +13,7 @@
 #include <set>
 #include <sstream>
 
+#include "daemon/api/progress_request.h"
 #include "daemon/api/render.h"
 
 namespace dlsched::daemon {
@@ -226,7 +227,7 @@ void ApiServer::Routes() {
     if (!who->MayAccess(request->spec.user)) {
       return ReplyError(res, 403, "PERMISSION_DENIED", "user: you may submit only as " + who->user);
     }
-    const Status fits = CheckFitsCluster(*request, daemon.cluster());
+    const Status fits = CheckFitsCluster(*request, daemon.cluster(), daemon.multi_node_gangs());
     if (!fits.ok()) return ReplyError(res, fits);
     std::future<SubmitResult> future = daemon.Submit(std::move(request).value());
     const std::optional<SubmitResult> result = Await(future, options.reply_timeout);
@@ -334,6 +335,27 @@ void ApiServer::Routes() {
     Reply(res, now_job->state == JobState::kRunning ? 202 : 200,
           JobJson(*now_job, SystemClock().Now()));
   });
+
+  server.Post(
+      R"(/v1/jobs/(\d+)/progress)",
+      [&daemon, authenticate, find_job](const httplib::Request& req, httplib::Response& res) {
+        const std::optional<Principal> who = authenticate(req, res);
+        if (!who) return;
+        std::shared_ptr<const Snapshot> s;
+        const JobRecord* job = find_job(req, res, *who, s);
+        if (!job) return;
+        const Result<Progress> progress = ParseProgressReport(req.body);
+        if (!progress.ok()) return ReplyError(res, progress.status());
+        if (job->state != JobState::kRunning) {
+          return ReplyError(res, FailedPrecondition("job " + std::to_string(job->id.value()) +
+                                                    " is " + std::string(JobStateName(job->state)) +
+                                                    ": only a running job reports progress"));
+        }
+        // The same file the job itself may write: the daemon reads progress from one place only.
+        const Status written = WriteProgress(daemon.JobDir(job->id), *progress);
+        if (!written.ok()) return ReplyError(res, written);
+        Reply(res, 200, JobJson(*job, SystemClock().Now(), *progress));
+      });
 
   server.Get(R"(/v1/jobs/(\d+)/logs)", [&daemon, authenticate, find_job](
                                            const httplib::Request& req, httplib::Response& res) {

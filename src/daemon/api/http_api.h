@@ -2,8 +2,9 @@
 
 // The REST API (docs/api/openapi.yaml) over cpp-httplib. Handlers run on httplib's worker
 // threads and only read the Daemon's published snapshot or post to its inbox (and wait for the
-// reply); they never touch the scheduler's state. Exceptions from httplib or nlohmann are caught
-// here and become 500 responses.
+// reply), besides the files of a job's directory (reading its logs, writing its progress file);
+// they never touch the scheduler's state. Exceptions from httplib or nlohmann are caught here
+// and become 500 responses.
 
 #include <chrono>
 #include <memory>

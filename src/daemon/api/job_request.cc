@@ -352,8 +352,13 @@ Result<JobRequest> ParseJobRequestJson(const json& doc, std::string_view default
   return r;
 }
 
-Status CheckFitsCluster(const JobRequest& request, const Cluster& cluster) {
+Status CheckFitsCluster(const JobRequest& request, const Cluster& cluster, bool multi_node_gangs) {
   const JobSpec& spec = request.spec;
+  // The most GPUs of one type a gang can get: on one node, or across the cluster.
+  const auto most_of = [&](GpuTypeId type) {
+    return multi_node_gangs ? cluster.gpus_of_type(type) : cluster.max_gpus_of_type_per_node(type);
+  };
+  const std::string where = multi_node_gangs ? "the cluster has " : "the largest node has ";
   if (!spec.gpu_type.empty()) {
     const GpuTypeId type = cluster.FindGpuType(spec.gpu_type);
     if (!type.valid() || cluster.gpus_of_type(type) == 0) {
@@ -365,21 +370,18 @@ Status CheckFitsCluster(const JobRequest& request, const Cluster& cluster) {
       return FieldError("gpu_type", "unknown GPU type '" + spec.gpu_type + "' (this cluster has " +
                                         (have.empty() ? "none" : have) + ")");
     }
-    const int most = cluster.max_gpus_of_type_per_node(type);
+    const int most = most_of(type);
     if (spec.num_gpus > most) {
       return FieldError("gpus", "asks for " + std::to_string(spec.num_gpus) + " " + spec.gpu_type +
-                                    " GPUs; the largest node has " + std::to_string(most));
+                                    " GPUs; " + where + std::to_string(most));
     }
     return Status::Ok();
   }
   int most = 0;
-  for (int t = 0; t < cluster.num_gpu_types(); ++t) {
-    most = std::max(most, cluster.max_gpus_of_type_per_node(GpuTypeId(t)));
-  }
+  for (int t = 0; t < cluster.num_gpu_types(); ++t) most = std::max(most, most_of(GpuTypeId(t)));
   if (spec.num_gpus > most) {
-    return FieldError("gpus", "asks for " + std::to_string(spec.num_gpus) +
-                                  " GPUs; the largest node has " + std::to_string(most) +
-                                  " of one type");
+    return FieldError("gpus", "asks for " + std::to_string(spec.num_gpus) + " GPUs; " + where +
+                                  std::to_string(most) + " of one type");
   }
   return Status::Ok();
 }

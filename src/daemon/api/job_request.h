@@ -57,8 +57,10 @@ Result<JobRequest> ParseJobRequestJson(const nlohmann::json& doc, std::string_vi
 
 // InvalidArgument naming the field when the cluster can never run the job: an unknown
 // gpu_type, or more GPUs than one node (of that type) has. The process executor runs a job's
-// gang on one node, so a gang larger than the largest node is refused here.
-Status CheckFitsCluster(const JobRequest& request, const Cluster& cluster);
+// gang on one node, so a gang larger than the largest node is refused here; with
+// `multi_node_gangs` (the Slurm executor) the limit is the cluster's GPUs of one type instead.
+Status CheckFitsCluster(const JobRequest& request, const Cluster& cluster,
+                        bool multi_node_gangs = false);
 
 // The canonical JSON form: what the store keeps and the API returns as "spec". Parsing it
 // again (ParseJobRequestJson) gives back an equal request.

@@ -97,6 +97,7 @@ TEST(JobRequestTest, ChecksTheClusterCanEverRunIt) {
     std::string name;
     std::string body;
     std::string field;  // empty: fits
+    bool multi_node = false;
   };
   const std::vector<Case> cases = {
       {"fits", R"({"command": ["a"], "gpus": 4})", ""},
@@ -104,12 +105,16 @@ TEST(JobRequestTest, ChecksTheClusterCanEverRunIt) {
       {"bigger than any node", R"({"command": ["a"], "gpus": 9})", "gpus"},
       {"bigger than typed nodes", R"({"command": ["a"], "gpus": 5, "gpu_type": "V100"})", "gpus"},
       {"unknown type", R"({"command": ["a"], "gpu_type": "K80"})", "gpu_type"},
+      {"across nodes", R"({"command": ["a"], "gpus": 8, "gpu_type": "V100"})", "", true},
+      {"more than the cluster has", R"({"command": ["a"], "gpus": 9, "gpu_type": "V100"})", "gpus",
+       true},
+      {"more than one type has", R"({"command": ["a"], "gpus": 9})", "gpus", true},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
     Result<JobRequest> r = ParseJobRequest(c.body, "u");
     ASSERT_TRUE(r.ok()) << r.status().ToString();
-    const Status fits = CheckFitsCluster(*r, cluster);
+    const Status fits = CheckFitsCluster(*r, cluster, c.multi_node);
     if (c.field.empty()) {
       EXPECT_TRUE(fits.ok()) << fits.ToString();
     } else {

@@ -6,13 +6,17 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "daemon/core/event_log.h"
+#include "daemon/core/restore.h"
 #include "daemon/exec/job_env.h"
+#include "daemon/exec/process_executor.h"
 #include "dlsched/common/overloaded.h"
 #include "dlsched/policy/registry.h"
 
@@ -53,32 +57,8 @@ void KillRecordedProcess(const std::string& job_dir) {
   if (now_start && *now_start == start) kill(-pid, SIGKILL);
 }
 
-std::string EventKind(const Event& event) {
-  return std::visit(Overloaded{
-                        [](const JobFinished&) { return std::string("finished"); },
-                        [](const JobSuspended&) { return std::string("suspended"); },
-                        [](const JobLaunchFailed&) { return std::string("launch_failed"); },
-                        [](const JobCancelRequested&) { return std::string("cancel"); },
-                    },
-                    event);
-}
-
 JobId EventJob(const Event& event) {
   return std::visit([](const auto& e) { return e.job; }, event);
-}
-
-std::string EventDetail(const Event& event) {
-  return std::visit(Overloaded{
-                        [](const JobFinished& e) {
-                          return std::string(JobStateName(e.final_state)) + ": " + e.detail;
-                        },
-                        [](const JobSuspended& e) {
-                          return "iterations_done=" + std::to_string(e.iterations_done);
-                        },
-                        [](const JobLaunchFailed& e) { return e.reason; },
-                        [](const JobCancelRequested&) { return std::string(); },
-                    },
-                    event);
 }
 
 JobRow RowFor(const JobRecord& r, bool with_spec) {
@@ -130,13 +110,24 @@ Result<std::unique_ptr<Daemon>> Daemon::Create(Cluster cluster, DaemonOptions op
   Result<std::unique_ptr<SchedulingPolicy>> policy =
       BuildPipeline(d->options_.profile, InTreeRegistry());
   if (!policy.ok()) return policy.status().WithPrefix("profile " + d->options_.profile.name);
-  ProcessExecutor::Options exec_options;
-  exec_options.grace = d->options_.grace;
   Daemon* self = d.get();
-  d->executor_ = std::make_unique<ProcessExecutor>(
-      exec_options,
-      [self](const Job& job, const Placement& placement) { return self->Resolve(job, placement); },
-      [self](ExecutorReport report) { self->Post(ReportItem{std::move(report)}); });
+  JobExecutor::Resolver resolver = [self](const Job& job, const Placement& placement) {
+    return self->Resolve(job, placement);
+  };
+  JobExecutor::Sink sink = [self](ExecutorReport report) {
+    self->Post(ReportItem{std::move(report)});
+  };
+  if (d->options_.executor_factory) {
+    DS_ASSIGN_OR_RETURN(
+        d->executor_, d->options_.executor_factory(
+                          std::move(resolver), std::move(sink),
+                          [self](NodeReport report) { self->Post(NodeItem{std::move(report)}); }));
+  } else {
+    ProcessExecutor::Options exec_options;
+    exec_options.grace = d->options_.grace;
+    d->executor_ =
+        std::make_unique<ProcessExecutor>(exec_options, std::move(resolver), std::move(sink));
+  }
   d->scheduler_ = std::make_unique<Scheduler>(d->cluster_, std::move(policy).value(), *d->executor_,
                                               d->estimator_, d->options_.seed);
   d->started_at_ = clock.Now();
@@ -162,6 +153,7 @@ Status Daemon::Restore() {
     std::optional<Duration> time_left;
   };
   std::vector<Adoption> adoptions;
+  std::vector<JobId> requeued_ids;
   for (size_t i = 0; i < rows.size(); ++i) {
     JobRow& row = rows[i];
     const std::string where = options_.db_path + ": job " + std::to_string(row.id);
@@ -178,34 +170,12 @@ Status Daemon::Restore() {
     if (!request.ok()) return request.status().WithPrefix(where);
     request->spec.submit_time = row.submit_time;
 
-    Scheduler::RestoredJob r;
-    r.spec = request->spec;
-    r.state = row.state;
-    r.queued_since = row.queued_since;
-    r.segment_start = row.segment_start;
-    r.first_start = row.first_start;
-    r.finish_time = row.finish_time;
-    r.run_time = row.run_time;
-    r.attained_gpu_time = row.attained_gpu_time;
-    r.iterations_done = row.iterations_done;
-    r.preemptions = row.preemptions;
-    r.reason = row.reason;
-    bool adopt = false;
-    if (row.state == JobState::kRunning) {
-      Result<Placement> placement = ParsePlacementText(cluster_, row.placement);
-      if (placement.ok() && placement->num_gpus() == r.spec.num_gpus &&
-          scheduler_->state().IsFree(*placement)) {
-        r.placement = *placement;
-        adopt = true;
-      } else {
-        // The cluster changed under the job (a different --gpus): it cannot keep GPUs that do
-        // not exist, so it is stopped and waits again.
-        KillRecordedProcess(JobDir(JobId(static_cast<uint32_t>(row.id))));
-        r.state = row.iterations_done > 0 ? JobState::kSuspended : JobState::kQueued;
-        r.queued_since = now;
-        r.reason = "requeued at restart: its GPUs " + row.placement + " are not in this cluster";
-      }
-    }
+    RestartedJob restarted = RestartJob(row, request->spec, cluster_, scheduler_->state(), now);
+    Scheduler::RestoredJob& r = restarted.job;
+    const bool adopt = restarted.keeps_gpus;
+    const bool requeued = row.state == JobState::kRunning && !adopt;
+    // Its process holds GPUs this cluster does not give it: stopped.
+    if (requeued) KillRecordedProcess(JobDir(JobId(static_cast<uint32_t>(row.id))));
     const JobState state = r.state;
     Result<JobId> id = scheduler_->Restore(std::move(r));
     if (!id.ok()) return id.status().WithPrefix(where);
@@ -221,6 +191,7 @@ Status Daemon::Restore() {
     is_dirty_.push_back(false);
     if (!IsTerminal(state)) unsettled_.insert(*id);
     if (state == JobState::kPending) pending_ids_.push_back(*id);
+    if (requeued) requeued_ids.push_back(*id);
     if (adopt) {
       std::optional<Duration> left;
       if (extra_.back().request->max_run_time) {
@@ -233,10 +204,15 @@ Status Daemon::Restore() {
     index_.Set(record);
   }
   index_.Seal();
+  // The start record (what a replay needs to restart as this run did) and the rows of the jobs
+  // requeued above commit together: a crash now cannot requeue them a second time.
   DS_RETURN_IF_ERROR(store_->Begin());
   Status logged = store_->AppendEvent(
-      now, -1, "restart",
-      std::to_string(rows.size()) + " jobs, " + std::to_string(adoptions.size()) + " running");
+      now, -1, event_kind::kStart,
+      StartDetail(options_.profile, cluster_, options_.seed, static_cast<int64_t>(rows.size()),
+                  static_cast<int64_t>(adoptions.size())));
+  for (JobId id : requeued_ids) MarkDirty(id);
+  if (logged.ok()) logged = FlushDirty();
   if (!logged.ok()) {
     store_->Rollback();
     return logged;
@@ -277,7 +253,8 @@ std::shared_ptr<const Snapshot> Daemon::snapshot() const {
 }
 
 void Daemon::Post(Item item) {
-  const bool must_deliver = std::holds_alternative<ReportItem>(item);
+  const bool must_deliver =
+      std::holds_alternative<ReportItem>(item) || std::holds_alternative<NodeItem>(item);
   if (inbox_.Post(item, must_deliver)) return;
   const bool closed = inbox_.closed();
   const Status why = closed ? Unavailable("the daemon is stopping")
@@ -287,8 +264,10 @@ void Daemon::Post(Item item) {
                  [&](SubmitItem& i) { i.reply.set_value(why); },
                  [&](CancelItem& i) { i.reply.set_value(why); },
                  [&](QueueItem& i) { i.reply.set_value(why); },
-                 // Lost only while stopping: the exit file lets the next daemon learn it.
+                 // Lost only while stopping: the exit file lets the next daemon learn it, and
+                 // the next executor reports its nodes afresh.
                  [&](ReportItem&) {},
+                 [&](NodeItem&) {},
              },
              item);
 }
@@ -404,7 +383,7 @@ Status Daemon::Apply(Item& item, Timestamp now) {
             MarkDirty(id);
             ++metrics_.submissions;
             submit_replies_.emplace_back(id, std::move(i.reply));
-            return store_->AppendEvent(now, id.value(), "submit", "");
+            return store_->AppendEvent(now, id.value(), event_kind::kSubmit, "");
           },
           [&](CancelItem& i) -> Status {
             Status status = scheduler_->jobs().contains(i.job)
@@ -413,7 +392,7 @@ Status Daemon::Apply(Item& item, Timestamp now) {
             if (status.ok()) MarkDirty(i.job);
             cancel_replies_.emplace_back(status, std::move(i.reply));
             if (!status.ok()) return Status::Ok();
-            return store_->AppendEvent(now, i.job.value(), "cancel", "");
+            return store_->AppendEvent(now, i.job.value(), event_kind::kCancel, "");
           },
           [&](QueueItem& i) -> Status {
             queue_replies_.push_back(std::move(i.reply));
@@ -458,11 +437,21 @@ Status Daemon::Apply(Item& item, Timestamp now) {
             MarkDirty(id);
             return store_->AppendEvent(now, id.value(), EventKind(event), EventDetail(event));
           },
+          [&](NodeItem& i) -> Status {
+            // Taken out of the pool before the executor reports the jobs lost with it, so they
+            // are not placed there again.
+            const NodeReport& r = i.report;
+            DS_RETURN_IF_ERROR(scheduler_->SetNodeOnline(r.node, r.available));
+            ++metrics_.events;
+            return store_->AppendEvent(now, -1,
+                                       r.available ? event_kind::kNodeUp : event_kind::kNodeDown,
+                                       cluster_.node(r.node).name + ": " + r.reason);
+          },
       },
       item);
 }
 
-Status Daemon::FlushDirty(Timestamp now) {
+Status Daemon::FlushDirty() {
   for (JobId id : dirty_) {
     is_dirty_[id.index()] = false;
     std::shared_ptr<const JobRecord> record = BuildRecord(id);
@@ -472,9 +461,6 @@ Status Daemon::FlushDirty(Timestamp now) {
     } else {
       DS_RETURN_IF_ERROR(store_->UpdateJob(RowFor(*record, /*with_spec=*/false)));
       --by_state_[static_cast<size_t>(old->state)];
-      if (old->state != JobState::kRejected && record->state == JobState::kRejected) {
-        DS_RETURN_IF_ERROR(store_->AppendEvent(now, id.value(), "reject", record->reason));
-      }
     }
     ++by_state_[static_cast<size_t>(record->state)];
     if (IsTerminal(record->state)) {
@@ -552,6 +538,7 @@ void Daemon::FailStop(Status why, std::vector<Item>& items) {
                    [&](CancelItem& i) { i.reply.set_value(refusal); },
                    [&](QueueItem& i) { i.reply.set_value(refusal); },
                    [&](ReportItem&) {},
+                   [&](NodeItem&) {},
                },
                item);
   }
@@ -589,34 +576,45 @@ bool Daemon::Iterate(std::vector<Item>& items) {
     queue_cache_.reset();
     // Admission settled every pending job; the policy may also have rejected waiting ones,
     // which only a look at the unsettled jobs finds.
-    int rejected_seen = 0;
+    std::vector<JobId> rejected;
     for (JobId id : pending_ids_) {
       MarkDirty(id);
-      rejected_seen += scheduler_->jobs().at(id).state == JobState::kRejected;
+      if (scheduler_->jobs().at(id).state == JobState::kRejected) rejected.push_back(id);
     }
     pending_ids_.clear();
-    if (cycle.rejected > rejected_seen) {
+    if (cycle.rejected > static_cast<int>(rejected.size())) {
       for (JobId id : unsettled_) {
         const JobRecord* old = index_.Find(id);
-        if (old && old->state != scheduler_->jobs().at(id).state) MarkDirty(id);
+        const JobState state = scheduler_->jobs().at(id).state;
+        if (old == nullptr || old->state == state) continue;
+        MarkDirty(id);
+        if (state == JobState::kRejected) rejected.push_back(id);
       }
     }
+    std::sort(rejected.begin(), rejected.end());
+    rejected.erase(std::unique(rejected.begin(), rejected.end()), rejected.end());
+    // The event log (event_log.h): every cycle, then its decisions in the order the executor got
+    // them, then its rejections by job id; a replay checks it decides the same.
+    status = store_->AppendEvent(now, -1, event_kind::kCycle,
+                                 "launched=" + std::to_string(cycle.launched) +
+                                     " preempted=" + std::to_string(cycle.preempted) +
+                                     " rejected=" + std::to_string(cycle.rejected));
     for (const ProcessExecutor::QueuedAction& a : executor_->Queued()) {
-      MarkDirty(a.job);
-      if (a.kind != "launch") extra_[a.job.index()].stopping = std::string(a.kind);
-      const std::string detail =
-          a.kind == "launch" ? PlacementText(cluster_, scheduler_->jobs().at(a.job).placement)
-                             : std::string();
-      status = store_->AppendEvent(now, a.job.value(), a.kind, detail);
       if (!status.ok()) break;
+      MarkDirty(a.job);
+      if (a.kind != event_kind::kLaunch) extra_[a.job.index()].stopping = std::string(a.kind);
+      const std::string detail =
+          a.kind == event_kind::kLaunch
+              ? PlacementText(cluster_, scheduler_->jobs().at(a.job).placement)
+              : std::string();
+      status = store_->AppendEvent(now, a.job.value(), a.kind, detail);
     }
-    if (status.ok() && cycle.changed()) {
-      status = store_->AppendEvent(now, -1, "cycle",
-                                   "launched=" + std::to_string(cycle.launched) +
-                                       " preempted=" + std::to_string(cycle.preempted) +
-                                       " rejected=" + std::to_string(cycle.rejected));
+    for (JobId id : rejected) {
+      if (!status.ok()) break;
+      status = store_->AppendEvent(now, id.value(), event_kind::kReject,
+                                   scheduler_->jobs().at(id).reason);
     }
-    if (status.ok()) status = FlushDirty(now);
+    if (status.ok()) status = FlushDirty();
     if (status.ok()) status = store_->Commit();
     if (!status.ok()) {
       store_->Rollback();
@@ -627,8 +625,9 @@ bool Daemon::Iterate(std::vector<Item>& items) {
   }
 
   // The decisions are durable: carry them out, then record the processes they started (pids,
-  // stop intents). Those rows are committed after the replies: nothing acknowledged depends on
-  // them, and a restart finds the processes through their pid files anyway.
+  // stop intents). Those rows are committed after the replies and without an fsync of their
+  // own: nothing acknowledged depends on them, and a restart finds the processes through their
+  // pid files anyway.
   const std::vector<ProcessExecutor::QueuedAction> actions = executor_->Queued();
   bool record_processes = false;
   if (!actions.empty()) {
@@ -641,8 +640,8 @@ bool Daemon::Iterate(std::vector<Item>& items) {
         extra_[a.job.index()].pid_start = info->start_ticks;
       }
     }
-    Status status = store_->Begin();
-    if (status.ok()) status = FlushDirty(now);
+    Status status = store_->Begin(/*durable=*/false);
+    if (status.ok()) status = FlushDirty();
     if (!status.ok()) {
       store_->Rollback();
       FailStop(status, items);

@@ -1,7 +1,7 @@
 #pragma once
 
 // The live scheduler: one scheduler thread owns the Scheduler (the same policies as the
-// simulator), the Store and the ProcessExecutor's decisions; every other thread talks to it
+// simulator), the Store and the executor's decisions; every other thread talks to it
 // through the inbox or reads the published Snapshot.
 //
 // One iteration of the scheduler thread:
@@ -9,7 +9,7 @@
 //   2. in ONE store transaction: insert each submission's row, log every input event, apply
 //      it (Scheduler::Submit / Handle), run a scheduling cycle (RunCycle at the SystemClock's
 //      now), and write the rows of every job that changed;
-//   3. commit, and only then: carry out the cycle's launches and stops (ProcessExecutor::Flush),
+//   3. commit, and only then: carry out the cycle's launches and stops (JobExecutor::Flush),
 //      publish a new Snapshot, and answer the waiting callers (a submitter's 201 therefore
 //      follows the commit of its row: submissions are durable before they are acknowledged);
 //   4. wait for the next inbox item or the policy's wake-up time.
@@ -26,6 +26,7 @@
 // created, the process cannot be spawned, it vanished every time) fails instead of being
 // requeued once more, so a lasting fault cannot make the daemon retry it forever.
 
+#include <functional>
 #include <future>
 #include <map>
 #include <memory>
@@ -40,7 +41,7 @@
 #include "daemon/api/job_request.h"
 #include "daemon/core/inbox.h"
 #include "daemon/core/snapshot.h"
-#include "daemon/exec/process_executor.h"
+#include "daemon/exec/job_executor.h"
 #include "daemon/store/store.h"
 #include "dlsched/perf/throughput_model.h"
 #include "dlsched/policy/pipeline.h"
@@ -63,6 +64,13 @@ struct DaemonOptions {
   uint64_t seed = 1;
   size_t max_inbox = 100000;  // further posts are refused (HTTP 429)
   Durability durability = Durability::kFull;
+  // Builds the executor from the daemon's resolver and sinks; unset: a ProcessExecutor with
+  // `grace` (`serve --executor local`). `serve --executor slurm` sets one for a SlurmExecutor.
+  using ExecutorFactory = std::function<Result<std::unique_ptr<JobExecutor>>(
+      JobExecutor::Resolver, JobExecutor::Sink, JobExecutor::NodeSink)>;
+  ExecutorFactory executor_factory;
+  // The executor runs a gang across nodes (Slurm does; local processes stay on one node).
+  bool multi_node_gangs = false;
 };
 
 // Why-pending and order of the waiting jobs, computed by the scheduler thread on request.
@@ -99,6 +107,7 @@ class Daemon {
 
   // --- thread-safe, for HTTP threads ---
   const Cluster& cluster() const { return cluster_; }
+  bool multi_node_gangs() const { return options_.multi_node_gangs; }
   const std::string& workdir() const { return options_.workdir; }
   std::string JobDir(JobId id) const;
   // The latest published snapshot (never null after Create).
@@ -128,7 +137,10 @@ class Daemon {
   struct ReportItem {
     ExecutorReport report;
   };
-  using Item = std::variant<SubmitItem, CancelItem, QueueItem, ReportItem>;
+  struct NodeItem {
+    NodeReport report;
+  };
+  using Item = std::variant<SubmitItem, CancelItem, QueueItem, ReportItem, NodeItem>;
 
   // Per job, what the daemon knows beyond the Scheduler's Job.
   struct Extra {
@@ -154,7 +166,7 @@ class Daemon {
   void MarkDirty(JobId id);
   std::shared_ptr<const JobRecord> BuildRecord(JobId id) const;
   // Writes the rows of the dirty jobs and refreshes their records in the index.
-  Status FlushDirty(Timestamp now);
+  Status FlushDirty();
   void Publish(Timestamp now);
   void FailStop(Status why, std::vector<Item>& items);
   Result<QueueView> ComputeQueue(Timestamp now);
@@ -166,7 +178,7 @@ class Daemon {
   SimpleThroughputModel estimator_;
   std::map<std::string, std::string> inherited_env_;
   std::unique_ptr<Store> store_;
-  std::unique_ptr<ProcessExecutor> executor_;
+  std::unique_ptr<JobExecutor> executor_;
   std::unique_ptr<Scheduler> scheduler_;
   Inbox<Item> inbox_;
 

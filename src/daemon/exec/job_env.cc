@@ -1,10 +1,16 @@
 #include "daemon/exec/job_env.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <array>
+#include <cerrno>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -108,6 +114,8 @@ LaunchSpec BuildLaunchSpec(const JobRequest& request, const Job& job, const Plac
   launch.argv = request.command;
   launch.workdir = request.workdir.empty() ? job_dir : request.workdir;
   launch.job_dir = job_dir;
+  launch.framework = request.framework;
+  launch.port = port;
   if (request.max_run_time) {
     launch.time_limit = std::max(Duration(0), *request.max_run_time - job.run_time);
   }
@@ -186,6 +194,38 @@ std::optional<Progress> ReadProgress(const std::string& job_dir) {
   std::string line;
   std::getline(file, line);
   return ParseProgress(line);
+}
+
+std::string FormatProgress(const Progress& progress) {
+  // Shortest text that reads back to the same double.
+  auto number = [](double v) {
+    char buf[32];
+    const auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), v);
+    return std::string(buf, ec == std::errc() ? end : buf);
+  };
+  std::string line = number(progress.done);
+  if (progress.total > 0) line += "/" + number(progress.total);
+  return line;
+}
+
+Status WriteProgress(const std::string& job_dir, const Progress& progress) {
+  const std::string path = job_dir + "/progress";
+  // A temporary name of its own per writer: two concurrent reports never share one.
+  std::string tmp = path + ".XXXXXX";
+  const int fd = mkstemp(tmp.data());
+  if (fd < 0) return IoError("cannot write " + path + ": " + std::strerror(errno));
+  const std::string line = FormatProgress(progress) + "\n";
+  const bool written = write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size());
+  const int write_errno = errno;
+  // mkstemp creates the file 0600; the job (same user) and readers expect an ordinary file.
+  fchmod(fd, 0644);
+  close(fd);
+  if (!written || rename(tmp.c_str(), path.c_str()) != 0) {
+    const std::string why = std::strerror(written ? errno : write_errno);
+    unlink(tmp.c_str());
+    return IoError("cannot write " + path + ": " + why);
+  }
+  return Status::Ok();
 }
 
 }  // namespace dlsched::daemon

@@ -53,6 +53,10 @@ struct LaunchSpec {
   std::vector<std::pair<std::string, std::string>> files;
   // Run time left for this segment (max_run_time minus what earlier segments used).
   std::optional<Duration> time_limit;
+  // The request's framework and the port given for it (0: none): an executor that runs a gang
+  // across nodes sets the per-node part of the framework variables itself.
+  Framework framework = Framework::kCustom;
+  int port = 0;
 };
 
 // The variables of source 1 above, read from the daemon's environment.
@@ -73,10 +77,11 @@ std::string PlacementText(const Cluster& cluster, const Placement& placement);
 Result<Placement> ParsePlacementText(const Cluster& cluster, std::string_view text);
 
 // The progress protocol: the job (over)writes DLSCHED_PROGRESS_FILE with one line,
-// "<iterations done>" or "<iterations done>/<total iterations>" (numbers, e.g. "1200/5000").
-// Without a total in the file the request's "iterations" is the total. The daemon reads it when
-// the job is shown and when it is preempted (the saved progress shortens its remaining-time
-// estimate).
+// "<iterations done>" or "<iterations done>/<total iterations>" (numbers, e.g. "1200/5000";
+// done >= 0, total > 0). Without a total in the file the request's "iterations" is the total.
+// The daemon reads it when the job is shown and when it is preempted (the saved progress
+// shortens its remaining-time estimate). POST /v1/jobs/{id}/progress writes the same file
+// (WriteProgress), so both ways of reporting end in one place and the last report wins.
 struct Progress {
   double done = 0;
   double total = 0;  // 0: unknown
@@ -84,5 +89,12 @@ struct Progress {
 std::optional<Progress> ReadProgress(const std::string& job_dir);
 // The same line, parsed; nullopt when malformed.
 std::optional<Progress> ParseProgress(std::string_view line);
+// The line for `progress` ("done" or "done/total", numbers in their shortest exact form), which
+// ParseProgress reads back to the same values.
+std::string FormatProgress(const Progress& progress);
+// Replaces <job_dir>/progress with FormatProgress(progress) atomically (a temporary file
+// renamed over it), so a reader never sees a partial line. IoError when the file cannot be
+// written. Thread-safe: concurrent writers each leave a whole line, the last rename wins.
+Status WriteProgress(const std::string& job_dir, const Progress& progress);
 
 }  // namespace dlsched::daemon

@@ -1,8 +1,10 @@
 #include "daemon/exec/job_env.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "support/builders.h"
@@ -136,6 +138,44 @@ TEST(JobEnvTest, ProgressLines) {
       EXPECT_DOUBLE_EQ(p->total, c.want->second);
     }
   }
+}
+
+TEST(JobEnvTest, FormattedProgressReadsBackExactly) {
+  const std::vector<Progress> cases = {{0, 0}, {1200, 5000}, {0.1, 0}, {1.0 / 3, 7}, {5e20, 1e21}};
+  for (const Progress& p : cases) {
+    const std::string line = FormatProgress(p);
+    SCOPED_TRACE(line);
+    const std::optional<Progress> back = ParseProgress(line);
+    ASSERT_TRUE(back.has_value());
+    EXPECT_EQ(back->done, p.done);
+    EXPECT_EQ(back->total, p.total);
+  }
+  EXPECT_EQ(FormatProgress({1200, 5000}), "1200/5000");
+  EXPECT_EQ(FormatProgress({2.5, 0}), "2.5");
+}
+
+TEST(JobEnvTest, WrittenProgressIsWhatTheJobWouldHaveWritten) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("dlsched_progress_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  EXPECT_FALSE(ReadProgress(dir.string()).has_value());
+  ASSERT_TRUE(WriteProgress(dir.string(), {30, 120}).ok());
+  std::optional<Progress> read = ReadProgress(dir.string());
+  ASSERT_TRUE(read.has_value());
+  EXPECT_EQ(read->done, 30);
+  EXPECT_EQ(read->total, 120);
+  // A later report replaces the line; no temporary file is left behind.
+  ASSERT_TRUE(WriteProgress(dir.string(), {31, 0}).ok());
+  read = ReadProgress(dir.string());
+  ASSERT_TRUE(read.has_value());
+  EXPECT_EQ(read->done, 31);
+  EXPECT_EQ(read->total, 0);
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir),
+                          std::filesystem::directory_iterator()),
+            1);
+  std::filesystem::remove_all(dir);
+  EXPECT_EQ(WriteProgress(dir.string(), {1, 0}).code(), StatusCode::kIoError);
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <spawn.h>
 #include <sys/eventfd.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -21,19 +22,34 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Runs "$@" in $2 and records its exit status in $1 (see the header). `trap : TERM` (a no-op
-// handler, not an ignore) lets the wrapper outlive the SIGTERM sent to the group while the job
-// itself still sees the default disposition.
+// A spare wrapper: reads its job's script (WrapperScript) from fd 3 to end-of-file and runs it
+// if it arrived whole (it ends with the marker line); otherwise exits having run nothing.
+// `trap : TERM` (a no-op handler, not an ignore) lets the wrapper outlive the SIGTERM sent to
+// the group while the job itself still sees the default disposition.
 constexpr const char* kWrapper =
     "trap : TERM INT HUP\n"
-    "f=$1\n"
-    "cd \"$2\" || { echo \"dlsched: cannot enter working directory $2\" >&2; "
-    "echo 126 > \"$f\"; exit 126; }\n"
-    "shift 2\n"
-    "\"$@\"\n"
-    "c=$?\n"
-    "echo \"$c\" > \"$f\"\n"
-    "exit \"$c\"\n";
+    "s=\n"
+    "while IFS= read -r l <&3; do s=\"$s$l\n\"; done\n"
+    "exec 3<&-\n"
+    "case \"$s\" in *\"\n# dlsched: end\n\") eval \"$s\" ;; esac\n";
+
+constexpr std::string_view kScriptEnd = "# dlsched: end\n";
+
+// How long after preparing a launch the launcher waits before it spawns a spare.
+constexpr std::chrono::milliseconds kRefillDelay{10};
+
+// 'text' for the shell: every byte but ' as is, ' as '\''.
+std::string ShellQuote(std::string_view text) {
+  std::string quoted = "'";
+  for (char c : text) {
+    if (c == '\'') {
+      quoted += "'\\''";
+    } else {
+      quoted += c;
+    }
+  }
+  return quoted + "'";
+}
 
 int PidfdOpen(int pid) {
 #ifdef SYS_pidfd_open
@@ -117,10 +133,74 @@ Status ProcessExecutor::Start() {
   wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (wake_fd_ < 0) return Internal(std::string("eventfd: ") + std::strerror(errno));
   monitor_ = std::thread([this] { MonitorLoop(); });
+  launcher_ = std::thread([this] { LauncherLoop(); });
   return Status::Ok();
 }
 
+void ProcessExecutor::LauncherLoop() {
+  Clock::time_point last_preparation;
+  std::unique_lock lock(launcher_mu_);
+  while (true) {
+    launcher_cv_.wait(lock, [&] {
+      return launcher_stopping_ || !preparations_.empty() ||
+             static_cast<int>(spares_.size()) < options_.spare_wrappers;
+    });
+    // Launches first: one is waiting on each. Stopping drains them, so every one gets its
+    // result.
+    if (!preparations_.empty()) {
+      std::packaged_task<Prepared()> prepare = std::move(preparations_.front());
+      preparations_.pop_front();
+      lock.unlock();
+      prepare();
+      lock.lock();
+      last_preparation = Clock::now();
+      continue;
+    }
+    if (launcher_stopping_) return;
+    if (!spares_.empty() && Clock::now() < last_preparation + kRefillDelay) {
+      // Spawning competes for the CPU with the run just launched and the reply to its
+      // submitter: it waits for a quiet moment unless the pool is empty.
+      launcher_cv_.wait_until(lock, last_preparation + kRefillDelay,
+                              [&] { return launcher_stopping_ || !preparations_.empty(); });
+      continue;
+    }
+    lock.unlock();
+    Result<Spare> spare = SpawnSpare();
+    lock.lock();
+    if (spare.ok()) {
+      spares_.push_back(*spare);
+    } else {
+      // Launches spawn their own meanwhile (and report what fails); try again later.
+      launcher_cv_.wait_for(lock, std::chrono::seconds(1), [&] { return launcher_stopping_; });
+    }
+  }
+}
+
+void ProcessExecutor::Discard(const Spare& spare) {
+  close(spare.socket);
+  if (spare.pidfd >= 0) close(spare.pidfd);
+  waitpid(spare.pid, nullptr, 0);
+}
+
 void ProcessExecutor::Stop() {
+  {
+    std::lock_guard lock(launcher_mu_);
+    launcher_stopping_ = true;
+  }
+  launcher_cv_.notify_all();
+  if (launcher_.joinable()) launcher_.join();
+  for (const Spare& spare : spares_) Discard(spare);
+  spares_.clear();
+  // Launches prepared but never flushed (the daemon stopped before their commit): nothing ran.
+  for (Action& a : queued_) {
+    if (!a.prepared.valid()) continue;
+    const Prepared prepared = a.prepared.get();
+    if (prepared.spare.pid <= 0) continue;
+    Discard(prepared.spare);
+    std::error_code ec;
+    fs::remove(a.launch->job_dir + "/pid", ec);
+  }
+  queued_.clear();
   {
     std::lock_guard lock(mu_);
     if (stopping_ && !monitor_.joinable()) return;
@@ -146,19 +226,27 @@ void ProcessExecutor::Wake() {
 void ProcessExecutor::Launch(const Job& job, const Placement& placement, Timestamp) {
   Result<LaunchSpec> spec = resolver_(job, placement);
   if (!spec.ok()) {
-    queued_.push_back({Action::kLaunch, job.id, std::nullopt});
+    queued_.push_back({Action::kLaunch, job.id, nullptr, {}});
     sink_({JobLaunchFailed{job.id, spec.status().message()}, std::nullopt});
     return;
   }
-  queued_.push_back({Action::kLaunch, job.id, std::move(spec).value()});
+  DS_CHECK(launcher_.joinable()) << "Launch before Start";
+  auto launch = std::make_shared<const LaunchSpec>(std::move(spec).value());
+  std::packaged_task<Prepared()> prepare([this, launch] { return Prepare(*launch); });
+  queued_.push_back({Action::kLaunch, job.id, launch, prepare.get_future()});
+  {
+    std::lock_guard lock(launcher_mu_);
+    preparations_.push_back(std::move(prepare));
+  }
+  launcher_cv_.notify_one();
 }
 
 void ProcessExecutor::Preempt(const Job& job, Timestamp) {
-  queued_.push_back({Action::kPreempt, job.id, std::nullopt});
+  queued_.push_back({Action::kPreempt, job.id, nullptr, {}});
 }
 
 void ProcessExecutor::Kill(const Job& job, Timestamp) {
-  queued_.push_back({Action::kKill, job.id, std::nullopt});
+  queued_.push_back({Action::kKill, job.id, nullptr, {}});
 }
 
 std::vector<ProcessExecutor::QueuedAction> ProcessExecutor::Queued() const {
@@ -174,7 +262,7 @@ void ProcessExecutor::Flush() {
   for (Action& a : actions) {
     switch (a.kind) {
       case Action::kLaunch:
-        if (a.launch) DoLaunch(*a.launch);
+        if (a.launch) Run(*a.launch, a.prepared.get());
         break;
       case Action::kPreempt:
         DoStop(a.job, Intent::kPreempt);
@@ -186,9 +274,88 @@ void ProcessExecutor::Flush() {
   }
 }
 
-void ProcessExecutor::DoLaunch(const LaunchSpec& spec) {
-  auto fail = [&](const std::string& why) {
-    sink_({JobLaunchFailed{spec.job, why}, std::nullopt});
+Result<ProcessExecutor::Spare> ProcessExecutor::SpawnSpare() {
+  // [0] ours, [1] the wrapper's fd 3. A stream socket rather than a pipe, so giving a script to
+  // a wrapper that is already gone is an error, not a SIGPIPE.
+  int sv[2];
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
+    return Internal(std::string("socketpair: ") + std::strerror(errno));
+  }
+  if (sv[1] == 3) {
+    // dup2(3, 3) would keep the close-on-exec flag: move it out of the way first.
+    const int moved = fcntl(sv[1], F_DUPFD_CLOEXEC, 4);
+    close(sv[1]);
+    sv[1] = moved;
+    if (moved < 0) {
+      close(sv[0]);
+      return Internal(std::string("fcntl: ") + std::strerror(errno));
+    }
+  }
+  std::vector<std::string> args = {"/bin/sh", "-c", kWrapper, "dlsched-job"};
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  char* envp[] = {nullptr};
+
+  posix_spawn_file_actions_t actions;
+  posix_spawnattr_t attr;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawnattr_init(&attr);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_adddup2(&actions, 1, 2);
+  posix_spawn_file_actions_adddup2(&actions, sv[1], 3);
+  // No other descriptor of the daemon (listening socket, database) leaks into a job.
+  posix_spawn_file_actions_addclosefrom_np(&actions, 4);
+  sigset_t none, all;
+  sigemptyset(&none);
+  sigfillset(&all);
+  posix_spawnattr_setsigmask(&attr, &none);
+  posix_spawnattr_setsigdefault(&attr, &all);
+  posix_spawnattr_setflags(&attr,
+                           POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+  pid_t pid = 0;
+  const int rc = posix_spawn(&pid, "/bin/sh", &actions, &attr, argv.data(), envp);
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attr);
+  close(sv[1]);
+  if (rc != 0) {
+    close(sv[0]);
+    return Internal(std::string("spawn: ") + std::strerror(rc));
+  }
+  Spare spare;
+  spare.pid = pid;
+  spare.pidfd = PidfdOpen(pid);
+  spare.start_ticks = ProcessStartTicks(pid).value_or(0);
+  spare.socket = sv[0];
+  return spare;
+}
+
+std::string WrapperScript(const LaunchSpec& spec) {
+  std::string script;
+  for (const std::string& e : spec.env) {
+    const size_t eq = e.find('=');
+    script += "export " + ShellQuote(std::string_view(e).substr(0, eq)) + "=" +
+              ShellQuote(eq == std::string::npos ? "" : std::string_view(e).substr(eq + 1)) + "\n";
+  }
+  script += "exec >>" + ShellQuote(spec.job_dir + "/stdout.log") + " 2>>" +
+            ShellQuote(spec.job_dir + "/stderr.log") + "\n";
+  script += "f=" + ShellQuote(spec.job_dir + "/exit") + "\n";
+  script += "cd " + ShellQuote(spec.workdir) + " || { echo " +
+            ShellQuote("dlsched: cannot enter working directory " + spec.workdir) +
+            " >&2; echo 126 > \"$f\"; exit 126; }\n";
+  for (size_t i = 0; i < spec.argv.size(); ++i) {
+    script += (i == 0 ? "" : " ") + ShellQuote(spec.argv[i]);
+  }
+  script += "\nc=$?\necho \"$c\" > \"$f\"\nexit \"$c\"\n";
+  return script + std::string(kScriptEnd);
+}
+
+ProcessExecutor::Prepared ProcessExecutor::Prepare(const LaunchSpec& spec) {
+  Prepared prepared;
+  auto fail = [&prepared](std::string why) {
+    prepared.error = std::move(why);
+    return prepared;
   };
   std::error_code ec;
   fs::create_directories(spec.job_dir + "/checkpoint", ec);
@@ -198,57 +365,64 @@ void ProcessExecutor::DoLaunch(const LaunchSpec& spec) {
   for (const auto& [path, content] : spec.files) {
     if (!WriteSmallFile(path, content)) return fail("cannot write " + path);
   }
-  const std::string exit_file = spec.job_dir + "/exit";
-  const std::string out_log = spec.job_dir + "/stdout.log";
-  const std::string err_log = spec.job_dir + "/stderr.log";
+  // The logs open here first, so one that cannot be written fails the launch, not the job.
+  for (const char* log : {"/stdout.log", "/stderr.log"}) {
+    const std::string path = spec.job_dir + log;
+    const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (fd < 0) return fail("cannot open " + path + ": " + std::strerror(errno));
+    close(fd);
+  }
+  Result<Spare> spare = spares_.empty() ? SpawnSpare() : Result<Spare>(spares_.back());
+  if (!spare.ok()) return fail(spare.status().message());
+  if (!spares_.empty()) spares_.pop_back();
+  // Before the job can run, a restarted daemon must be able to find it.
+  if (!WriteSmallFile(spec.job_dir + "/pid", std::to_string(spare->pid) + " " +
+                                                 std::to_string(spare->start_ticks) + "\n")) {
+    Discard(*spare);
+    return fail("cannot write " + spec.job_dir + "/pid");
+  }
+  prepared.spare = *spare;
+  return prepared;
+}
 
-  // argv: sh -c WRAPPER dlsched-job EXIT_FILE WORKDIR ARGV...
-  std::vector<std::string> args = {"/bin/sh",     "-c",      kWrapper,
-                                   "dlsched-job", exit_file, spec.workdir};
-  args.insert(args.end(), spec.argv.begin(), spec.argv.end());
-  std::vector<char*> argv;
-  for (std::string& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  std::vector<std::string> env = spec.env;
-  std::vector<char*> envp;
-  for (std::string& e : env) envp.push_back(e.data());
-  envp.push_back(nullptr);
-
-  posix_spawn_file_actions_t actions;
-  posix_spawnattr_t attr;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawnattr_init(&attr);
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, 1, out_log.c_str(), O_WRONLY | O_CREAT | O_APPEND,
-                                   0644);
-  posix_spawn_file_actions_addopen(&actions, 2, err_log.c_str(), O_WRONLY | O_CREAT | O_APPEND,
-                                   0644);
-  // No descriptor of the daemon (listening socket, database) leaks into a job.
-  posix_spawn_file_actions_addclosefrom_np(&actions, 3);
-  sigset_t none, all;
-  sigemptyset(&none);
-  sigfillset(&all);
-  posix_spawnattr_setsigmask(&attr, &none);
-  posix_spawnattr_setsigdefault(&attr, &all);
-  posix_spawnattr_setflags(&attr,
-                           POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-  pid_t pid = 0;
-  const int rc = posix_spawn(&pid, "/bin/sh", &actions, &attr, argv.data(), envp.data());
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attr);
-  if (rc != 0) return fail(std::string("spawn: ") + std::strerror(rc));
-
+void ProcessExecutor::Run(const LaunchSpec& spec, Prepared prepared) {
+  if (prepared.spare.pid <= 0) {
+    sink_({JobLaunchFailed{spec.job, prepared.error}, std::nullopt});
+    return;
+  }
+  const Spare& spare = prepared.spare;
+  const std::string script = WrapperScript(spec);
+  size_t sent = 0;
+  int send_errno = 0;
+  while (sent < script.size()) {
+    const ssize_t n = send(spare.socket, script.data() + sent, script.size() - sent, MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      send_errno = errno;
+      break;
+    }
+    sent += static_cast<size_t>(n);
+  }
+  if (sent < script.size()) {
+    // The spare died before its job (killed from outside): it ran nothing.
+    Discard(spare);
+    std::error_code ec;
+    fs::remove(spec.job_dir + "/pid", ec);
+    sink_({JobLaunchFailed{
+               spec.job, std::string("its wrapper process was gone: ") + std::strerror(send_errno)},
+           std::nullopt});
+    return;
+  }
+  close(spare.socket);
   Proc proc;
   proc.job = spec.job;
-  proc.pid = pid;
-  proc.pidfd = PidfdOpen(pid);
-  proc.start_ticks = ProcessStartTicks(pid).value_or(0);
+  proc.pid = spare.pid;
+  proc.pidfd = spare.pidfd;
+  proc.start_ticks = spare.start_ticks;
   proc.job_dir = spec.job_dir;
   if (spec.time_limit) {
     proc.deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(*spec.time_limit);
   }
-  WriteSmallFile(spec.job_dir + "/pid",
-                 std::to_string(pid) + " " + std::to_string(proc.start_ticks) + "\n");
   Watch(std::move(proc));
 }
 

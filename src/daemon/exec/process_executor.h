@@ -4,13 +4,24 @@
 //
 // Each run segment is /bin/sh running a small wrapper in a new session (so its own process
 // group, pgid = pid): the wrapper enters the working directory, runs the job's argv with its
-// stdin on /dev/null and stdout/stderr appended to <job dir>/stdout.log and stderr.log, and
-// writes the job's exit status to <job dir>/exit before it exits with the same status. The
-// wrapper survives SIGTERM (it traps it), so a job that exits on SIGTERM still gets its status
-// recorded. The daemon writes <job dir>/pid ("PID STARTTICKS") right after the spawn and
-// <job dir>/stop ("preempt", "kill" or "timeout") before it signals a job; together these let a
-// restarted daemon re-adopt the processes the previous one started (Adopt) and learn how they
-// ended, although it is not their parent.
+// environment, its stdin on /dev/null and stdout/stderr appended to <job dir>/stdout.log and
+// stderr.log, and writes the job's exit status to <job dir>/exit before it exits with the same
+// status. The wrapper survives SIGTERM (it traps it), so a job that exits on SIGTERM still gets
+// its status recorded. The daemon writes <job dir>/pid ("PID STARTTICKS") before the job runs
+// and <job dir>/stop ("preempt", "kill" or "timeout") before it signals a job; together these
+// let a restarted daemon re-adopt the processes the previous one started (Adopt) and learn how
+// they ended, although it is not their parent.
+//
+// Neither creating a process nor the file system work of a launch is on the path from a
+// decision to its job running. Wrappers are spawned ahead of need ("spares", kept by the
+// launcher thread): a spare waits, with an empty environment, for its job on a socket (its fd
+// 3). Launch has the launcher thread prepare the run while the daemon commits the decision:
+// the job directory, its files and logs, a spare for it and the pid file (all harmless should
+// the decision never become durable: the pid file of a job that is not running is never read).
+// Flush, after the commit, gives the spare its job as a short script (WrapperScript: the
+// environment, the log redirections, the working directory, the argv), and the wrapper runs
+// it. A spare that reads end-of-file without a whole script (its daemon stopped or died before
+// Flush) exits without running anything.
 //
 // Stopping: preemption, cancellation and the max-run-time limit all send SIGTERM to the job's
 // process group, wait the grace period, then send SIGKILL. The outcome is reported once per
@@ -23,13 +34,16 @@
 //             -> JobLaunchFailed (the scheduler requeues the job)
 //
 // Threading: the Executor methods, Flush and Adopt are called from the scheduler thread; the
-// monitor thread waits for processes (pidfd where the kernel has it, else polling) and runs the
-// timers. Info and watched are thread-safe.
+// launcher thread spawns spare wrappers; the monitor thread waits for processes (pidfd where
+// the kernel has it, else polling) and runs the timers. Info and watched are thread-safe.
 
 #include <chrono>
 #include <condition_variable>
+#include <deque>
 #include <functional>
+#include <future>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -37,39 +51,34 @@
 #include <vector>
 
 #include "daemon/exec/job_env.h"
+#include "daemon/exec/job_executor.h"
 #include "dlsched/runtime/events.h"
 #include "dlsched/runtime/executor.h"
 
 namespace dlsched::daemon {
 
-// An outcome for the scheduler, with the exit status when one is known.
-struct ExecutorReport {
-  Event event;
-  std::optional<int> exit_code;  // 128+N for a job killed by signal N
-};
-
-class ProcessExecutor final : public Executor {
+class ProcessExecutor final : public JobExecutor {
  public:
   struct Options {
     Duration grace = std::chrono::seconds(10);  // SIGTERM -> SIGKILL
     // How often processes that cannot be waited on through a pidfd are checked.
     Duration poll_interval = std::chrono::milliseconds(200);
+    // Wrappers kept spawned ahead of launches; 0: each launch spawns its own while it is
+    // prepared.
+    int spare_wrappers = 2;
   };
-  // Builds a launch when the scheduler decides one (scheduler thread).
-  using Resolver = std::function<Result<LaunchSpec>(const Job& job, const Placement& placement)>;
-  // Receives outcomes (monitor thread, or scheduler thread for spawn failures). Must not call
-  // back into the executor.
-  using Sink = std::function<void(ExecutorReport report)>;
-
+  // The Sink receives outcomes from the monitor thread, or the scheduler thread for spawn
+  // failures.
   ProcessExecutor(Options options, Resolver resolver, Sink sink);
-  // Stops the monitor. Processes keep running (a restarted daemon re-adopts them).
+  // Stop(). Job processes keep running (a restarted daemon re-adopts them).
   ~ProcessExecutor() override;
   ProcessExecutor(const ProcessExecutor&) = delete;
   ProcessExecutor& operator=(const ProcessExecutor&) = delete;
 
-  // Starts the monitor thread.
-  Status Start();
-  void Stop();
+  // Starts the monitor and launcher threads (before any Launch).
+  Status Start() override;
+  // Stops both; the spare wrappers exit.
+  void Stop() override;
 
   // Executor. Actions are queued, not carried out: Flush does that, once the daemon has made
   // the decisions durable (a crash between the two leaves the store ahead of the world, never
@@ -78,36 +87,38 @@ class ProcessExecutor final : public Executor {
   void Preempt(const Job& job, Timestamp now) override;
   void Kill(const Job& job, Timestamp now) override;
 
-  // The queued actions, in order: the job and "launch", "preempt" or "kill".
-  struct QueuedAction {
-    JobId job;
-    std::string_view kind;
-  };
-  std::vector<QueuedAction> Queued() const;
-  // Carries out the queued actions.
-  void Flush();
+  std::vector<QueuedAction> Queued() const override;
+  void Flush() override;
 
   // Watches a job a previous daemon started, found through <job_dir>/pid. `time_left` is its
   // remaining run-time limit (nullopt: none). If the process is gone, reports how it ended
   // (from <job_dir>/exit and <job_dir>/stop) as if it had just ended.
-  void Adopt(JobId job, const std::string& job_dir, std::optional<Duration> time_left);
+  void Adopt(JobId job, const std::string& job_dir, std::optional<Duration> time_left) override;
 
-  struct ProcessInfo {
-    int pid = 0;
-    uint64_t start_ticks = 0;
-    std::string stopping;  // "", "preempt", "kill" or "timeout"
-  };
-  std::optional<ProcessInfo> Info(JobId job) const;
+  std::optional<ProcessInfo> Info(JobId job) const override;
   size_t watched() const;
   // SIGKILL to every watched process group (shutdown with --kill-jobs-on-exit, tests).
-  void KillAll();
+  void KillAll() override;
 
  private:
   enum class Intent { kNone, kPreempt, kKill, kTimeout };
+  // A wrapper spawned ahead of its job, waiting for it on a socket.
+  struct Spare {
+    int pid = 0;
+    int pidfd = -1;
+    uint64_t start_ticks = 0;
+    int socket = -1;  // our end; the wrapper reads its job from the other
+  };
+  // A launch made ready by the launcher thread: its spare, or why it cannot run.
+  struct Prepared {
+    Spare spare;  // pid 0 on failure
+    std::string error;
+  };
   struct Action {
     enum Kind { kLaunch, kPreempt, kKill } kind;
     JobId job;
-    std::optional<LaunchSpec> launch;
+    std::shared_ptr<const LaunchSpec> launch;  // launches; null if it could not be resolved
+    std::future<Prepared> prepared;            // launches: the launcher thread's preparation
   };
   using Clock = std::chrono::steady_clock;
   struct Proc {
@@ -122,7 +133,17 @@ class ProcessExecutor final : public Executor {
     Clock::time_point kill_at = Clock::time_point::max();   // SIGKILL after the grace period
   };
 
-  void DoLaunch(const LaunchSpec& spec);
+  // The job directory, files, logs, a spare and the pid file for `spec` (launcher thread).
+  Prepared Prepare(const LaunchSpec& spec);
+  // Gives the prepared spare its job and watches it (scheduler thread, from Flush).
+  void Run(const LaunchSpec& spec, Prepared prepared);
+  // Spawns a spare: empty environment, stdin and (until its script redirects them) stdout and
+  // stderr on /dev/null, its end of a socket pair as fd 3, its own session.
+  static Result<Spare> SpawnSpare();
+  // Ends a spare that will run nothing (it reads end-of-file and exits) and reaps it.
+  static void Discard(const Spare& spare);
+  // Prepares launches, in order, and keeps options_.spare_wrappers spares ready.
+  void LauncherLoop();
   void DoStop(JobId job, Intent intent);
   // Records the intent, sends SIGTERM and arms SIGKILL. Caller holds mu_.
   void StopLocked(Proc& proc, Intent intent, Clock::time_point now);
@@ -138,12 +159,26 @@ class ProcessExecutor final : public Executor {
   Sink sink_;
   std::vector<Action> queued_;  // scheduler thread only
 
+  std::mutex launcher_mu_;
+  std::condition_variable launcher_cv_;
+  std::deque<std::packaged_task<Prepared()>> preparations_;
+  std::vector<Spare> spares_;  // launcher thread only
+  bool launcher_stopping_ = false;
+  std::thread launcher_;
+
   mutable std::mutex mu_;
   std::map<JobId, Proc> procs_;
   bool stopping_ = false;
   int wake_fd_ = -1;  // eventfd
   std::thread monitor_;
 };
+
+// The script a spare wrapper runs for `spec` (see the header comment): exports its environment,
+// appends stdout and stderr to the job directory's logs, enters its working directory (exit
+// status 126 if it cannot), runs its argv and records the exit status. Every value is
+// single-quoted, so any byte but NUL passes through unchanged. Ends with a marker line without
+// which the wrapper runs nothing.
+std::string WrapperScript(const LaunchSpec& spec);
 
 // Start time of a process in clock ticks since boot (field 22 of /proc/PID/stat), or nullopt if
 // there is no such process or it is a zombie. Pairs with the pid to identify a process across

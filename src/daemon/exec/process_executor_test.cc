@@ -10,6 +10,8 @@
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <set>
+#include <sstream>
 
 #include "support/builders.h"
 
@@ -137,16 +139,95 @@ TEST_F(ProcessExecutorTest, NonZeroExitFails) {
 }
 
 TEST_F(ProcessExecutorTest, ActionsWaitForFlush) {
-  script_ = "true";
+  script_ = "touch ran";
   executor_->Launch(testing::MakeJob(4).Build(), Placement{}, kTimeZero);
   ASSERT_EQ(executor_->Queued().size(), 1u);
   EXPECT_EQ(executor_->Queued()[0].job, JobId(4));
   EXPECT_EQ(executor_->Queued()[0].kind, "launch");
   EXPECT_EQ(executor_->watched(), 0u);
-  EXPECT_FALSE(fs::exists(dir_ / "4"));
+  // The launch is prepared ahead (its directory, logs and pid file), but the job runs only once
+  // flushed: it has not run a while later.
+  WaitForFile(dir_ / "4" / "pid");
+  std::this_thread::sleep_for(milliseconds(100));
+  EXPECT_FALSE(fs::exists(dir_ / "ran"));
   executor_->Flush();
   EXPECT_TRUE(executor_->Queued().empty());
+  EXPECT_EQ(executor_->watched(), 1u);
   ASSERT_TRUE(reports_.Next().has_value());
+  EXPECT_TRUE(fs::exists(dir_ / "ran"));
+}
+
+TEST_F(ProcessExecutorTest, ALaunchNeverFlushedRunsNothing) {
+  script_ = "touch ran";
+  executor_->Launch(testing::MakeJob(7).Build(), Placement{}, kTimeZero);
+  // The daemon stops before the launch is durable: the prepared wrapper exits (Stop reaps it)
+  // without running the job or reporting anything, and no pid file points at it.
+  executor_.reset();
+  EXPECT_FALSE(fs::exists(dir_ / "ran"));
+  EXPECT_FALSE(fs::exists(dir_ / "7" / "exit"));
+  EXPECT_FALSE(fs::exists(dir_ / "7" / "pid"));
+  EXPECT_FALSE(reports_.Next(milliseconds(50)).has_value());
+}
+
+TEST_F(ProcessExecutorTest, ArgvAndEnvironmentPassThroughExactly) {
+  // Quotes, newlines, spaces and shell syntax in the argv and the environment reach the job as
+  // given, and the job sees exactly the spec's environment (and PWD and OLDPWD, which the
+  // wrapper's `cd` sets).
+  const std::string weird = "it's \"quoted\" $HOME `date` \\ a\nb; exit 9 '";
+  ProcessExecutor::Options options;
+  for (int spares : {2, 0}) {  // 0: a spawn at launch, the path when the pool is empty
+    SCOPED_TRACE(spares);
+    options.spare_wrappers = spares;
+    executor_ = std::make_unique<ProcessExecutor>(
+        options,
+        [&](const Job& job, const Placement&) -> Result<LaunchSpec> {
+          LaunchSpec spec;
+          spec.job = job.id;
+          spec.argv = {"/bin/sh", "-c", "printf %s \"$1\" > arg; env > env", "sh", weird};
+          spec.env = {"PATH=/usr/bin:/bin", "WEIRD=" + weird, "EMPTY="};
+          spec.job_dir = (dir_ / std::to_string(job.id.value())).string();
+          spec.workdir = dir_.string();
+          return spec;
+        },
+        [this](ExecutorReport r) { reports_.Add(std::move(r)); });
+    ASSERT_TRUE(executor_->Start().ok());
+    executor_->Launch(testing::MakeJob(8).Build(), Placement{}, kTimeZero);
+    executor_->Flush();
+    std::optional<ExecutorReport> r = reports_.Next();
+    ASSERT_TRUE(r.has_value());
+    EXPECT_EQ(r->exit_code, 0);
+    EXPECT_EQ(ReadFile(dir_ / "arg"), weird);
+    const std::string env = ReadFile(dir_ / "env");
+    EXPECT_NE(env.find("WEIRD=" + weird + "\n"), std::string::npos) << env;
+    EXPECT_NE(env.find("EMPTY=\n"), std::string::npos) << env;
+    std::set<std::string> names;
+    std::istringstream lines(env);
+    for (std::string line; std::getline(lines, line);) {
+      const size_t eq = line.find('=');
+      if (eq != std::string::npos && eq > 0 && line.find_first_of(" '") > eq) {
+        names.insert(line.substr(0, eq));
+      }
+    }
+    EXPECT_EQ(names, (std::set<std::string>{"EMPTY", "OLDPWD", "PATH", "PWD", "WEIRD"})) << env;
+    executor_.reset();
+  }
+}
+
+TEST_F(ProcessExecutorTest, TheWrapperScriptQuotesEverything) {
+  LaunchSpec spec;
+  spec.argv = {"echo", "a'b"};
+  spec.env = {"X=1"};
+  spec.job_dir = "/j";
+  spec.workdir = "/w d";
+  EXPECT_EQ(WrapperScript(spec),
+            "export 'X'='1'\n"
+            "exec >>'/j/stdout.log' 2>>'/j/stderr.log'\n"
+            "f='/j/exit'\n"
+            "cd '/w d' || { echo 'dlsched: cannot enter working directory /w d' >&2; "
+            "echo 126 > \"$f\"; exit 126; }\n"
+            "'echo' 'a'\\''b'\n"
+            "c=$?\necho \"$c\" > \"$f\"\nexit \"$c\"\n"
+            "# dlsched: end\n");
 }
 
 TEST_F(ProcessExecutorTest, PreemptStopsTheGroupAndReportsSuspended) {

@@ -127,8 +127,28 @@ Result<std::unique_ptr<Store>> Store::Open(const std::string& path, Durability d
     sqlite3_close(db);
     return IoError("cannot open database " + path + ": " + message);
   }
-  std::unique_ptr<Store> store(new Store(db, path));
+  std::unique_ptr<Store> store(new Store(db, path, durability));
   DS_RETURN_IF_ERROR(store->Init(durability));
+  return store;
+}
+
+Result<std::unique_ptr<Store>> Store::OpenReadOnly(const std::string& path) {
+  sqlite3* db = nullptr;
+  const int rc =
+      sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nullptr);
+  if (rc != SQLITE_OK) {
+    const bool missing = rc == SQLITE_CANTOPEN;
+    std::string message = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+    sqlite3_close(db);
+    if (missing) return NotFound("cannot open database " + path + ": " + message);
+    return IoError("cannot open database " + path + ": " + message);
+  }
+  std::unique_ptr<Store> store(new Store(db, path, Durability::kProcessCrash));
+  sqlite3_busy_timeout(db, 5000);
+  // A file that is not a database (or not this one's) fails here, on its first read.
+  DS_RETURN_IF_ERROR(store->CheckSchemaVersion(/*create=*/false));
+  // Prepared so that the write methods fail cleanly (SQLITE_READONLY) instead of crashing.
+  DS_RETURN_IF_ERROR(store->PrepareStatements());
   return store;
 }
 
@@ -171,22 +191,11 @@ Status Store::Init(Durability durability) {
   DS_RETURN_IF_ERROR(Exec(durability == Durability::kFull ? "PRAGMA synchronous=FULL;"
                                                           : "PRAGMA synchronous=NORMAL;"));
   DS_RETURN_IF_ERROR(Exec(kSchema));
-  {
-    StmtOwner stmt;
-    DS_RETURN_IF_ERROR(Prepare("SELECT value FROM meta WHERE key='schema_version'", stmt.out()));
-    const int rc = sqlite3_step(stmt.get());
-    if (rc == SQLITE_ROW) {
-      const std::string version = ColumnText(stmt.get(), 0);
-      if (version != std::to_string(kSchemaVersion)) {
-        return FailedPrecondition(path_ + ": schema version " + version + ", this dlsched knows " +
-                                  std::to_string(kSchemaVersion));
-      }
-    } else if (rc == SQLITE_DONE) {
-      DS_RETURN_IF_ERROR(Exec("INSERT INTO meta(key, value) VALUES('schema_version', '1');"));
-    } else {
-      return Error("read schema version");
-    }
-  }
+  DS_RETURN_IF_ERROR(CheckSchemaVersion(/*create=*/true));
+  return PrepareStatements();
+}
+
+Status Store::PrepareStatements() {
   DS_RETURN_IF_ERROR(Prepare(
       "INSERT INTO jobs(id, user, spec, submit_us, state, queued_since_us, segment_start_us, "
       "first_start_us, finish_us, run_time_us, attained_gpu_us, iterations_done, preemptions, "
@@ -203,10 +212,37 @@ Status Store::Init(Durability durability) {
   return Status::Ok();
 }
 
-Status Store::Begin() {
+Status Store::CheckSchemaVersion(bool create) {
+  StmtOwner stmt;
+  DS_RETURN_IF_ERROR(Prepare("SELECT value FROM meta WHERE key='schema_version'", stmt.out()));
+  const int rc = sqlite3_step(stmt.get());
+  if (rc == SQLITE_ROW) {
+    const std::string version = ColumnText(stmt.get(), 0);
+    if (version != std::to_string(kSchemaVersion)) {
+      return FailedPrecondition(path_ + ": schema version " + version + ", this dlsched knows " +
+                                std::to_string(kSchemaVersion));
+    }
+    return Status::Ok();
+  }
+  if (rc == SQLITE_DONE && create) {
+    return Exec("INSERT INTO meta(key, value) VALUES('schema_version', '1');");
+  }
+  if (rc == SQLITE_DONE) return FailedPrecondition(path_ + ": no schema version");
+  return Error("read schema version");
+}
+
+Status Store::Begin(bool durable) {
   DS_CHECK(!in_transaction_) << "nested transaction";
+  // SQLite takes the synchronous setting only outside a transaction.
+  if (!durable && durability_ == Durability::kFull) {
+    DS_RETURN_IF_ERROR(Exec("PRAGMA synchronous=NORMAL;"));
+    lazy_ = true;
+  }
   // IMMEDIATE: take the write lock now, so a conflict shows here and not at commit.
-  DS_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE;"));
+  if (Status begun = Exec("BEGIN IMMEDIATE;"); !begun.ok()) {
+    (void)EndLazyTransaction();  // the error that matters is the first
+    return begun;
+  }
   in_transaction_ = true;
   return Status::Ok();
 }
@@ -216,13 +252,21 @@ Status Store::Commit() {
   Status status = Exec("COMMIT;");
   if (!status.ok()) Rollback();
   in_transaction_ = false;
-  return status;
+  const Status restored = EndLazyTransaction();
+  return status.ok() ? restored : status;
 }
 
 void Store::Rollback() {
   if (!in_transaction_) return;
   sqlite3_exec(db_, "ROLLBACK;", nullptr, nullptr, nullptr);
   in_transaction_ = false;
+  (void)EndLazyTransaction();  // after a rollback the daemon stops anyway
+}
+
+Status Store::EndLazyTransaction() {
+  if (!lazy_) return Status::Ok();
+  lazy_ = false;
+  return Exec("PRAGMA synchronous=FULL;");
 }
 
 Status Store::InsertJob(const JobRow& row) {
@@ -319,6 +363,13 @@ Result<int64_t> Store::CountJobs() {
   StmtOwner stmt;
   DS_RETURN_IF_ERROR(Prepare("SELECT COUNT(*) FROM jobs", stmt.out()));
   if (sqlite3_step(stmt.get()) != SQLITE_ROW) return Error("count jobs");
+  return sqlite3_column_int64(stmt.get(), 0);
+}
+
+Result<int64_t> Store::LastEventSeq() {
+  StmtOwner stmt;
+  DS_RETURN_IF_ERROR(Prepare("SELECT COALESCE(MAX(seq), 0) FROM events", stmt.out()));
+  if (sqlite3_step(stmt.get()) != SQLITE_ROW) return Error("last event");
   return sqlite3_column_int64(stmt.get(), 0);
 }
 

@@ -75,11 +75,18 @@ class Store {
   // must exist. IoError on failure, naming the path.
   static Result<std::unique_ptr<Store>> Open(const std::string& path,
                                              Durability durability = Durability::kFull);
+  // Opens an existing database for reading only (the replay; safe while a daemon writes it):
+  // NotFound if there is none at `path`, FailedPrecondition for another schema version.
+  // InsertJob, UpdateJob and AppendEvent fail on it (IoError).
+  static Result<std::unique_ptr<Store>> OpenReadOnly(const std::string& path);
   ~Store();
   Store(const Store&) = delete;
   Store& operator=(const Store&) = delete;
 
-  Status Begin();
+  // Starts a transaction. `durable` false: its commit skips the fsync even on a kFull store
+  // (it survives a crash of the daemon, and power loss once a later durable commit has
+  // returned): for rows nothing acknowledged depends on.
+  Status Begin(bool durable = true);
   Status Commit();
   // Discards the open transaction (no-op without one).
   void Rollback();
@@ -98,19 +105,31 @@ class Store {
   Result<std::vector<EventRow>> LoadEvents(int64_t after_seq, int64_t limit);
   Result<int64_t> CountJobs();
   Result<int64_t> CountEvents();
+  // The seq of the newest event (0 when there is none).
+  Result<int64_t> LastEventSeq();
 
   const std::string& path() const { return path_; }
 
  private:
-  Store(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
+  Store(sqlite3* db, std::string path, Durability durability)
+      : db_(db), path_(std::move(path)), durability_(durability) {}
+  // Back to the store's own synchronous setting after a transaction begun with durable false.
+  // An error here fails the commit: later commits must not silently skip their fsync.
+  Status EndLazyTransaction();
   Status Exec(const char* sql);
   Status Prepare(const char* sql, sqlite3_stmt** stmt);
   Status Error(std::string_view what) const;
   Status Init(Durability durability);
+  // FailedPrecondition unless the schema version is this build's; `create` writes it into a
+  // database that has none yet.
+  Status CheckSchemaVersion(bool create);
+  Status PrepareStatements();
 
   sqlite3* db_;
   std::string path_;
+  Durability durability_;
   bool in_transaction_ = false;
+  bool lazy_ = false;  // the open transaction was begun with durable false
   sqlite3_stmt* insert_job_ = nullptr;
   sqlite3_stmt* update_job_ = nullptr;
   sqlite3_stmt* insert_event_ = nullptr;

@@ -128,5 +128,46 @@ TEST_F(StoreTest, OpenFailsOnAMissingDirectory) {
   EXPECT_EQ(store.status().code(), StatusCode::kIoError);
 }
 
+TEST_F(StoreTest, ATransactionWithoutFsyncCommitsLikeAnyOther) {
+  auto store = Open();
+  ASSERT_NE(store, nullptr);
+  ASSERT_TRUE(store->Begin(/*durable=*/false).ok());
+  ASSERT_TRUE(store->InsertJob(Row(0)).ok());
+  ASSERT_TRUE(store->Commit().ok());
+  ASSERT_TRUE(store->Begin(/*durable=*/false).ok());
+  ASSERT_TRUE(store->InsertJob(Row(1)).ok());
+  store->Rollback();
+  ASSERT_TRUE(store->Begin().ok());
+  ASSERT_TRUE(store->InsertJob(Row(2)).ok());
+  ASSERT_TRUE(store->Commit().ok());
+  auto reader = Store::OpenReadOnly(path_);
+  ASSERT_TRUE(reader.ok()) << reader.status().ToString();
+  EXPECT_EQ(*(*reader)->CountJobs(), 2);
+}
+
+TEST_F(StoreTest, AReadOnlyStoreReadsWhatTheWriterCommitted) {
+  EXPECT_EQ(Store::OpenReadOnly(path_).status().code(), StatusCode::kNotFound);
+  EXPECT_FALSE(std::filesystem::exists(path_));  // and created nothing
+  auto writer = Open();
+  ASSERT_NE(writer, nullptr);
+  auto reader = Store::OpenReadOnly(path_);
+  ASSERT_TRUE(reader.ok()) << reader.status().ToString();
+  EXPECT_EQ(*(*reader)->LastEventSeq(), 0);
+  ASSERT_TRUE(writer->Begin().ok());
+  ASSERT_TRUE(writer->InsertJob(Row(0)).ok());
+  ASSERT_TRUE(writer->AppendEvent(AtSeconds(1), 0, "submit", "").ok());
+  ASSERT_TRUE(writer->AppendEvent(AtSeconds(1), -1, "cycle", "").ok());
+  ASSERT_TRUE(writer->Commit().ok());
+  EXPECT_EQ(*(*reader)->LastEventSeq(), 2);
+  EXPECT_EQ((*reader)->LoadJobs()->size(), 1u);
+  EXPECT_EQ((*reader)->AppendEvent(AtSeconds(2), -1, "cycle", "").code(), StatusCode::kIoError);
+  EXPECT_EQ((*reader)->InsertJob(Row(9)).code(), StatusCode::kIoError);
+  // The writer goes on undisturbed.
+  ASSERT_TRUE(writer->Begin().ok());
+  ASSERT_TRUE(writer->InsertJob(Row(1)).ok());
+  ASSERT_TRUE(writer->Commit().ok());
+  EXPECT_EQ(*(*reader)->CountJobs(), 2);
+}
+
 }  // namespace
 }  // namespace dlsched::daemon

@@ -1,0 +1,39 @@
+#include "daemon/core/restore.h"
+
+#include <utility>
+
+#include "daemon/exec/job_env.h"
+
+namespace dlsched::daemon {
+
+RestartedJob RestartJob(const JobRow& row, JobSpec spec, const Cluster& cluster,
+                        const ClusterState& state, Timestamp now) {
+  RestartedJob out;
+  Scheduler::RestoredJob& r = out.job;
+  r.spec = std::move(spec);
+  r.state = row.state;
+  r.queued_since = row.queued_since;
+  r.segment_start = row.segment_start;
+  r.first_start = row.first_start;
+  r.finish_time = row.finish_time;
+  r.run_time = row.run_time;
+  r.attained_gpu_time = row.attained_gpu_time;
+  r.iterations_done = row.iterations_done;
+  r.preemptions = row.preemptions;
+  r.reason = row.reason;
+  if (row.state != JobState::kRunning) return out;
+  Result<Placement> placement = ParsePlacementText(cluster, row.placement);
+  if (placement.ok() && placement->num_gpus() == r.spec.num_gpus && state.IsFree(*placement)) {
+    r.placement = *std::move(placement);
+    out.keeps_gpus = true;
+    return out;
+  }
+  // The cluster changed under the job (a different --gpus): it cannot keep GPUs that do not
+  // exist, so it waits again.
+  r.state = row.iterations_done > 0 ? JobState::kSuspended : JobState::kQueued;
+  r.queued_since = now;
+  r.reason = "requeued at restart: its GPUs " + row.placement + " are not in this cluster";
+  return out;
+}
+
+}  // namespace dlsched::daemon

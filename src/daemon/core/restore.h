@@ -1,0 +1,28 @@
+#pragma once
+
+// How a job that an earlier daemon run stored comes back when the daemon starts again. The
+// Daemon applies it to its store's rows (Daemon::Restore) and the replay (replay.h) to the jobs
+// it replayed up to the logged start, so both restart the same way.
+
+#include "daemon/store/store.h"
+#include "dlsched/model/cluster.h"
+#include "dlsched/model/cluster_state.h"
+#include "dlsched/runtime/scheduler.h"
+
+namespace dlsched::daemon {
+
+struct RestartedJob {
+  Scheduler::RestoredJob job;
+  // A running job that keeps its GPUs (the daemon re-adopts its process). False for a running
+  // job whose placement `cluster` does not have free: it waits again (suspended if it had made
+  // progress, else queued, since `now`, with the reason), and the daemon stops its process.
+  bool keeps_gpus = false;
+};
+
+// `row` is the stored job, `spec` its parsed spec (submit_time set), `state` the GPUs of the
+// jobs restored before it. Placements are read by node name (ParsePlacementText), so a running
+// job keeps its GPUs across a change of --gpus that keeps its node.
+RestartedJob RestartJob(const JobRow& row, JobSpec spec, const Cluster& cluster,
+                        const ClusterState& state, Timestamp now);
+
+}  // namespace dlsched::daemon

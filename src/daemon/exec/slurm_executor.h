@@ -1,0 +1,175 @@
+#pragma once
+
+// Runs jobs as Slurm batch jobs on the nodes and GPUs dlsched chose: `dlsched serve --executor
+// slurm`. dlsched keeps the queue and makes every decision; Slurm carries them out. The contract
+// is JobExecutor's (job_executor.h); what is Slurm-specific:
+//
+// Launch: one `sbatch` per run segment, pinned with --nodelist / --nodes / --ntasks-per-node=1 /
+//   --gres=gpu:TYPE:N (slurm_batch.h has the script and the environment). The Slurm job id and
+//   nodes go to <job dir>/slurm_job. A submission Slurm has not started within start_timeout
+//   (its nodes are busy with work dlsched does not know about, say) is cancelled and reported
+//   as a failed launch, with Slurm's pending reason. If sbatch fails, squeue is asked whether
+//   the job got in anyway (an answer lost on the way) before the failure is reported.
+// Stop (preempt, cancel, max run time): `scancel --signal=TERM` (with --full when the command
+//   runs in the batch step), the grace period, then `scancel`. The intent goes to
+//   <job dir>/stop first, so a restarted daemon finishes the stop and reports it rightly.
+// State: one poll every poll_interval (default 1 s): `scontrol show node -o` for node health
+//   and `squeue --me --states=all --partition=P` for the jobs (ended jobs stay listed for
+//   Slurm's MinJobAge, 300 s by default), plus one `scontrol show job -o` per job that ended
+//   other than COMPLETED, for its exit code. No accounting database (sacct) is needed. A job
+//   Slurm has forgotten is judged by <job dir>/exit, which the batch script writes (the job
+//   directory must therefore be on a file system the nodes and the daemon share).
+// Outcomes, when dlsched did not stop the job itself: COMPLETED -> succeeded; FAILED -> failed
+//   with the exit code; CANCELLED -> killed ("cancelled in Slurm"); TIMEOUT, DEADLINE,
+//   OUT_OF_MEMORY -> failed; NODE_FAIL, BOOT_FAIL, PREEMPTED, REVOKED -> failed launch
+//   (requeued); gone without an exit file -> failed launch (requeued).
+// Nodes: a node's State is classified by ClassifyNodeState. A node that stops being kUp leaves
+//   the placement pool (NodeReport available=false) and rejoins it when Slurm reports it kUp
+//   again. The jobs on a kOut node (DOWN, DRAIN, FAIL, ...) are stopped as above and reported
+//   as failed launches, so the scheduler requeues them and they resume from their checkpoint
+//   elsewhere; a node report always precedes the reports of the jobs lost with it. A launch on
+//   a node that is not kUp is refused at once (failed launch).
+// Restart: Adopt finds the segment through <job dir>/slurm_job, else, when the daemon died
+//   before the id was recorded, through squeue by job name and comment (dlsched-<id>,
+//   dlsched:<job dir>): a live job, or an ended one if the segment's exit file exists. A
+//   segment still queued or running is followed again, one that ended is reported as it ended
+//   (with the stop intent from <job dir>/stop), one Slurm and the exit file know nothing of is
+//   reported lost (requeued: it never ran). A segment's slurm_job, exit and stop files stay
+//   until the next launch of the job is durable (Flush removes them), so a daemon that dies
+//   after an outcome but before recording it reports that outcome again. If it dies after
+//   recording a relaunch but before submitting it, the old files make the new segment end as
+//   the old one did: suspended or a failed launch, both requeue it (a job only relaunches
+//   after those). No job is submitted twice: a launch is only ever decided after the previous
+//   segment's outcome was reported, and that happens only once Slurm lists it as ended. Slurm jobs
+//   of this daemon's job directory that no adopted segment owns (orphans, e.g. of a cluster that
+//   shrank) are cancelled on the first poll.
+
+#include <condition_variable>
+#include <map>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "daemon/exec/job_executor.h"
+#include "daemon/exec/slurm_command.h"
+#include "daemon/exec/slurm_parse.h"
+
+namespace dlsched::daemon {
+
+class SlurmExecutor final : public JobExecutor {
+ public:
+  struct Options {
+    std::string partition;                      // required
+    std::string jobs_dir;                       // <workdir>/jobs: job dirs are below it
+    Duration grace = std::chrono::seconds(10);  // TERM -> scancel
+    Duration poll_interval = std::chrono::seconds(1);
+    Duration start_timeout = std::chrono::seconds(60);
+    Duration command_timeout = std::chrono::seconds(30);  // per Slurm command
+    // Added to sbatch's environment (e.g. SLURM_CONF=...).
+    std::vector<std::string> extra_env;
+  };
+
+  // `sites` are the cluster's nodes by NodeId (SlurmCluster::sites).
+  SlurmExecutor(Options options, std::vector<SlurmNodeSite> sites, Resolver resolver, Sink sink,
+                NodeSink node_sink);
+  ~SlurmExecutor() override;
+  SlurmExecutor(const SlurmExecutor&) = delete;
+  SlurmExecutor& operator=(const SlurmExecutor&) = delete;
+
+  Status Start() override;
+  void Stop() override;
+
+  void Launch(const Job& job, const Placement& placement, Timestamp now) override;
+  void Preempt(const Job& job, Timestamp now) override;
+  void Kill(const Job& job, Timestamp now) override;
+  std::vector<QueuedAction> Queued() const override;
+  void Flush() override;
+
+  void Adopt(JobId job, const std::string& job_dir, std::optional<Duration> time_left) override;
+  std::optional<ProcessInfo> Info(JobId job) const override;
+  // `scancel` of every followed segment, now.
+  void KillAll() override;
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  enum class Intent { kNone, kPreempt, kKill, kTimeout, kNodeLost, kNotStarted };
+  struct Action {
+    enum Kind { kLaunch, kPreempt, kKill } kind;
+    JobId job;
+    std::optional<LaunchSpec> launch;
+    Placement placement;
+  };
+  struct Run {
+    JobId job;
+    std::string job_dir;
+    std::string slurm_id;  // "" until known
+    std::vector<NodeId> nodes;
+    bool command_in_batch_step = false;
+    bool adopted = false;    // not yet matched against squeue
+    bool started = false;    // seen running
+    bool cancelled = false;  // the final scancel went out
+    Intent intent = Intent::kNone;
+    std::string why;             // for kNodeLost and kNotStarted
+    std::string pending_reason;  // Slurm's, while pending
+    Clock::time_point start_by = Clock::time_point::max();
+    Clock::time_point deadline = Clock::time_point::max();  // max run time
+    Clock::time_point kill_at = Clock::time_point::max();   // scancel after the grace period
+  };
+  // One Slurm job as squeue lists it (all components of a heterogeneous job).
+  struct Listed {
+    std::vector<std::string> states;  // by component
+    std::string reason;
+    std::string name;
+    std::string comment;
+    bool ended() const;
+    bool running() const;
+    std::string final_state() const;
+  };
+
+  void Loop();
+  void DoLaunch(Action& action);
+  void DoStop(Run& run, Intent intent, const std::string& why);
+  void Poll();
+  void PollNodes();
+  void PollJobs();
+  void RunTimers(Clock::time_point now);
+  Clock::time_point NextTimer() const;
+  ExecutorReport Outcome(const Run& run, const std::string& final_state, const std::string& reason);
+  void Finish(JobId job, ExecutorReport report);
+  // scancel [--signal=TERM [--full]] ID; logs a failure and returns false.
+  bool Scancel(const std::string& slurm_id, bool term, bool full);
+  CommandOptions Command() const;
+
+  Options options_;
+  std::vector<SlurmNodeSite> sites_;
+  Resolver resolver_;
+  Sink sink_;
+  NodeSink node_sink_;
+  std::vector<Action> queued_;  // scheduler thread only
+
+  // --- worker thread only ---
+  std::vector<NodeHealth> health_;       // by NodeId, as last reported
+  std::vector<std::string> health_why_;  // by NodeId: its state and reason
+  bool first_poll_ = true;
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<Action> pending_;  // flushed, not yet carried out
+  std::map<JobId, Run> runs_;    // written by the worker under mu_; read by Info
+  bool stopping_ = false;
+  std::thread worker_;
+};
+
+// The cluster of a Slurm partition, for `serve --executor slurm`: `scontrol show partition -o`
+// (only when `partition` is empty, to find the default one) and `scontrol show node -o`, then
+// BuildSlurmCluster. Errors name the command and quote its stderr (Slurm not installed,
+// slurmctld unreachable, no such partition, no GPUs in it).
+struct SlurmDiscovery {
+  std::string partition;
+  SlurmCluster cluster;
+};
+Result<SlurmDiscovery> DiscoverSlurmCluster(std::string partition,
+                                            Duration timeout = std::chrono::seconds(30));
+
+}  // namespace dlsched::daemon
