@@ -599,7 +599,7 @@ bool Daemon::Iterate(std::vector<Item>& items) {
                                  "launched=" + std::to_string(cycle.launched) +
                                      " preempted=" + std::to_string(cycle.preempted) +
                                      " rejected=" + std::to_string(cycle.rejected));
-    for (const ProcessExecutor::QueuedAction& a : executor_->Queued()) {
+    for (const JobExecutor::QueuedAction& a : executor_->Queued()) {
       if (!status.ok()) break;
       MarkDirty(a.job);
       if (a.kind != event_kind::kLaunch) extra_[a.job.index()].stopping = std::string(a.kind);
@@ -628,14 +628,14 @@ bool Daemon::Iterate(std::vector<Item>& items) {
   // stop intents). Those rows are committed after the replies and without an fsync of their
   // own: nothing acknowledged depends on them, and a restart finds the processes through their
   // pid files anyway.
-  const std::vector<ProcessExecutor::QueuedAction> actions = executor_->Queued();
+  const std::vector<JobExecutor::QueuedAction> actions = executor_->Queued();
   bool record_processes = false;
   if (!actions.empty()) {
     executor_->Flush();
-    for (const ProcessExecutor::QueuedAction& a : actions) {
+    for (const JobExecutor::QueuedAction& a : actions) {
       MarkDirty(a.job);
-      const std::optional<ProcessExecutor::ProcessInfo> info = executor_->Info(a.job);
-      if (a.kind == "launch" && info) {
+      const std::optional<JobExecutor::ProcessInfo> info = executor_->Info(a.job);
+      if (a.kind == event_kind::kLaunch && info) {
         extra_[a.job.index()].pid = info->pid;
         extra_[a.job.index()].pid_start = info->start_ticks;
       }

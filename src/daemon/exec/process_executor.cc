@@ -13,9 +13,10 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <sstream>
+
+#include "daemon/exec/job_files.h"
 
 namespace dlsched::daemon {
 namespace {
@@ -38,19 +39,6 @@ constexpr std::string_view kScriptEnd = "# dlsched: end\n";
 // How long after preparing a launch the launcher waits before it spawns a spare.
 constexpr std::chrono::milliseconds kRefillDelay{10};
 
-// 'text' for the shell: every byte but ' as is, ' as '\''.
-std::string ShellQuote(std::string_view text) {
-  std::string quoted = "'";
-  for (char c : text) {
-    if (c == '\'') {
-      quoted += "'\\''";
-    } else {
-      quoted += c;
-    }
-  }
-  return quoted + "'";
-}
-
 int PidfdOpen(int pid) {
 #ifdef SYS_pidfd_open
   return static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
@@ -58,33 +46,6 @@ int PidfdOpen(int pid) {
   errno = ENOSYS;
   return -1;
 #endif
-}
-
-std::string ReadSmallFile(const std::string& path) {
-  std::ifstream file(path);
-  if (!file) return {};
-  std::stringstream text;
-  text << file.rdbuf();
-  return text.str();
-}
-
-// Writes `content` to `path` atomically (temp file + rename).
-bool WriteSmallFile(const std::string& path, const std::string& content) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream file(tmp, std::ios::trunc);
-    if (!file) return false;
-    file << content;
-    if (!file.flush()) return false;
-  }
-  std::error_code ec;
-  fs::rename(tmp, path, ec);
-  return !ec;
-}
-
-const char* IntentName(int intent) {
-  static constexpr const char* kNames[] = {"", "preempt", "kill", "timeout"};
-  return kNames[intent];
 }
 
 // Signals the process group led by `pid`. Never with a pid <= 0: kill(0, ...) and kill(-1, ...)
@@ -170,10 +131,29 @@ void ProcessExecutor::LauncherLoop() {
     if (spare.ok()) {
       spares_.push_back(*spare);
     } else {
-      // Launches spawn their own meanwhile (and report what fails); try again later.
-      launcher_cv_.wait_for(lock, std::chrono::seconds(1), [&] { return launcher_stopping_; });
+      // Try again in a while; a launch arriving meanwhile is prepared at once (it spawns its own
+      // wrapper and reports what fails).
+      launcher_cv_.wait_for(lock, std::chrono::seconds(1),
+                            [&] { return launcher_stopping_ || !preparations_.empty(); });
     }
   }
+}
+
+bool ProcessExecutor::Exited(const Spare& spare) {
+  siginfo_t info{};
+  // WNOWAIT: a dead spare stays a zombie until Discard reaps it.
+  const int r = waitid(P_PID, spare.pid, &info, WEXITED | WNOHANG | WNOWAIT);
+  return r != 0 || info.si_pid != 0;
+}
+
+Result<ProcessExecutor::Spare> ProcessExecutor::TakeSpare() {
+  while (!spares_.empty()) {
+    const Spare spare = spares_.back();
+    spares_.pop_back();
+    if (!Exited(spare)) return spare;
+    Discard(spare);  // killed from outside (out of memory, say): it cannot take a job
+  }
+  return SpawnSpare();
 }
 
 void ProcessExecutor::Discard(const Spare& spare) {
@@ -198,7 +178,7 @@ void ProcessExecutor::Stop() {
     if (prepared.spare.pid <= 0) continue;
     Discard(prepared.spare);
     std::error_code ec;
-    fs::remove(a.launch->job_dir + "/pid", ec);
+    fs::remove(a.launch->job_dir + "/pid.next", ec);
   }
   queued_.clear();
   {
@@ -250,9 +230,8 @@ void ProcessExecutor::Kill(const Job& job, Timestamp) {
 }
 
 std::vector<ProcessExecutor::QueuedAction> ProcessExecutor::Queued() const {
-  static constexpr std::string_view kKinds[] = {"launch", "preempt", "kill"};
   std::vector<QueuedAction> actions;
-  for (const Action& a : queued_) actions.push_back({a.job, kKinds[a.kind]});
+  for (const Action& a : queued_) actions.push_back({a.job, kActionKinds[a.kind]});
   return actions;
 }
 
@@ -344,10 +323,11 @@ std::string WrapperScript(const LaunchSpec& spec) {
   script += "cd " + ShellQuote(spec.workdir) + " || { echo " +
             ShellQuote("dlsched: cannot enter working directory " + spec.workdir) +
             " >&2; echo 126 > \"$f\"; exit 126; }\n";
-  for (size_t i = 0; i < spec.argv.size(); ++i) {
-    script += (i == 0 ? "" : " ") + ShellQuote(spec.argv[i]);
-  }
-  script += "\nc=$?\necho \"$c\" > \"$f\"\nexit \"$c\"\n";
+  // `exec` in a subshell: argv[0] is always a program found through PATH, never a shell builtin
+  // or keyword (echo, kill, exit, ...), and the status is recorded whatever it is.
+  script += "( exec";
+  for (const std::string& arg : spec.argv) script += " " + ShellQuote(arg);
+  script += " )\nc=$?\necho \"$c\" > \"$f\"\nexit \"$c\"\n";
   return script + std::string(kScriptEnd);
 }
 
@@ -360,8 +340,6 @@ ProcessExecutor::Prepared ProcessExecutor::Prepare(const LaunchSpec& spec) {
   std::error_code ec;
   fs::create_directories(spec.job_dir + "/checkpoint", ec);
   if (ec) return fail("cannot create " + spec.job_dir + ": " + ec.message());
-  fs::remove(spec.job_dir + "/exit", ec);
-  fs::remove(spec.job_dir + "/stop", ec);
   for (const auto& [path, content] : spec.files) {
     if (!WriteSmallFile(path, content)) return fail("cannot write " + path);
   }
@@ -372,14 +350,14 @@ ProcessExecutor::Prepared ProcessExecutor::Prepare(const LaunchSpec& spec) {
     if (fd < 0) return fail("cannot open " + path + ": " + std::strerror(errno));
     close(fd);
   }
-  Result<Spare> spare = spares_.empty() ? SpawnSpare() : Result<Spare>(spares_.back());
+  Result<Spare> spare = TakeSpare();
   if (!spare.ok()) return fail(spare.status().message());
-  if (!spares_.empty()) spares_.pop_back();
-  // Before the job can run, a restarted daemon must be able to find it.
-  if (!WriteSmallFile(spec.job_dir + "/pid", std::to_string(spare->pid) + " " +
-                                                 std::to_string(spare->start_ticks) + "\n")) {
+  // Not yet the pid file: until the decision is durable, a restarted daemon must find the
+  // previous segment's (Run moves this one into place).
+  if (!WriteSmallFile(spec.job_dir + "/pid.next", std::to_string(spare->pid) + " " +
+                                                      std::to_string(spare->start_ticks) + "\n")) {
     Discard(*spare);
-    return fail("cannot write " + spec.job_dir + "/pid");
+    return fail("cannot write " + spec.job_dir + "/pid.next");
   }
   prepared.spare = *spare;
   return prepared;
@@ -391,6 +369,18 @@ void ProcessExecutor::Run(const LaunchSpec& spec, Prepared prepared) {
     return;
   }
   const Spare& spare = prepared.spare;
+  // The decision is durable: the previous segment's records go, and a restarted daemon finds
+  // this one (before it can run) through the pid file.
+  std::error_code ec;
+  fs::remove(spec.job_dir + "/exit", ec);
+  fs::remove(spec.job_dir + "/stop", ec);
+  fs::rename(spec.job_dir + "/pid.next", spec.job_dir + "/pid", ec);
+  if (ec) {
+    Discard(spare);
+    sink_({JobLaunchFailed{spec.job, "cannot write " + spec.job_dir + "/pid: " + ec.message()},
+           std::nullopt});
+    return;
+  }
   const std::string script = WrapperScript(spec);
   size_t sent = 0;
   int send_errno = 0;
@@ -406,7 +396,6 @@ void ProcessExecutor::Run(const LaunchSpec& spec, Prepared prepared) {
   if (sent < script.size()) {
     // The spare died before its job (killed from outside): it ran nothing.
     Discard(spare);
-    std::error_code ec;
     fs::remove(spec.job_dir + "/pid", ec);
     sink_({JobLaunchFailed{
                spec.job, std::string("its wrapper process was gone: ") + std::strerror(send_errno)},
@@ -438,7 +427,7 @@ void ProcessExecutor::Watch(Proc proc) {
 
 void ProcessExecutor::StopLocked(Proc& proc, Intent intent, Clock::time_point now) {
   if (proc.intent == Intent::kNone || intent == Intent::kKill) proc.intent = intent;
-  WriteSmallFile(proc.job_dir + "/stop", std::string(IntentName(static_cast<int>(proc.intent))));
+  WriteSmallFile(proc.job_dir + "/stop", std::string(StopIntentName(proc.intent)));
   SignalGroup(proc.pid, SIGTERM);
   proc.kill_at =
       std::min(proc.kill_at, now + std::chrono::duration_cast<Clock::duration>(options_.grace));
@@ -463,10 +452,10 @@ void ProcessExecutor::Adopt(JobId job, const std::string& job_dir,
   proc.job_dir = job_dir;
   std::istringstream pid_line(ReadSmallFile(job_dir + "/pid"));
   pid_line >> proc.pid >> proc.start_ticks;
-  const std::string stop = ReadSmallFile(job_dir + "/stop");
-  if (stop == "preempt") proc.intent = Intent::kPreempt;
-  if (stop == "kill") proc.intent = Intent::kKill;
-  if (stop == "timeout") proc.intent = Intent::kTimeout;
+  const Intent stop = ParseStopIntent(ReadSmallFile(job_dir + "/stop"));
+  if (stop == Intent::kPreempt || stop == Intent::kKill || stop == Intent::kTimeout) {
+    proc.intent = stop;
+  }
   const auto now = Clock::now();
   if (time_left) {
     proc.deadline = now + std::chrono::duration_cast<Clock::duration>(*time_left);
@@ -495,7 +484,7 @@ std::optional<ProcessExecutor::ProcessInfo> ProcessExecutor::Info(JobId job) con
   auto it = procs_.find(job);
   if (it == procs_.end()) return std::nullopt;
   return ProcessInfo{it->second.pid, it->second.start_ticks,
-                     IntentName(static_cast<int>(it->second.intent))};
+                     std::string(StopIntentName(it->second.intent))};
 }
 
 size_t ProcessExecutor::watched() const {
@@ -519,6 +508,8 @@ ExecutorReport ProcessExecutor::Outcome(const Proc& proc, std::optional<int> exi
     case Intent::kTimeout:
       return {JobFinished{proc.job, JobState::kFailed, "max run time exceeded"}, exit_code};
     case Intent::kNone:
+    case Intent::kNodeLost:  // the Slurm executor's; never set here
+    case Intent::kNotStarted:
       break;
   }
   if (!exit_code) {
@@ -616,9 +607,9 @@ void ProcessExecutor::MonitorLoop() {
           ++it;
           continue;
         }
+        // The segment's exit and stop files stay until its job's next launch is durable (Run):
+        // a daemon that dies before it records this outcome finds it again.
         if (it->second.pidfd >= 0) close(it->second.pidfd);
-        std::error_code ec;
-        fs::remove(it->second.job_dir + "/stop", ec);
         reports.push_back(std::move(*report));
         it = procs_.erase(it);
       }

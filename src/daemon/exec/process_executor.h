@@ -3,25 +3,30 @@
 // Runs jobs as local processes: the daemon's Executor.
 //
 // Each run segment is /bin/sh running a small wrapper in a new session (so its own process
-// group, pgid = pid): the wrapper enters the working directory, runs the job's argv with its
-// environment, its stdin on /dev/null and stdout/stderr appended to <job dir>/stdout.log and
-// stderr.log, and writes the job's exit status to <job dir>/exit before it exits with the same
-// status. The wrapper survives SIGTERM (it traps it), so a job that exits on SIGTERM still gets
-// its status recorded. The daemon writes <job dir>/pid ("PID STARTTICKS") before the job runs
-// and <job dir>/stop ("preempt", "kill" or "timeout") before it signals a job; together these
-// let a restarted daemon re-adopt the processes the previous one started (Adopt) and learn how
-// they ended, although it is not their parent.
+// group, pgid = pid): the wrapper enters the working directory, runs the job's argv (as a
+// program found through PATH, never as a shell builtin) with its environment, its stdin on
+// /dev/null and stdout/stderr appended to <job dir>/stdout.log and stderr.log, and writes the
+// job's exit status to <job dir>/exit before it exits with the same status. The wrapper
+// survives SIGTERM (it traps it), so a job that exits on SIGTERM still gets its status
+// recorded. The daemon writes <job dir>/pid ("PID STARTTICKS") before the job runs and
+// <job dir>/stop ("preempt", "kill" or "timeout") before it signals a job; together these let a
+// restarted daemon re-adopt the processes the previous one started (Adopt) and learn how they
+// ended, although it is not their parent. A segment's pid, exit and stop files stay until the
+// job's next launch is durable, so a daemon that dies after an outcome but before recording it
+// reports that outcome again.
 //
 // Neither creating a process nor the file system work of a launch is on the path from a
 // decision to its job running. Wrappers are spawned ahead of need ("spares", kept by the
 // launcher thread): a spare waits, with an empty environment, for its job on a socket (its fd
-// 3). Launch has the launcher thread prepare the run while the daemon commits the decision:
-// the job directory, its files and logs, a spare for it and the pid file (all harmless should
-// the decision never become durable: the pid file of a job that is not running is never read).
-// Flush, after the commit, gives the spare its job as a short script (WrapperScript: the
-// environment, the log redirections, the working directory, the argv), and the wrapper runs
-// it. A spare that reads end-of-file without a whole script (its daemon stopped or died before
-// Flush) exits without running anything.
+// 3); one found dead when a launch needs it (killed from outside) is reaped and replaced. Launch
+// has the launcher thread prepare the run while the daemon commits the decision: the job
+// directory, its files and logs, a spare for it and <job dir>/pid.next (all harmless should the
+// decision never become durable: the previous segment's pid, exit and stop files are left as
+// they are, and pid.next is never read by Adopt). Flush, after the commit, replaces the
+// previous segment's records (removes exit and stop, renames pid.next to pid), then gives the
+// spare its job as a short script (WrapperScript: the environment, the log redirections, the
+// working directory, the argv), and the wrapper runs it. A spare that reads end-of-file without
+// a whole script (its daemon stopped or died before Flush) exits without running anything.
 //
 // Stopping: preemption, cancellation and the max-run-time limit all send SIGTERM to the job's
 // process group, wait the grace period, then send SIGKILL. The outcome is reported once per
@@ -52,6 +57,7 @@
 
 #include "daemon/exec/job_env.h"
 #include "daemon/exec/job_executor.h"
+#include "daemon/exec/job_files.h"
 #include "dlsched/runtime/events.h"
 #include "dlsched/runtime/executor.h"
 
@@ -101,7 +107,8 @@ class ProcessExecutor final : public JobExecutor {
   void KillAll() override;
 
  private:
-  enum class Intent { kNone, kPreempt, kKill, kTimeout };
+  // kPreempt, kKill and kTimeout (the max run time) are this executor's.
+  using Intent = StopIntent;
   // A wrapper spawned ahead of its job, waiting for it on a socket.
   struct Spare {
     int pid = 0;
@@ -133,7 +140,7 @@ class ProcessExecutor final : public JobExecutor {
     Clock::time_point kill_at = Clock::time_point::max();   // SIGKILL after the grace period
   };
 
-  // The job directory, files, logs, a spare and the pid file for `spec` (launcher thread).
+  // The job directory, files, logs, a spare and pid.next for `spec` (launcher thread).
   Prepared Prepare(const LaunchSpec& spec);
   // Gives the prepared spare its job and watches it (scheduler thread, from Flush).
   void Run(const LaunchSpec& spec, Prepared prepared);
@@ -142,6 +149,10 @@ class ProcessExecutor final : public JobExecutor {
   static Result<Spare> SpawnSpare();
   // Ends a spare that will run nothing (it reads end-of-file and exits) and reaps it.
   static void Discard(const Spare& spare);
+  // Whether a spare has exited (it is left for Discard to reap).
+  static bool Exited(const Spare& spare);
+  // A live spare from the pool (dead ones are discarded), else a new one (launcher thread).
+  Result<Spare> TakeSpare();
   // Prepares launches, in order, and keeps options_.spare_wrappers spares ready.
   void LauncherLoop();
   void DoStop(JobId job, Intent intent);
@@ -175,7 +186,8 @@ class ProcessExecutor final : public JobExecutor {
 
 // The script a spare wrapper runs for `spec` (see the header comment): exports its environment,
 // appends stdout and stderr to the job directory's logs, enters its working directory (exit
-// status 126 if it cannot), runs its argv and records the exit status. Every value is
+// status 126 if it cannot), runs its argv with `exec` in a subshell (so argv[0] is a program,
+// never a shell builtin such as echo or exit) and records the exit status. Every value is
 // single-quoted, so any byte but NUL passes through unchanged. Ends with a marker line without
 // which the wrapper runs nothing.
 std::string WrapperScript(const LaunchSpec& spec);

@@ -51,6 +51,27 @@ std::string ReadFile(const fs::path& path) {
   return text.str();
 }
 
+// The spare wrappers of this process: its children whose command line names the wrapper.
+std::vector<int> SparePids() {
+  std::vector<int> pids;
+  std::error_code ec;
+  for (const fs::directory_entry& entry : fs::directory_iterator("/proc", ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    const std::string stat = ReadFile(entry.path() / "stat");
+    const size_t close = stat.rfind(')');
+    if (close == std::string::npos) continue;
+    std::istringstream rest(stat.substr(close + 1));
+    std::string state;
+    int ppid = 0;
+    rest >> state >> ppid;
+    if (ppid != ::getpid() || state == "Z") continue;
+    if (ReadFile(entry.path() / "cmdline").find("dlsched-job") == std::string::npos) continue;
+    pids.push_back(std::stoi(name));
+  }
+  return pids;
+}
+
 class ProcessExecutorTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -80,7 +101,7 @@ class ProcessExecutorTest : public ::testing::Test {
         [this](const Job& job, const Placement&) -> Result<LaunchSpec> {
           LaunchSpec spec;
           spec.job = job.id;
-          spec.argv = {"/bin/sh", "-c", script_};
+          spec.argv = argv_.empty() ? std::vector<std::string>{"/bin/sh", "-c", script_} : argv_;
           spec.env = {"PATH=/usr/bin:/bin", "CUDA_VISIBLE_DEVICES=1,3"};
           spec.job_dir = (dir_ / std::to_string(job.id.value())).string();
           spec.workdir = dir_.string();
@@ -106,6 +127,7 @@ class ProcessExecutorTest : public ::testing::Test {
 
   fs::path dir_;
   std::string script_;
+  std::vector<std::string> argv_;  // instead of sh -c script_ when set
   std::optional<Duration> time_limit_;
   Reports reports_;
   std::unique_ptr<ProcessExecutor> executor_;
@@ -145,14 +167,17 @@ TEST_F(ProcessExecutorTest, ActionsWaitForFlush) {
   EXPECT_EQ(executor_->Queued()[0].job, JobId(4));
   EXPECT_EQ(executor_->Queued()[0].kind, "launch");
   EXPECT_EQ(executor_->watched(), 0u);
-  // The launch is prepared ahead (its directory, logs and pid file), but the job runs only once
-  // flushed: it has not run a while later.
-  WaitForFile(dir_ / "4" / "pid");
+  // The launch is prepared ahead (its directory, logs and pid.next), but the job runs only once
+  // flushed: it has not run a while later, and the pid file is not yet in place.
+  WaitForFile(dir_ / "4" / "pid.next");
   std::this_thread::sleep_for(milliseconds(100));
   EXPECT_FALSE(fs::exists(dir_ / "ran"));
+  EXPECT_FALSE(fs::exists(dir_ / "4" / "pid"));
   executor_->Flush();
   EXPECT_TRUE(executor_->Queued().empty());
   EXPECT_EQ(executor_->watched(), 1u);
+  EXPECT_TRUE(fs::exists(dir_ / "4" / "pid"));
+  EXPECT_FALSE(fs::exists(dir_ / "4" / "pid.next"));
   ASSERT_TRUE(reports_.Next().has_value());
   EXPECT_TRUE(fs::exists(dir_ / "ran"));
 }
@@ -166,7 +191,84 @@ TEST_F(ProcessExecutorTest, ALaunchNeverFlushedRunsNothing) {
   EXPECT_FALSE(fs::exists(dir_ / "ran"));
   EXPECT_FALSE(fs::exists(dir_ / "7" / "exit"));
   EXPECT_FALSE(fs::exists(dir_ / "7" / "pid"));
+  EXPECT_FALSE(fs::exists(dir_ / "7" / "pid.next"));
   EXPECT_FALSE(reports_.Next(milliseconds(50)).has_value());
+}
+
+TEST_F(ProcessExecutorTest, ALaunchNeverFlushedLeavesThePreviousSegmentAsItEnded) {
+  // A segment is preempted; the daemon prepares the job's relaunch but dies before the decision
+  // is durable. The store still says the job runs: a restarted daemon must find the preempted
+  // segment (its pid, exit and stop files) and report it suspended, not lost.
+  Run(10, "echo ready > ready; sleep 30");
+  WaitForFile(dir_ / "ready");
+  const Job job = testing::MakeJob(10).Build();
+  executor_->Preempt(job, kTimeZero);
+  executor_->Flush();
+  std::optional<ExecutorReport> r = reports_.Next();
+  ASSERT_TRUE(r.has_value());
+  ASSERT_TRUE(std::holds_alternative<JobSuspended>(r->event));
+  const std::string pid = ReadFile(dir_ / "10" / "pid");
+  executor_->Launch(job, Placement{}, kTimeZero);
+  WaitForFile(dir_ / "10" / "pid.next");
+  executor_.reset();
+  EXPECT_EQ(ReadFile(dir_ / "10" / "pid"), pid);
+  EXPECT_EQ(ReadFile(dir_ / "10" / "stop"), "preempt");
+  EXPECT_EQ(ReadFile(dir_ / "10" / "exit"), std::to_string(128 + SIGTERM) + "\n");
+
+  executor_ = MakeExecutor();
+  ASSERT_TRUE(executor_->Start().ok());
+  executor_->Adopt(JobId(10), (dir_ / "10").string(), std::nullopt);
+  r = reports_.Next();
+  ASSERT_TRUE(r.has_value());
+  EXPECT_TRUE(std::holds_alternative<JobSuspended>(r->event));
+}
+
+TEST_F(ProcessExecutorTest, ADeadSpareIsReplacedNotHandedAJob) {
+  // The spares are killed from outside (the OOM killer, say) while they wait: a launch gets a
+  // live wrapper all the same.
+  std::vector<int> spares;
+  const auto deadline = std::chrono::steady_clock::now() + seconds(8);
+  while ((spares = SparePids()).size() < 2 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(milliseconds(5));
+  }
+  ASSERT_EQ(spares.size(), 2u);
+  for (int pid : spares) ASSERT_EQ(kill(pid, SIGKILL), 0);
+  while (!SparePids().empty() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(milliseconds(5));
+  }
+  Run(11, "exit 0");
+  std::optional<ExecutorReport> r = reports_.Next();
+  ASSERT_TRUE(r.has_value());
+  if (const auto* failed = std::get_if<JobLaunchFailed>(&r->event)) FAIL() << failed->reason;
+  const auto* finished = std::get_if<JobFinished>(&r->event);
+  ASSERT_NE(finished, nullptr);
+  EXPECT_EQ(finished->final_state, JobState::kSucceeded);
+}
+
+TEST_F(ProcessExecutorTest, ArgvZeroIsAProgramNeverAShellBuiltin) {
+  // As the builtin, `exit 3` would end the wrapper before it records a status, and `echo` would
+  // print "--version".
+  struct Case {
+    std::vector<std::string> argv;
+    int want_exit;
+  };
+  const Case cases[] = {
+      {{"exit", "3"}, 127},  // no program "exit": not found
+      {{"echo", "--version"}, 0},
+  };
+  uint32_t id = 12;
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.argv[0]);
+    argv_ = c.argv;
+    Run(id, "");
+    std::optional<ExecutorReport> r = reports_.Next();
+    ASSERT_TRUE(r.has_value());
+    EXPECT_EQ(r->exit_code, c.want_exit);
+    const fs::path job_dir = dir_ / std::to_string(id);
+    EXPECT_EQ(ReadFile(job_dir / "exit"), std::to_string(c.want_exit) + "\n");
+    EXPECT_NE(ReadFile(job_dir / "stdout.log"), "--version\n");
+    ++id;
+  }
 }
 
 TEST_F(ProcessExecutorTest, ArgvAndEnvironmentPassThroughExactly) {
@@ -225,7 +327,7 @@ TEST_F(ProcessExecutorTest, TheWrapperScriptQuotesEverything) {
             "f='/j/exit'\n"
             "cd '/w d' || { echo 'dlsched: cannot enter working directory /w d' >&2; "
             "echo 126 > \"$f\"; exit 126; }\n"
-            "'echo' 'a'\\''b'\n"
+            "( exec 'echo' 'a'\\''b' )\n"
             "c=$?\necho \"$c\" > \"$f\"\nexit \"$c\"\n"
             "# dlsched: end\n");
 }

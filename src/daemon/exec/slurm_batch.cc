@@ -3,6 +3,8 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "daemon/exec/job_files.h"
+
 namespace dlsched::daemon {
 namespace {
 
@@ -33,18 +35,6 @@ struct Component {
 std::string SlurmJobName(JobId job) { return "dlsched-" + std::to_string(job.value()); }
 
 std::string SlurmJobComment(const std::string& job_dir) { return "dlsched:" + job_dir; }
-
-std::string ShellQuote(std::string_view text) {
-  std::string out = "'";
-  for (char c : text) {
-    if (c == '\'') {
-      out += "'\\''";
-    } else {
-      out += c;
-    }
-  }
-  return out + "'";
-}
 
 SlurmSubmission BuildSlurmSubmission(const LaunchSpec& spec, const Placement& placement,
                                      std::span<const SlurmNodeSite> sites,

@@ -69,7 +69,4 @@ SlurmSubmission BuildSlurmSubmission(const LaunchSpec& spec, const Placement& pl
                                      std::string_view partition,
                                      const std::vector<std::string>& extra_env);
 
-// `text` as one single-quoted POSIX shell word.
-std::string ShellQuote(std::string_view text);
-
 }  // namespace dlsched::daemon

@@ -146,13 +146,9 @@ TEST(SlurmBatchTest, MpiRunsItsLauncherOnceInTheBatchStep) {
   EXPECT_THAT(sub.batch_script, Not(HasSubstr("srun")));
 }
 
-TEST(SlurmBatchTest, NamesAndQuoting) {
+TEST(SlurmBatchTest, Names) {
   EXPECT_EQ(SlurmJobName(JobId(7)), "dlsched-7");
   EXPECT_EQ(SlurmJobComment("/w/jobs/7"), "dlsched:/w/jobs/7");
-  EXPECT_EQ(ShellQuote(""), "''");
-  EXPECT_EQ(ShellQuote("a b"), "'a b'");
-  EXPECT_EQ(ShellQuote("it's"), "'it'\\''s'");
-  EXPECT_EQ(ShellQuote("$(x) `y` \"z\""), "'$(x) `y` \"z\"'");
 }
 
 }  // namespace

@@ -1,14 +1,12 @@
 #include "daemon/exec/slurm_executor.h"
 
-#include <sys/stat.h>
-
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <set>
 #include <sstream>
 
+#include "daemon/exec/job_files.h"
 #include "daemon/exec/slurm_batch.h"
 
 namespace dlsched::daemon {
@@ -16,41 +14,12 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string ReadSmallFile(const std::string& path) {
-  std::ifstream file(path);
-  if (!file) return {};
-  std::stringstream text;
-  text << file.rdbuf();
-  return text.str();
-}
-
-// Writes `content` to `path` atomically (temp file + rename), with `mode`.
-bool WriteSmallFile(const std::string& path, const std::string& content, mode_t mode = 0644) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream file(tmp, std::ios::trunc);
-    if (!file) return false;
-    file << content;
-    if (!file.flush()) return false;
-  }
-  if (chmod(tmp.c_str(), mode) != 0) return false;
-  std::error_code ec;
-  fs::rename(tmp, path, ec);
-  return !ec;
-}
-
 std::optional<int> ReadExitFile(const std::string& job_dir) {
   const std::string text = ReadSmallFile(job_dir + "/exit");
   int code = 0;
   std::istringstream in(text);
   if (!(in >> code) || code < 0 || code > 255) return std::nullopt;
   return code;
-}
-
-const char* IntentName(int intent) {
-  // kNodeLost and kNotStarted are the executor's own, like the process executor's "timeout".
-  static constexpr const char* kNames[] = {"", "preempt", "kill", "timeout", "node", "start"};
-  return kNames[intent];
 }
 
 void Log(const std::string& message) { std::cerr << "dlsched: slurm: " << message << std::endl; }
@@ -83,13 +52,22 @@ SlurmExecutor::SlurmExecutor(Options options, std::vector<SlurmNodeSite> sites, 
       sites_(std::move(sites)),
       resolver_(std::move(resolver)),
       sink_(std::move(sink)),
-      node_sink_(std::move(node_sink)),
-      health_(sites_.size(), NodeHealth::kUp),
-      health_why_(sites_.size()) {}
+      node_sink_(std::move(node_sink)) {
+  // As discovery saw the nodes: a node out of service then gets no job before the first poll.
+  for (const SlurmNodeSite& site : sites_) {
+    health_.push_back(ClassifyNodeState(site.state));
+    health_why_.push_back(site.state + (site.reason.empty() ? "" : ": " + site.reason));
+  }
+}
 
 SlurmExecutor::~SlurmExecutor() { Stop(); }
 
 Status SlurmExecutor::Start() {
+  for (size_t n = 0; n < sites_.size(); ++n) {
+    if (health_[n] == NodeHealth::kUp) continue;
+    Log("node " + sites_[n].name + " is out (" + health_why_[n] + ")");
+    node_sink_({NodeId(static_cast<uint32_t>(n)), false, health_why_[n]});
+  }
   worker_ = std::thread([this] { Loop(); });
   return Status::Ok();
 }
@@ -128,9 +106,8 @@ void SlurmExecutor::Kill(const Job& job, Timestamp) {
 }
 
 std::vector<JobExecutor::QueuedAction> SlurmExecutor::Queued() const {
-  static constexpr std::string_view kKinds[] = {"launch", "preempt", "kill"};
   std::vector<QueuedAction> actions;
-  for (const Action& a : queued_) actions.push_back({a.job, kKinds[a.kind]});
+  for (const Action& a : queued_) actions.push_back({a.job, kActionKinds[a.kind]});
   return actions;
 }
 
@@ -147,11 +124,36 @@ void SlurmExecutor::Flush() {
   {
     std::lock_guard lock(mu_);
     for (Action& a : queued_) {
-      if (a.kind != Action::kLaunch || a.launch) pending_.push_back(std::move(a));
+      if (a.kind == Action::kLaunch) {
+        if (!a.launch) continue;
+        launching_[a.job] = a.launch->job_dir;
+        pending_.push_back(std::move(a));
+        continue;
+      }
+      // The stop is acknowledged now: its intent goes to <job dir>/stop at once, not when the
+      // worker gets to it (after a poll, which can take long), so a restart in between still
+      // finishes it. The run itself is the worker's to change.
+      const Intent intent = a.kind == Action::kKill ? Intent::kKill : Intent::kPreempt;
+      if (const auto run = runs_.find(a.job); run != runs_.end()) {
+        RecordStopLocked(run->second.job_dir, intent);
+      } else if (const auto launch = launching_.find(a.job); launch != launching_.end()) {
+        // Its launch is not yet carried out (its directory may not exist yet).
+        fs::create_directories(launch->second, ec);
+        RecordStopLocked(launch->second, intent);
+      }
+      // Neither: the segment already ended (its outcome is on its way).
+      pending_.push_back(std::move(a));
     }
   }
   queued_.clear();
   cv_.notify_all();
+}
+
+void SlurmExecutor::RecordStopLocked(const std::string& job_dir, Intent intent) {
+  // As DoStop decides: a kill overrides any other stop, another stop none.
+  const std::string path = job_dir + "/stop";
+  if (intent != Intent::kKill && ParseStopIntent(ReadSmallFile(path)) != Intent::kNone) return;
+  WriteSmallFile(path, std::string(StopIntentName(intent)));
 }
 
 void SlurmExecutor::Adopt(JobId job, const std::string& job_dir,
@@ -172,12 +174,9 @@ void SlurmExecutor::Adopt(JobId job, const std::string& job_dir,
   }
   run.command_in_batch_step =
       ReadSmallFile(job_dir + "/slurm-batch.sh").find("\nsrun ") == std::string::npos;
-  const std::string stop = ReadSmallFile(job_dir + "/stop");
-  for (int i = 1; i <= static_cast<int>(Intent::kNotStarted); ++i) {
-    if (stop == IntentName(i)) run.intent = static_cast<Intent>(i);
-  }
+  run.intent = ParseStopIntent(ReadSmallFile(job_dir + "/stop"));
   if (run.intent == Intent::kNodeLost || run.intent == Intent::kNotStarted) {
-    run.why = "stopped by the previous daemon (" + stop + ")";
+    run.why = "stopped by the previous daemon (" + std::string(StopIntentName(run.intent)) + ")";
   }
   // A stop under way when the previous daemon died is finished after one grace period.
   const auto now = Clock::now();
@@ -197,7 +196,7 @@ std::optional<JobExecutor::ProcessInfo> SlurmExecutor::Info(JobId job) const {
   const Intent intent = it->second.intent;
   // A lost node's or a never-started job's stop returns it to the queue, like a preemption.
   const bool requeues = intent == Intent::kNodeLost || intent == Intent::kNotStarted;
-  return ProcessInfo{0, 0, requeues ? "preempt" : IntentName(static_cast<int>(intent))};
+  return ProcessInfo{0, 0, requeues ? "preempt" : std::string(StopIntentName(intent))};
 }
 
 void SlurmExecutor::KillAll() {
@@ -235,6 +234,8 @@ void SlurmExecutor::Loop() {
     for (Action& a : actions) {
       if (a.kind == Action::kLaunch) {
         DoLaunch(a);
+        std::lock_guard lock(mu_);
+        launching_.erase(a.job);
         continue;
       }
       const auto it = runs_.find(a.job);
@@ -339,8 +340,9 @@ void SlurmExecutor::DoStop(Run& run, Intent intent, const std::string& why) {
       run.intent = intent;
       run.why = why;
     }
+    // Under mu_: Flush writes the file too.
+    WriteSmallFile(run.job_dir + "/stop", std::string(StopIntentName(run.intent)));
   }
-  WriteSmallFile(run.job_dir + "/stop", IntentName(static_cast<int>(run.intent)));
   if (run.slurm_id.empty() || run.cancelled) return;  // matched (or reported lost) at the poll
   const auto now = Clock::now();
   if (!run.started) {

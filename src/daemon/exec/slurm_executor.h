@@ -12,7 +12,8 @@
 //   the job got in anyway (an answer lost on the way) before the failure is reported.
 // Stop (preempt, cancel, max run time): `scancel --signal=TERM` (with --full when the command
 //   runs in the batch step), the grace period, then `scancel`. The intent goes to
-//   <job dir>/stop first, so a restarted daemon finishes the stop and reports it rightly.
+//   <job dir>/stop first, in Flush itself (before the worker thread gets to the stop), so a
+//   restarted daemon finishes an acknowledged stop and reports it rightly.
 // State: one poll every poll_interval (default 1 s): `scontrol show node -o` for node health
 //   and `squeue --me --states=all --partition=P` for the jobs (ended jobs stay listed for
 //   Slurm's MinJobAge, 300 s by default), plus one `scontrol show job -o` per job that ended
@@ -23,12 +24,13 @@
 //   with the exit code; CANCELLED -> killed ("cancelled in Slurm"); TIMEOUT, DEADLINE,
 //   OUT_OF_MEMORY -> failed; NODE_FAIL, BOOT_FAIL, PREEMPTED, REVOKED -> failed launch
 //   (requeued); gone without an exit file -> failed launch (requeued).
-// Nodes: a node's State is classified by ClassifyNodeState. A node that stops being kUp leaves
-//   the placement pool (NodeReport available=false) and rejoins it when Slurm reports it kUp
-//   again. The jobs on a kOut node (DOWN, DRAIN, FAIL, ...) are stopped as above and reported
-//   as failed launches, so the scheduler requeues them and they resume from their checkpoint
-//   elsewhere; a node report always precedes the reports of the jobs lost with it. A launch on
-//   a node that is not kUp is refused at once (failed launch).
+// Nodes: a node's State is classified by ClassifyNodeState, first as discovery saw it (the
+//   sites' state; Start reports the nodes not kUp then), then at every poll. A node that stops
+//   being kUp leaves the placement pool (NodeReport available=false) and rejoins it when Slurm
+//   reports it kUp again. The jobs on a kOut node (DOWN, DRAIN, FAIL, ...) are stopped as above and
+//   reported as failed launches, so the scheduler requeues them and they resume from their
+//   checkpoint elsewhere; a node report always precedes the reports of the jobs lost with it. A
+//   launch on a node that is not kUp is refused at once (failed launch).
 // Restart: Adopt finds the segment through <job dir>/slurm_job, else, when the daemon died
 //   before the id was recorded, through squeue by job name and comment (dlsched-<id>,
 //   dlsched:<job dir>): a live job, or an ended one if the segment's exit file exists. A
@@ -52,6 +54,7 @@
 #include <vector>
 
 #include "daemon/exec/job_executor.h"
+#include "daemon/exec/job_files.h"
 #include "daemon/exec/slurm_command.h"
 #include "daemon/exec/slurm_parse.h"
 
@@ -93,7 +96,7 @@ class SlurmExecutor final : public JobExecutor {
 
  private:
   using Clock = std::chrono::steady_clock;
-  enum class Intent { kNone, kPreempt, kKill, kTimeout, kNodeLost, kNotStarted };
+  using Intent = StopIntent;
   struct Action {
     enum Kind { kLaunch, kPreempt, kKill } kind;
     JobId job;
@@ -129,7 +132,12 @@ class SlurmExecutor final : public JobExecutor {
 
   void Loop();
   void DoLaunch(Action& action);
+  // Records the intent in the run and <job dir>/stop (a kill overrides any other stop, another
+  // stop none), then signals or cancels the Slurm job (worker thread).
   void DoStop(Run& run, Intent intent, const std::string& why);
+  // A stop Flush acknowledges: writes it to <job dir>/stop unless the file already names a
+  // stop that it does not override (the rule of DoStop). Caller holds mu_.
+  void RecordStopLocked(const std::string& job_dir, Intent intent);
   void Poll();
   void PollNodes();
   void PollJobs();
@@ -156,7 +164,10 @@ class SlurmExecutor final : public JobExecutor {
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::vector<Action> pending_;  // flushed, not yet carried out
-  std::map<JobId, Run> runs_;    // written by the worker under mu_; read by Info
+  // Launches flushed and not yet carried out (until DoLaunch returns): their job directories.
+  std::map<JobId, std::string> launching_;
+  // <job dir>/stop files are written under mu_ (by Flush and the worker).
+  std::map<JobId, Run> runs_;  // written by the worker under mu_; read by Info
   bool stopping_ = false;
   std::thread worker_;
 };

@@ -199,7 +199,7 @@ Result<SlurmCluster> BuildSlurmCluster(const std::vector<SlurmNode>& nodes,
     spec.name = node.name;
     spec.cpus = node.cpus;
     spec.memory_mib = node.memory_mib;
-    SlurmNodeSite site{node.name, node.addr, {}};
+    SlurmNodeSite site{node.name, node.addr, {}, node.state, node.reason};
     for (const SlurmGres& gres : node.gres) {
       if (gres.name != "gpu") continue;
       const std::string type = gres.type.empty() ? "GPU" : Upper(gres.type);

@@ -76,6 +76,10 @@ struct SlurmNodeSite {
   std::string addr;
   // Per GPU index: the gres type as Slurm spells it ("" untyped), for --gres=gpu:TYPE:N.
   std::vector<std::string> gres_types;
+  // Its State and Reason when the cluster was built (SlurmNode's), for the executor's first view
+  // of its health.
+  std::string state;
+  std::string reason;
 };
 
 // The daemon's cluster from a partition's nodes, in Slurm's order (NodeId i = i-th node with at

@@ -119,6 +119,8 @@ TEST(SlurmParseTest, NodesAndTheClusterOfAPartition) {
   EXPECT_EQ(built->sites[1].name, "node3");
   EXPECT_EQ(built->sites[1].addr, "10.0.0.3");
   EXPECT_THAT(built->sites[1].gres_types, ElementsAre("t4", "t4"));
+  EXPECT_EQ(built->sites[1].state, "MIXED+DRAIN");
+  EXPECT_EQ(built->sites[1].reason, "disk failing [root@2026-11-29T11:00:00]");
 
   EXPECT_EQ(BuildSlurmCluster(*nodes, "nope").status().code(), StatusCode::kFailedPrecondition);
 }
