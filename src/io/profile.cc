@@ -89,6 +89,13 @@ Result<PipelineConfig> ParseProfileJson(const json& doc) {
       config.backfill = value.get<bool>();
     } else if (key == "starvation_limit_s" && value.is_number() && value.get<double>() > 0) {
       config.starvation_limit = Seconds(value.get<double>());
+    } else if (key == "reject_late_strict" && value.is_boolean()) {
+      config.reject_late_strict = value.get<bool>();
+    } else if (key == "starvation_guard" && value.is_string() &&
+               (value.get<std::string>() == "all" || value.get<std::string>() == "no-deadline")) {
+      config.starvation_guard_no_deadline_only = value.get<std::string>() == "no-deadline";
+    } else if (key == "late_jobs_last" && value.is_boolean()) {
+      config.late_jobs_last = value.get<bool>();
     } else if (key == "max_preemption_attempts" && value.is_number_integer() &&
                value.get<int>() >= 0) {
       config.max_preemption_attempts = value.get<int>();
@@ -118,15 +125,19 @@ std::string ProfileToJson(const PipelineConfig& profile) {
     for (const PluginConfig& p : plugins) j.push_back(plugin(p));
     return j;
   };
-  json doc = {{"name", profile.name},
-              {"description", profile.description},
-              {"admit", list(profile.admit)},
-              {"queue_sort", plugin(profile.queue_sort)},
-              {"filter", list(profile.filter)},
-              {"score", list(profile.score)},
-              {"preempt", list(profile.preempt)},
-              {"backfill", profile.backfill},
-              {"max_preemption_attempts", profile.max_preemption_attempts}};
+  json doc = {
+      {"name", profile.name},
+      {"description", profile.description},
+      {"admit", list(profile.admit)},
+      {"queue_sort", plugin(profile.queue_sort)},
+      {"filter", list(profile.filter)},
+      {"score", list(profile.score)},
+      {"preempt", list(profile.preempt)},
+      {"backfill", profile.backfill},
+      {"max_preemption_attempts", profile.max_preemption_attempts},
+      {"reject_late_strict", profile.reject_late_strict},
+      {"late_jobs_last", profile.late_jobs_last},
+      {"starvation_guard", profile.starvation_guard_no_deadline_only ? "no-deadline" : "all"}};
   if (profile.starvation_limit != Duration::max()) {
     doc["starvation_limit_s"] = ToSeconds(profile.starvation_limit);
   }

@@ -4,6 +4,7 @@
 #include "plugins/admit/deadline_admission.h"
 #include "plugins/admit/feasibility.h"
 #include "plugins/preempt/priority_preempt.h"
+#include "plugins/preempt/qos_preempt.h"
 #include "plugins/queue_sort/deadline_sorts.h"
 #include "plugins/queue_sort/queue_sorts.h"
 #include "plugins/score/pack.h"
@@ -24,6 +25,7 @@ Status RegisterInTreePlugins(PluginRegistry& registry) {
   DS_RETURN_IF_ERROR(registry.Register<ConsolidateScore>());
   DS_RETURN_IF_ERROR(registry.Register<SpreadScore>());
   DS_RETURN_IF_ERROR(registry.Register<PriorityPreempt>());
+  DS_RETURN_IF_ERROR(registry.Register<QosPreempt>());
   return Status::Ok();
 }
 

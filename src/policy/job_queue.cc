@@ -4,6 +4,10 @@
 
 namespace dlsched {
 
+Timestamp JobQueue::LatestStart(const Job& job) {
+  return job.spec.deadline ? *job.spec.deadline - job.estimated_remaining : kTimeNever;
+}
+
 JobQueue::JobQueue(const JobTable& jobs, RankFn rank) : jobs_(&jobs), rank_(std::move(rank)) {}
 
 void JobQueue::Insert(JobId id) {
@@ -19,6 +23,7 @@ void JobQueue::Insert(JobId id) {
   DS_CHECK(inserted) << "job " << id << " is already queued";
   by_gang_wait_[job.spec.num_gpus].emplace(job.queued_since, id);
   positions_[id.index()] = {true, in_gang};
+  if (job.spec.deadline) by_latest_start_.emplace(LatestStart(job), id);
   ++size_;
 }
 
@@ -31,6 +36,7 @@ void JobQueue::Erase(JobId id) {
   // Empty gang sets stay: gang sizes are few, and keeping them avoids churn.
   by_gang_order_.at(job.spec.num_gpus).erase(position.in_gang);
   by_gang_wait_.at(job.spec.num_gpus).erase({job.queued_since, id});
+  if (job.spec.deadline) by_latest_start_.erase({LatestStart(job), id});
   --size_;
 }
 

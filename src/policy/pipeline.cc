@@ -118,6 +118,14 @@ class PipelinePolicy final : public SchedulingPolicy {
   void WalkFitting(Cycle& cycle, const Starving& starving) const;
   template <typename Starving>
   void WalkAll(Cycle& cycle, const Starving& starving) const;
+  // The starvation guard: a job is starving when it waited past the limit and is guarded.
+  bool WaitedPastLimit(const Job& job, Timestamp now) const {
+    return config_.starvation_limit != Duration::max() &&
+           now - job.queued_since >= config_.starvation_limit;
+  }
+  bool IsGuarded(const Job& job) const {
+    return !config_.starvation_guard_no_deadline_only || !job.spec.deadline;
+  }
   // Tries to start the job; returns false when it is blocked.
   bool TryStart(Cycle& cycle, const JobView& job) const;
   // Looks for running jobs ranked below `job` whose GPUs would let it start; if found, asks for
@@ -127,6 +135,15 @@ class PipelinePolicy final : public SchedulingPolicy {
   // becomes a victim, when that is before the cycle's wake-up; else kTimeNever.
   Timestamp GuardedRetry(const Cycle& cycle, const JobView& job) const;
   void PlanWakeUp(const SchedulingContext& ctx, Decisions& decisions) const;
+  // reject_late_strict: rejects the waiting strict jobs past their latest start.
+  void RejectLateStrict(const SchedulingContext& ctx, Decisions& decisions) const;
+  // Whether RejectLateStrict rejects this waiting job in this cycle (the walks skip it).
+  bool IsRejectedAsLate(const JobView& job) const;
+  // late_jobs_last: whether the policy-order walk leaves this job to WalkLate.
+  bool IsDeferredAsLate(const JobView& job) const;
+  // late_jobs_last: tries the late jobs, in latest-start order, after the policy-order walk.
+  // Returns false when one blocks a policy without backfill.
+  bool WalkLate(Cycle& cycle) const;
   // Asks every preempt plugin about the pair; on a no, lowers `retry_at` to when it may turn
   // into a yes.
   bool MayPreempt(const JobView& job, const JobView& victim, const SchedulingContext& ctx,
@@ -144,20 +161,18 @@ class PipelinePolicy final : public SchedulingPolicy {
 
 Decisions PipelinePolicy::Decide(const SchedulingContext& ctx) const {
   if (ctx.queue.empty()) return {};
+  Decisions decisions;
+  if (config_.reject_late_strict && !ctx.explain) RejectLateStrict(ctx, decisions);
   if (ctx.state.free_total() == 0 && !ctx.explain && !VictimSearchMayHelp(ctx)) {
     // Nothing can start; still plan the wake-up so time-driven rank changes are seen.
-    Decisions decisions;
     PlanWakeUp(ctx, decisions);
     return decisions;
   }
 
   const Placer placer(ctx, filter_views_, score_views_);
-  Cycle cycle{ctx, placer, ctx.state, {}, {}, {}, {}, 0};
+  Cycle cycle{ctx, placer, ctx.state, std::move(decisions), {}, {}, {}, 0};
   // Starvation guard: jobs that waited past the limit go first, longest-waiting first.
-  auto starving = [&](const Job& job) {
-    return config_.starvation_limit != Duration::max() &&
-           ctx.now - job.queued_since >= config_.starvation_limit;
-  };
+  auto starving = [&](const Job& job) { return WaitedPastLimit(job, ctx.now) && IsGuarded(job); };
   if (config_.backfill && !ctx.explain) {
     WalkFitting(cycle, starving);
   } else {
@@ -178,14 +193,17 @@ void PipelinePolicy::WalkFitting(Cycle& cycle, const Starving& starving) const {
   if (config_.starvation_limit != Duration::max()) {
     auto walk = ctx.queue.WalkByWait();
     while (auto entry = walk.Next(LargestUsefulGang(cycle))) {
-      if (!starving(ctx.jobs.at(entry->second))) break;  // the rest waited less
-      TryStart(cycle, ctx.View(entry->second));
+      const Job& job = ctx.jobs.at(entry->second);
+      if (!WaitedPastLimit(job, ctx.now)) break;  // the rest waited less
+      if (IsGuarded(job)) TryStart(cycle, ctx.View(job.id));
     }
   }
   auto walk = ctx.queue.WalkInOrder();
   while (auto key = walk.Next(LargestUsefulGang(cycle))) {
-    if (!starving(ctx.jobs.at(key->id))) TryStart(cycle, ctx.View(key->id));
+    const JobView job = ctx.View(key->id);
+    if (!starving(job.job()) && !IsDeferredAsLate(job)) TryStart(cycle, job);
   }
+  if (config_.late_jobs_last) WalkLate(cycle);
 }
 
 template <typename Starving>
@@ -194,8 +212,10 @@ void PipelinePolicy::WalkAll(Cycle& cycle, const Starving& starving) const {
   if (config_.starvation_limit != Duration::max()) {
     auto walk = ctx.queue.WalkByWait();
     while (auto entry = walk.Next(kAnyGang)) {
-      if (!starving(ctx.jobs.at(entry->second)) || !MayStartMore(cycle)) break;
-      if (!TryStart(cycle, ctx.View(entry->second)) && !config_.backfill) return;
+      const Job& job = ctx.jobs.at(entry->second);
+      if (!WaitedPastLimit(job, ctx.now) || !MayStartMore(cycle)) break;
+      if (!IsGuarded(job)) continue;
+      if (!TryStart(cycle, ctx.View(job.id)) && !config_.backfill) return;
     }
   }
   JobId blocked_head;
@@ -208,16 +228,29 @@ void PipelinePolicy::WalkAll(Cycle& cycle, const Starving& starving) const {
                    " (head of line; this policy does not backfill)"});
       continue;
     }
-    if (!ctx.explain && !MayStartMore(cycle)) break;
-    if (starving(ctx.jobs.at(id))) continue;  // considered above
-    if (!TryStart(cycle, ctx.View(id)) && !config_.backfill) {
-      if (!ctx.explain) break;
+    if (!ctx.explain && !MayStartMore(cycle)) return;
+    const JobView job = ctx.View(id);
+    if (starving(job.job()) || IsDeferredAsLate(job)) continue;  // walked before or after
+    if (!TryStart(cycle, job) && !config_.backfill) {
+      if (!ctx.explain) return;
       blocked_head = id;
     }
   }
+  if (config_.late_jobs_last && !blocked_head.valid()) WalkLate(cycle);
+}
+
+bool PipelinePolicy::WalkLate(Cycle& cycle) const {
+  const SchedulingContext& ctx = cycle.ctx;
+  for (const auto& [latest_start, id] : ctx.queue.by_latest_start()) {
+    if (latest_start >= ctx.now) break;  // the rest are not late
+    if (!ctx.explain && !MayStartMore(cycle)) return true;
+    if (!TryStart(cycle, ctx.View(id)) && !config_.backfill && !ctx.explain) return false;
+  }
+  return true;
 }
 
 bool PipelinePolicy::TryStart(Cycle& cycle, const JobView& job) const {
+  if (!cycle.ctx.explain && IsRejectedAsLate(job)) return true;  // rejected: blocks nothing
   const Placer& placer = cycle.placer;
   if (auto placement = placer.Find(job, cycle.scratch)) {
     cycle.scratch.Allocate(*placement);
@@ -306,6 +339,27 @@ bool PipelinePolicy::MayPreempt(const JobView& job, const JobView& victim,
     }
   }
   return true;
+}
+
+void PipelinePolicy::RejectLateStrict(const SchedulingContext& ctx, Decisions& decisions) const {
+  for (const auto& [latest_start, id] : ctx.queue.by_latest_start()) {
+    if (latest_start >= ctx.now) break;
+    const Job& job = ctx.jobs.at(id);
+    if (job.spec.qos != QosClass::kStrict) continue;
+    decisions.rejections.push_back(
+        {id, "strict deadline can no longer be met: it needs an estimated " +
+                 HumanDuration(job.estimated_remaining) + " more, and " +
+                 HumanDuration(std::max(*job.spec.deadline - ctx.now, Duration(0))) + " is left"});
+  }
+}
+
+bool PipelinePolicy::IsRejectedAsLate(const JobView& job) const {
+  return config_.reject_late_strict && job.spec().qos == QosClass::kStrict &&
+         JobQueue::LatestStart(job.job()) < job.now();
+}
+
+bool PipelinePolicy::IsDeferredAsLate(const JobView& job) const {
+  return config_.late_jobs_last && JobQueue::LatestStart(job.job()) < job.now();
 }
 
 void PipelinePolicy::PlanWakeUp(const SchedulingContext& ctx, Decisions& decisions) const {

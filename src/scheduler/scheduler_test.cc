@@ -210,6 +210,77 @@ TEST_F(SchedulerTest, ALaunchThatNeverStartsAvoidsThatGpuTypeThenFails) {
   EXPECT_EQ(scheduler_->state().free_total(), 4);
 }
 
+// A job with `work_s` of work at the reference speed, of class `qos`, due `deadline_s` after t=0.
+JobSpec DeadlineJob(uint32_t id, double work_s, QosClass qos, std::optional<double> deadline_s) {
+  JobSpec spec = MakeJob(id).Gpus(1).Work(Seconds(work_s)).Spec();
+  spec.qos = qos;
+  if (deadline_s) spec.deadline = AtSeconds(*deadline_s);
+  return spec;
+}
+
+TEST_F(SchedulerTest, AWaitingStrictJobIsRejectedOnceItCanNoLongerMeetItsDeadline) {
+  PipelineConfig profile = Profile("edf", true);
+  profile.reject_late_strict = true;
+  Start("1x1xV100", profile);
+  const JobId running = Submit(DeadlineJob(0, 1000, QosClass::kBestEffort, std::nullopt));
+  scheduler_->RunCycle(kTimeZero);
+  // Needs 300 s by t=500: its latest start is t=200.
+  const JobId strict = Submit(DeadlineJob(1, 300, QosClass::kStrict, 500), AtSeconds(10));
+  const JobId soft = Submit(DeadlineJob(2, 300, QosClass::kSoft, 500), AtSeconds(10));
+  scheduler_->RunCycle(AtSeconds(10));
+  scheduler_->RunCycle(AtSeconds(200));
+  EXPECT_EQ(job(strict).state, JobState::kQueued);
+  const CycleResult late = scheduler_->RunCycle(AtSeconds(201));
+  EXPECT_EQ(late.rejected, 1);
+  EXPECT_EQ(job(strict).state, JobState::kRejected);
+  EXPECT_THAT(job(strict).reason, ::testing::HasSubstr("can no longer be met"));
+  EXPECT_EQ(job(soft).state, JobState::kQueued);  // a soft job may still finish late
+  EXPECT_EQ(job(running).state, JobState::kRunning);
+}
+
+TEST_F(SchedulerTest, LateJobsLastLetsJobsThatCanStillMeetTheirDeadlinesGoFirst) {
+  for (const bool late_last : {false, true}) {
+    SCOPED_TRACE(late_last);
+    PipelineConfig profile = Profile("edf", true);
+    profile.late_jobs_last = late_last;
+    Start("1x1xV100", profile);
+    const JobId first = Submit(DeadlineJob(0, 1000, QosClass::kBestEffort, std::nullopt));
+    scheduler_->RunCycle(kTimeZero);
+    // Earliest deadline, but late from the start (500 s of work, due at 300).
+    const JobId late = Submit(DeadlineJob(1, 500, QosClass::kSoft, 300));
+    const JobId on_time = Submit(DeadlineJob(2, 100, QosClass::kSoft, 2000));
+    scheduler_->RunCycle(kTimeZero);
+    ASSERT_TRUE(
+        scheduler_->Handle(JobFinished{first, JobState::kSucceeded, ""}, AtSeconds(1000)).ok());
+    scheduler_->RunCycle(AtSeconds(1000));
+    EXPECT_EQ(job(late_last ? on_time : late).state, JobState::kRunning);
+    EXPECT_EQ(job(late_last ? late : on_time).state, JobState::kQueued);
+  }
+}
+
+TEST_F(SchedulerTest, ANoDeadlineStarvationGuardLeavesDeadlineJobsToTheirOrder) {
+  for (const bool no_deadline_only : {false, true}) {
+    SCOPED_TRACE(no_deadline_only);
+    PipelineConfig profile = Profile("edf", true);
+    profile.starvation_limit = seconds(100);
+    profile.starvation_guard_no_deadline_only = no_deadline_only;
+    Start("1x1xV100", profile);
+    const JobId first = Submit(DeadlineJob(0, 1000, QosClass::kBestEffort, std::nullopt));
+    scheduler_->RunCycle(kTimeZero);
+    const JobId old_deadline = Submit(DeadlineJob(1, 100, QosClass::kSoft, 5000));
+    const JobId old_best_effort =
+        Submit(DeadlineJob(2, 100, QosClass::kBestEffort, std::nullopt), AtSeconds(1));
+    const JobId urgent = Submit(DeadlineJob(3, 100, QosClass::kSoft, 1500), AtSeconds(2));
+    scheduler_->RunCycle(AtSeconds(2));
+    ASSERT_TRUE(
+        scheduler_->Handle(JobFinished{first, JobState::kSucceeded, ""}, AtSeconds(1000)).ok());
+    scheduler_->RunCycle(AtSeconds(1000));
+    // All three waited past the limit: the guard takes the longest-waiting one it protects.
+    EXPECT_EQ(job(no_deadline_only ? old_best_effort : old_deadline).state, JobState::kRunning);
+    EXPECT_EQ(job(urgent).state, JobState::kQueued);
+  }
+}
+
 TEST_F(SchedulerTest, AnOfflineNodeLeavesThePoolUntilItIsBack) {
   Start("2x2xV100", Profile("fifo", true));
   const JobId a = Submit(MakeJob(0).Gpus(2).Spec());

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <string>
 
 namespace dlsched {
 
@@ -35,5 +36,9 @@ inline constexpr Duration Hours(int64_t h) { return std::chrono::hours(h); }
 inline double ToSeconds(Duration d) { return static_cast<double>(d.count()) * 1e-6; }
 inline double ToSeconds(Timestamp t) { return ToSeconds(t.time_since_epoch()); }
 inline Timestamp AtSeconds(double seconds) { return Timestamp(Seconds(seconds)); }
+
+// "12.3s", "35.0m", "1.2h", "3.4d": one decimal in the largest unit that keeps the number small
+// (for messages).
+std::string HumanDuration(Duration d);
 
 }  // namespace dlsched

@@ -50,6 +50,13 @@ class JobQueue {
   bool Before(JobId a, JobId b) const { return KeyOf(a) < KeyOf(b); }
   // A waiting job's key.
   const RankKey& KeyOf(JobId id) const { return *positions_[id.index()].in_gang; }
+  // The waiting jobs with a deadline by their latest start: deadline - estimated_remaining, the
+  // last instant at which starting on the reference placement still meets the deadline. Frozen
+  // while a job waits, like its rank; the jobs already late are a prefix.
+  using LatestStartIndex = std::set<std::pair<Timestamp, JobId>>;
+  const LatestStartIndex& by_latest_start() const { return by_latest_start_; }
+  // A job's latest start (see by_latest_start; kTimeNever for a job without a deadline).
+  static Timestamp LatestStart(const Job& job);
   const JobTable& jobs() const { return *jobs_; }
 
  private:
@@ -58,6 +65,7 @@ class JobQueue {
   size_t size_ = 0;
   GangOrder by_gang_order_;
   GangWait by_gang_wait_;
+  LatestStartIndex by_latest_start_;
   // Per job, its position in its gang's policy-order index, so Erase compares nothing.
   struct Position {
     bool queued = false;

@@ -30,8 +30,18 @@ struct PipelineConfig {
   bool backfill = true;
   // A job waiting longer than this is considered before the policy order (starvation guard).
   Duration starvation_limit = Duration::max();
+  // The guard protects only jobs without a deadline (best-effort work): a deadline job's
+  // deadline is its guard, and one that missed it should not jump the queue.
+  bool starvation_guard_no_deadline_only = false;
   // Blocked jobs per cycle for which victims are searched (bounds a cycle's cost).
   int max_preemption_attempts = 8;
+  // A waiting job is late once it can no longer meet its deadline (past its latest start,
+  // JobQueue::by_latest_start). Reject late strict jobs: a strict miss is a failure, and running
+  // it would only take GPUs from jobs that can still make theirs.
+  bool reject_late_strict = false;
+  // Walk late jobs after all others (in latest-start order), so that under overload jobs that
+  // already missed do not push the rest past their deadlines too (EDF's domino effect).
+  bool late_jobs_last = false;
 };
 
 // Builds the plugin pipeline policy. Fails naming the unknown plugin or bad argument.

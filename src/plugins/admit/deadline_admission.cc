@@ -67,22 +67,6 @@ Placement ConsolidatedPlacement(const Cluster& cluster, GpuTypeId type, int num_
   return placement;
 }
 
-// "12.3s", "35.0m", "1.2h", "3.4d": one decimal in the largest unit that keeps the number small.
-std::string Human(Duration d) {
-  const double s = ToSeconds(d);
-  char buf[32];
-  if (s < 60) {
-    std::snprintf(buf, sizeof buf, "%.1fs", s);
-  } else if (s < 3600) {
-    std::snprintf(buf, sizeof buf, "%.1fm", s / 60);
-  } else if (s < 86400) {
-    std::snprintf(buf, sizeof buf, "%.1fh", s / 3600);
-  } else {
-    std::snprintf(buf, sizeof buf, "%.1fd", s / 86400);
-  }
-  return buf;
-}
-
 }  // namespace
 
 Result<std::unique_ptr<Plugin>> DeadlineAdmission::Create(const PluginArgs& args) {
@@ -122,8 +106,9 @@ Fit DeadlineAdmission::Admit(const JobView& job, const SchedulingContext& ctx) c
   return Fit::Unfit("strict deadline cannot be met: even alone on " +
                     std::to_string(spec.num_gpus) + " " + ctx.cluster.gpu_type_name(best->type) +
                     " GPUs (" + std::to_string(nodes) + (nodes == 1 ? " node" : " nodes") +
-                    ") it needs an estimated " + Human(best->run_time) + " and would finish " +
-                    Human(earliest_finish - *spec.deadline) + " after its deadline");
+                    ") it needs an estimated " + HumanDuration(best->run_time) +
+                    " and would finish " + HumanDuration(earliest_finish - *spec.deadline) +
+                    " after its deadline");
 }
 
 }  // namespace dlsched
