@@ -1,7 +1,9 @@
 #include "daemon/exec/slurm_batch.h"
 
+#include <algorithm>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "daemon/exec/job_files.h"
 
@@ -24,6 +26,14 @@ std::string PartGresType(const NodeGpus& part, std::span<const SlurmNodeSite> si
   return {};
 }
 
+// A POSIX shell variable name: [A-Za-z_][A-Za-z0-9_]*.
+bool IsShellName(std::string_view name) {
+  if (name.empty() || (name[0] >= '0' && name[0] <= '9')) return false;
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+  });
+}
+
 struct Component {
   std::string gres_type;
   int gpus_per_node = 0;
@@ -38,8 +48,7 @@ std::string SlurmJobComment(const std::string& job_dir) { return "dlsched:" + jo
 
 SlurmSubmission BuildSlurmSubmission(const LaunchSpec& spec, const Placement& placement,
                                      std::span<const SlurmNodeSite> sites,
-                                     std::string_view partition,
-                                     const std::vector<std::string>& extra_env) {
+                                     std::string_view partition) {
   SlurmSubmission sub;
   sub.batch_path = spec.job_dir + "/slurm-batch.sh";
   sub.task_path = spec.job_dir + "/slurm-task.sh";
@@ -54,7 +63,7 @@ SlurmSubmission BuildSlurmSubmission(const LaunchSpec& spec, const Placement& pl
   for (const std::string& entry : spec.env) {
     const size_t eq = entry.find('=');
     const std::string name = entry.substr(0, eq);
-    if (IsSlurmInputVariable(name)) continue;
+    if (IsSlurmInputVariable(name) || !IsShellName(name)) continue;
     env[name] = eq == std::string::npos ? std::string() : entry.substr(eq + 1);
   }
   if (spec.framework == Framework::kPyTorch) {
@@ -66,8 +75,9 @@ SlurmSubmission BuildSlurmSubmission(const LaunchSpec& spec, const Placement& pl
     workers.push_back((multi_node ? sites[part.node.index()].addr : std::string("127.0.0.1")) +
                       ":" + std::to_string(spec.port));
   }
-  for (auto& [name, value] : env) sub.env.push_back(name + "=" + value);
-  for (const std::string& entry : extra_env) sub.env.push_back(entry);
+  std::string exports;
+  for (const auto& [name, value] : env)
+    exports += "export " + name + "=" + ShellQuote(value) + "\n";
 
   // --- per node ---
   std::string cases;
@@ -144,8 +154,9 @@ SlurmSubmission BuildSlurmSubmission(const LaunchSpec& spec, const Placement& pl
       std::to_string(spec.job.value()) +
       ": one run segment as a Slurm batch job (written by dlsched).\n"
       "# The shell outlives a preemption's SIGTERM (trap :) to record the exit status.\n"
-      "trap : TERM INT HUP\n" +
-      launch + "\n" +
+      "trap : TERM INT HUP\n"
+      "# The job's environment (sbatch ran with --export=NONE); every srun passes it on.\n" +
+      exports + "export SLURM_EXPORT_ENV=ALL\n" + launch + "\n" +
       "c=$?\n"
       "echo \"$c\" > " +
       ShellQuote(spec.job_dir + "/exit") + "\n" + "exit \"$c\"\n";
@@ -159,7 +170,8 @@ SlurmSubmission BuildSlurmSubmission(const LaunchSpec& spec, const Placement& pl
               "--chdir=" + spec.job_dir,
               "--output=" + spec.job_dir + "/stdout.log",
               "--error=" + spec.job_dir + "/stderr.log",
-              "--open-mode=append"};
+              "--open-mode=append",
+              "--export=NONE"};
   for (size_t c = 0; c < components.size(); ++c) {
     const Component& comp = components[c];
     if (c > 0) sub.argv.push_back(":");
@@ -175,6 +187,28 @@ SlurmSubmission BuildSlurmSubmission(const LaunchSpec& spec, const Placement& pl
   sub.argv.push_back(sub.batch_path);
   sub.argv.insert(sub.argv.end(), spec.argv.begin(), spec.argv.end());
   return sub;
+}
+
+std::string FormatSlurmJobRecord(const SlurmJobRecord& record) {
+  std::string nodes;
+  for (const std::string& n : record.nodes) nodes += (nodes.empty() ? "" : ",") + n;
+  std::string line = (record.slurm_id.empty() ? "-" : record.slurm_id) + " " + nodes;
+  if (record.command_in_batch_step) line += *record.command_in_batch_step ? " batch" : " srun";
+  return line + "\n";
+}
+
+SlurmJobRecord ParseSlurmJobRecord(std::string_view text) {
+  SlurmJobRecord record;
+  std::istringstream line{std::string(text)};
+  std::string nodes, mode;
+  line >> record.slurm_id >> nodes >> mode;
+  if (record.slurm_id == "-") record.slurm_id.clear();
+  std::istringstream names(nodes);
+  for (std::string name; std::getline(names, name, ',');) {
+    if (!name.empty()) record.nodes.push_back(name);
+  }
+  if (mode == "batch" || mode == "srun") record.command_in_batch_step = mode == "batch";
+  return record;
 }
 
 }  // namespace dlsched::daemon

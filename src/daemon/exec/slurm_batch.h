@@ -5,16 +5,22 @@
 // The submission pins exactly what dlsched chose:
 //   sbatch --parsable --job-name=dlsched-<id> --comment=dlsched:<job dir> --no-requeue
 //          --chdir=<job dir> --output=<job dir>/stdout.log --error=<job dir>/stderr.log
-//          --open-mode=append
+//          --open-mode=append --export=NONE
 //          --partition=P --nodes=K --nodelist=a,b --ntasks-per-node=1 --gres=gpu:TYPE:N
 //          [: --partition=P --nodes=... (one component per distinct GPU count per node)]
 //          <job dir>/slurm-batch.sh ARGV...
 // A placement with the same number of GPUs on every node is one ordinary job; one with unequal
 // counts (3 GPUs on one node, 1 on another) is a heterogeneous job with one component per count,
 // since --gres counts per node. --no-requeue: dlsched owns the queue, Slurm never requeues on its
-// own. The job's argv is passed as arguments (never through a shell command line) and its
-// environment as sbatch's environment (propagated by Slurm to every task), without the
-// SLURM_*, SBATCH_*, SRUN_* and SALLOC_* variables a request could use to change the submission.
+// own. The job's argv is passed as arguments (never through a shell command line). Its
+// environment never reaches the sbatch process (which runs with the daemon's own, so nothing a
+// request sets, such as LD_PRELOAD, runs on the daemon's machine): --export=NONE, and
+// slurm-batch.sh exports the job's variables itself, without the SLURM_*, SBATCH_*, SRUN_* and
+// SALLOC_* ones a request could use to change its steps (and without names that are not shell
+// names). With --export=NONE Slurm loads the user's login environment on the first node
+// (--get-user-env; slurmd must run as root), which the job's variables override. slurm-batch.sh
+// then sets SLURM_EXPORT_ENV=ALL, so `srun` (its own, or one the job's launcher runs) passes that
+// environment on to every task.
 //
 // slurm-batch.sh runs the task script on every node through one `srun` (one task per node),
 // except for mpi and horovod, whose launcher runs once, in the batch step on the first node, and
@@ -33,6 +39,7 @@
 //   tensorflow  TF_CONFIG with every node's "addr:port" as workers and task index i
 // Everything else is the LaunchSpec's environment (job_env.h), the same on every node.
 
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -51,7 +58,6 @@ std::string SlurmJobComment(const std::string& job_dir);
 
 struct SlurmSubmission {
   std::vector<std::string> argv;  // sbatch ... <batch script> ARGV...
-  std::vector<std::string> env;   // sbatch's environment, "NAME=value"
   std::string batch_path;         // <job dir>/slurm-batch.sh
   std::string batch_script;
   std::string task_path;  // <job dir>/slurm-task.sh
@@ -61,12 +67,23 @@ struct SlurmSubmission {
   bool command_in_batch_step = false;
 };
 
-// Builds the submission of `spec` on `placement`. `sites` are the cluster's nodes by NodeId;
-// `extra_env` ("NAME=value", e.g. SLURM_CONF) is added to sbatch's environment after filtering.
+// Builds the submission of `spec` on `placement`. `sites` are the cluster's nodes by NodeId.
 // Precondition: the placement's nodes and GPUs exist in `sites`.
 SlurmSubmission BuildSlurmSubmission(const LaunchSpec& spec, const Placement& placement,
                                      std::span<const SlurmNodeSite> sites,
-                                     std::string_view partition,
-                                     const std::vector<std::string>& extra_env);
+                                     std::string_view partition);
+
+// <job dir>/slurm_job, one line: "<slurm id> <node>,<node> batch|srun". The id is "-" while
+// unknown: the record is written before sbatch runs and again with the id it printed. The last
+// field is SlurmSubmission::command_in_batch_step; records of dlsched versions before it lack it.
+struct SlurmJobRecord {
+  std::string slurm_id;  // "" when unknown
+  std::vector<std::string> nodes;
+  std::optional<bool> command_in_batch_step;  // nullopt: not recorded
+  friend bool operator==(const SlurmJobRecord&, const SlurmJobRecord&) = default;
+};
+std::string FormatSlurmJobRecord(const SlurmJobRecord& record);
+// The record in `text` (missing fields stay empty; "" gives an empty record).
+SlurmJobRecord ParseSlurmJobRecord(std::string_view text);
 
 }  // namespace dlsched::daemon

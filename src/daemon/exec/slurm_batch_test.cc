@@ -43,31 +43,33 @@ std::vector<std::string> From(const std::vector<std::string>& argv, const std::s
 TEST(SlurmBatchTest, OneComponentWhenEveryNodeHasTheSameGpuCount) {
   const std::vector<SlurmNodeSite> sites = Sites();
   const SlurmSubmission sub = BuildSlurmSubmission(
-      Spec(Framework::kPyTorch), Parts({{NodeId(0), 0b0011}, {NodeId(1), 0b1100}}), sites, "gpu",
-      {"SLURM_CONF=/etc/slurm/test.conf"});
+      Spec(Framework::kPyTorch), Parts({{NodeId(0), 0b0011}, {NodeId(1), 0b1100}}), sites, "gpu");
   EXPECT_THAT(
       sub.argv,
       ElementsAre("sbatch", "--parsable", "--job-name=dlsched-12", "--comment=dlsched:/w/jobs/12",
                   "--no-requeue", "--chdir=/w/jobs/12", "--output=/w/jobs/12/stdout.log",
-                  "--error=/w/jobs/12/stderr.log", "--open-mode=append", "--partition=gpu",
-                  "--nodes=2", "--nodelist=node1,node2", "--ntasks-per-node=1", "--gres=gpu:v100:2",
-                  "/w/jobs/12/slurm-batch.sh", "python3", "train.py", "--lr", "0.1; rm -rf /"));
+                  "--error=/w/jobs/12/stderr.log", "--open-mode=append", "--export=NONE",
+                  "--partition=gpu", "--nodes=2", "--nodelist=node1,node2", "--ntasks-per-node=1",
+                  "--gres=gpu:v100:2", "/w/jobs/12/slurm-batch.sh", "python3", "train.py", "--lr",
+                  "0.1; rm -rf /"));
   EXPECT_FALSE(sub.command_in_batch_step);
   EXPECT_EQ(sub.batch_path, "/w/jobs/12/slurm-batch.sh");
   EXPECT_EQ(sub.task_path, "/w/jobs/12/slurm-task.sh");
-  // The gang's environment: pytorch's world is the two nodes, rank 0 on the first.
-  EXPECT_THAT(sub.env, Contains("WORLD_SIZE=2"));
-  EXPECT_THAT(sub.env, Contains("MASTER_ADDR=10.0.0.1"));
-  EXPECT_THAT(sub.env, Contains("MASTER_PORT=29501"));
-  EXPECT_THAT(sub.env, Contains("SLURM_CONF=/etc/slurm/test.conf"));
-  EXPECT_THAT(sub.env, Not(Contains("SLURM_CONF=/user/choice")));
-  EXPECT_THAT(sub.env, Not(Contains("SBATCH_PARTITION=evil")));
-
+  // The gang's environment, exported by the batch script (sbatch never sees it): pytorch's
+  // world is the two nodes, rank 0 on the first; no variable that could change Slurm's steps.
   EXPECT_EQ(sub.batch_script,
             "#!/bin/sh\n"
             "# dlsched job 12: one run segment as a Slurm batch job (written by dlsched).\n"
             "# The shell outlives a preemption's SIGTERM (trap :) to record the exit status.\n"
             "trap : TERM INT HUP\n"
+            "# The job's environment (sbatch ran with --export=NONE); every srun passes it on.\n"
+            "export CUDA_VISIBLE_DEVICES='0,1'\n"
+            "export DLSCHED_JOB_ID='12'\n"
+            "export MASTER_ADDR='10.0.0.1'\n"
+            "export MASTER_PORT='29501'\n"
+            "export PATH='/usr/bin'\n"
+            "export WORLD_SIZE='2'\n"
+            "export SLURM_EXPORT_ENV=ALL\n"
             "srun --kill-on-bad-exit=1 '/w/jobs/12/slurm-task.sh' \"$@\"\n"
             "c=$?\n"
             "echo \"$c\" > '/w/jobs/12/exit'\n"
@@ -100,9 +102,8 @@ TEST(SlurmBatchTest, OneComponentWhenEveryNodeHasTheSameGpuCount) {
 
 TEST(SlurmBatchTest, UnequalCountsMakeAHeterogeneousJob) {
   const std::vector<SlurmNodeSite> sites = Sites();
-  const SlurmSubmission sub =
-      BuildSlurmSubmission(Spec(Framework::kCustom),
-                           Parts({{NodeId(0), 0b0111}, {NodeId(1), 0b0001}}), sites, "gpu", {});
+  const SlurmSubmission sub = BuildSlurmSubmission(
+      Spec(Framework::kCustom), Parts({{NodeId(0), 0b0111}, {NodeId(1), 0b0001}}), sites, "gpu");
   EXPECT_THAT(
       From(sub.argv, "--partition=gpu"),
       ElementsAre("--partition=gpu", "--nodes=1", "--nodelist=node1", "--ntasks-per-node=1",
@@ -112,7 +113,7 @@ TEST(SlurmBatchTest, UnequalCountsMakeAHeterogeneousJob) {
   EXPECT_THAT(sub.batch_script,
               HasSubstr("\nsrun --kill-on-bad-exit=1 --het-group=0-1 '/w/jobs/12/slurm-task.sh'"));
   // custom: no framework variables; the request's own stay as they were.
-  EXPECT_THAT(sub.env, Contains("WORLD_SIZE=1"));
+  EXPECT_THAT(sub.batch_script, HasSubstr("\nexport WORLD_SIZE='1'\n"));
   EXPECT_THAT(sub.task_script, HasSubstr("export CUDA_VISIBLE_DEVICES='0,1,2' "
                                          "DLSCHED_NODE_RANK='0' DLSCHED_NODE_NUM_GPUS='3'\n"));
 }
@@ -120,18 +121,18 @@ TEST(SlurmBatchTest, UnequalCountsMakeAHeterogeneousJob) {
 TEST(SlurmBatchTest, OneNodeKeepsTheLoopbackMasterAndUntypedGres) {
   const std::vector<SlurmNodeSite> sites = Sites();
   const SlurmSubmission sub =
-      BuildSlurmSubmission(Spec(Framework::kPyTorch), Parts({{NodeId(2), 0b10}}), sites, "gpu", {});
+      BuildSlurmSubmission(Spec(Framework::kPyTorch), Parts({{NodeId(2), 0b10}}), sites, "gpu");
   EXPECT_THAT(sub.argv, Contains("--gres=gpu:1"));
   EXPECT_THAT(sub.argv, Contains("--nodelist=gpu-3"));
-  EXPECT_THAT(sub.env, Contains("MASTER_ADDR=127.0.0.1"));
-  EXPECT_THAT(sub.env, Contains("WORLD_SIZE=1"));
+  EXPECT_THAT(sub.batch_script, HasSubstr("\nexport MASTER_ADDR='127.0.0.1'\n"));
+  EXPECT_THAT(sub.batch_script, HasSubstr("\nexport WORLD_SIZE='1'\n"));
   EXPECT_THAT(sub.task_script, HasSubstr("'gpu-3')\n    export CUDA_VISIBLE_DEVICES='1' "));
 }
 
 TEST(SlurmBatchTest, TensorflowGetsEveryNodeAsAWorker) {
   const std::vector<SlurmNodeSite> sites = Sites();
   const SlurmSubmission sub = BuildSlurmSubmission(
-      Spec(Framework::kTensorFlow), Parts({{NodeId(0), 0b1}, {NodeId(1), 0b1}}), sites, "gpu", {});
+      Spec(Framework::kTensorFlow), Parts({{NodeId(0), 0b1}, {NodeId(1), 0b1}}), sites, "gpu");
   EXPECT_THAT(sub.task_script,
               HasSubstr("TF_CONFIG='{\"cluster\":{\"worker\":[\"10.0.0.1:29501\","
                         "\"10.0.0.2:29501\"]},\"task\":{\"index\":1,\"type\":\"worker\"}}'"));
@@ -140,10 +141,42 @@ TEST(SlurmBatchTest, TensorflowGetsEveryNodeAsAWorker) {
 TEST(SlurmBatchTest, MpiRunsItsLauncherOnceInTheBatchStep) {
   const std::vector<SlurmNodeSite> sites = Sites();
   const SlurmSubmission sub = BuildSlurmSubmission(
-      Spec(Framework::kMpi), Parts({{NodeId(0), 0b1111}, {NodeId(1), 0b1111}}), sites, "gpu", {});
+      Spec(Framework::kMpi), Parts({{NodeId(0), 0b1111}, {NodeId(1), 0b1111}}), sites, "gpu");
   EXPECT_TRUE(sub.command_in_batch_step);
   EXPECT_THAT(sub.batch_script, HasSubstr("\n'/w/jobs/12/slurm-task.sh' \"$@\"\n"));
-  EXPECT_THAT(sub.batch_script, Not(HasSubstr("srun")));
+  EXPECT_THAT(sub.batch_script, Not(HasSubstr("\nsrun")));
+  // An srun the launcher itself runs (Open MPI's, say) passes the job's environment on too.
+  EXPECT_THAT(sub.batch_script, HasSubstr("\nexport SLURM_EXPORT_ENV=ALL\n"));
+}
+
+TEST(SlurmBatchTest, OnlyShellNamesReachTheBatchScript) {
+  const std::vector<SlurmNodeSite> sites = Sites();
+  LaunchSpec spec = Spec(Framework::kCustom);
+  spec.env = {"A-B=1", "1X=2", "OK_1=it's", "=empty"};
+  const SlurmSubmission sub = BuildSlurmSubmission(spec, Parts({{NodeId(0), 0b1}}), sites, "gpu");
+  EXPECT_THAT(sub.batch_script, HasSubstr("\nexport OK_1='it'\\''s'\nexport SLURM_EXPORT_ENV"));
+  EXPECT_THAT(sub.batch_script, Not(HasSubstr("A-B")));
+  EXPECT_THAT(sub.batch_script, Not(HasSubstr("1X")));
+}
+
+TEST(SlurmBatchTest, JobRecordRoundTrips) {
+  struct Case {
+    std::string text;
+    SlurmJobRecord record;
+    std::string formatted;
+  } cases[] = {
+      {"41 node1,node2 srun\n", {"41", {"node1", "node2"}, false}, "41 node1,node2 srun\n"},
+      {"42 node1 batch\n", {"42", {"node1"}, true}, "42 node1 batch\n"},
+      {"- node3 srun\n", {"", {"node3"}, false}, "- node3 srun\n"},
+      // Written by dlsched before the mode was recorded.
+      {"43 node1\n", {"43", {"node1"}, std::nullopt}, "43 node1\n"},
+      {"", {}, "- \n"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.text);
+    EXPECT_EQ(ParseSlurmJobRecord(c.text), c.record);
+    EXPECT_EQ(FormatSlurmJobRecord(c.record), c.formatted);
+  }
 }
 
 TEST(SlurmBatchTest, Names) {

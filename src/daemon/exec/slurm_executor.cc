@@ -9,6 +9,8 @@
 #include "daemon/exec/job_files.h"
 #include "daemon/exec/slurm_batch.h"
 
+extern char** environ;
+
 namespace dlsched::daemon {
 namespace {
 
@@ -23,6 +25,19 @@ std::optional<int> ReadExitFile(const std::string& job_dir) {
 }
 
 void Log(const std::string& message) { std::cerr << "dlsched: slurm: " << message << std::endl; }
+
+// The daemon's own environment with `extra` ("NAME=value") set over it.
+std::vector<std::string> DaemonEnvironment(const std::vector<std::string>& extra) {
+  std::map<std::string, std::string> env;
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string entry = *e;
+    env[entry.substr(0, entry.find('='))] = entry;
+  }
+  for (const std::string& entry : extra) env[entry.substr(0, entry.find('='))] = entry;
+  std::vector<std::string> out;
+  for (auto& [name, entry] : env) out.push_back(std::move(entry));
+  return out;
+}
 
 }  // namespace
 
@@ -161,19 +176,18 @@ void SlurmExecutor::Adopt(JobId job, const std::string& job_dir,
   Run run;
   run.job = job;
   run.job_dir = job_dir;
-  run.adopted = true;
-  // "<slurm id> <node>,<node>"
-  std::istringstream line(ReadSmallFile(job_dir + "/slurm_job"));
-  std::string nodes;
-  line >> run.slurm_id >> nodes;
-  std::istringstream names(nodes);
-  for (std::string name; std::getline(names, name, ',');) {
+  run.unmatched = true;
+  const SlurmJobRecord record = ParseSlurmJobRecord(ReadSmallFile(job_dir + "/slurm_job"));
+  run.slurm_id = record.slurm_id;
+  for (const std::string& name : record.nodes) {
     for (size_t n = 0; n < sites_.size(); ++n) {
       if (sites_[n].name == name) run.nodes.push_back(NodeId(static_cast<uint32_t>(n)));
     }
   }
-  run.command_in_batch_step =
-      ReadSmallFile(job_dir + "/slurm-batch.sh").find("\nsrun ") == std::string::npos;
+  // A record without the mode is an older dlsched's, whose batch script ran the command through
+  // srun exactly when it has an srun line.
+  run.command_in_batch_step = record.command_in_batch_step.value_or(
+      ReadSmallFile(job_dir + "/slurm-batch.sh").find("\nsrun ") == std::string::npos);
   run.intent = ParseStopIntent(ReadSmallFile(job_dir + "/stop"));
   if (run.intent == Intent::kNodeLost || run.intent == Intent::kNotStarted) {
     run.why = "stopped by the previous daemon (" + std::string(StopIntentName(run.intent)) + ")";
@@ -285,45 +299,42 @@ void SlurmExecutor::DoLaunch(Action& action) {
     if (!WriteSmallFile(path, content)) return fail("cannot write " + path);
   }
   const SlurmSubmission sub =
-      BuildSlurmSubmission(spec, action.placement, sites_, options_.partition, options_.extra_env);
+      BuildSlurmSubmission(spec, action.placement, sites_, options_.partition);
   if (!WriteSmallFile(sub.task_path, sub.task_script, 0755) ||
       !WriteSmallFile(sub.batch_path, sub.batch_script, 0755)) {
     return fail("cannot write the batch script in " + spec.job_dir);
   }
-  CommandOptions command = Command();
-  command.env = sub.env;
-  Result<std::string> out = RunChecked(sub.argv, command);
-  Result<std::string> id = out.ok() ? ParseSbatchJobId(*out) : Result<std::string>(out.status());
-  if (!id.ok()) {
-    // The submission may have got in although its answer did not come back.
-    Result<std::string> listed =
-        RunChecked({"squeue", "--noheader", "--me", "--name=" + SlurmJobName(job),
-                    "--format=" + std::string(kSqueueFormat)},
-                   Command());
-    std::string found;
-    if (listed.ok()) {
-      for (const SlurmQueueEntry& e : ParseSqueue(*listed)) {
-        if (e.comment == SlurmJobComment(spec.job_dir) && !IsTerminalJobState(e.state)) {
-          found = e.job_id;
-        }
-      }
-    }
-    if (found.empty()) return fail(id.status().message());
-    Log("sbatch failed but Slurm has job " + found + " for dlsched job " +
-        std::to_string(job.value()) + "; following it: " + id.status().message());
-    id = found;
-  }
   Run run;
   run.job = job;
   run.job_dir = spec.job_dir;
-  run.slurm_id = *id;
   run.command_in_batch_step = sub.command_in_batch_step;
-  std::string node_names;
+  SlurmJobRecord record;
+  record.command_in_batch_step = sub.command_in_batch_step;
   for (const NodeGpus& part : action.placement.parts) {
     run.nodes.push_back(part.node);
-    node_names += (node_names.empty() ? "" : ",") + sites_[part.node.index()].name;
+    record.nodes.push_back(sites_[part.node.index()].name);
   }
-  WriteSmallFile(spec.job_dir + "/slurm_job", run.slurm_id + " " + node_names + "\n");
+  // Before sbatch runs, so a restart knows the nodes and the mode even without the id.
+  if (!WriteSmallFile(spec.job_dir + "/slurm_job", FormatSlurmJobRecord(record))) {
+    return fail("cannot write " + spec.job_dir + "/slurm_job");
+  }
+  CommandOptions command = Command();
+  if (!options_.extra_env.empty()) command.env = DaemonEnvironment(options_.extra_env);
+  Result<std::string> out = RunChecked(sub.argv, command);
+  Result<std::string> id = out.ok() ? ParseSbatchJobId(*out) : Result<std::string>(out.status());
+  if (id.ok()) {
+    run.slurm_id = *id;
+    record.slurm_id = *id;
+    WriteSmallFile(spec.job_dir + "/slurm_job", FormatSlurmJobRecord(record));
+  } else {
+    // The submission may have got in although its answer did not come back (an overloaded
+    // slurmctld can even accept it after sbatch gave up). Nothing is reported until a poll's
+    // squeue has looked for it by name and comment.
+    Log("sbatch for dlsched job " + std::to_string(job.value()) +
+        " failed; looking for it in squeue: " + id.status().message());
+    run.unmatched = true;
+    run.submit_error = id.status().message();
+  }
   const auto now = Clock::now();
   run.start_by = now + std::chrono::duration_cast<Clock::duration>(options_.start_timeout);
   if (spec.time_limit) {
@@ -381,7 +392,6 @@ void SlurmExecutor::RunTimers(Clock::time_point now) {
 void SlurmExecutor::Poll() {
   PollNodes();
   PollJobs();
-  first_poll_ = false;
 }
 
 void SlurmExecutor::PollNodes() {
@@ -449,11 +459,11 @@ void SlurmExecutor::PollJobs() {
   std::vector<std::pair<JobId, ExecutorReport>> ended;
   for (auto& [job, run] : runs_) {
     const std::string comment = SlurmJobComment(run.job_dir);
-    if (run.adopted) {
+    if (run.unmatched) {
       // <job dir>/slurm_job names the segment's Slurm job (Flush removes an earlier segment's).
-      // Without it the daemon died between carrying out the launch and recording the id: then
-      // the newest live job with this job's name and comment is the segment, and an ended one
-      // only if the segment's exit file shows that it ran.
+      // Without the id sbatch failed, or the daemon died before recording it: then the newest
+      // live job with this job's name and comment is the segment, and an ended one only if the
+      // segment's exit file shows that it ran.
       if (run.slurm_id.empty()) {
         std::string live, done;
         for (const auto& [id, l] : listed) {
@@ -461,14 +471,24 @@ void SlurmExecutor::PollJobs() {
           std::string& best = l.ended() ? done : live;
           if (best.empty() || newer(best, id)) best = id;
         }
-        std::lock_guard lock(mu_);
-        run.slurm_id = !live.empty() ? live : ReadExitFile(run.job_dir) ? done : std::string();
+        {
+          std::lock_guard lock(mu_);
+          run.slurm_id = !live.empty() ? live : ReadExitFile(run.job_dir) ? done : std::string();
+        }
+        if (!run.slurm_id.empty() && !run.submit_error.empty()) {
+          Log("sbatch failed but Slurm has job " + run.slurm_id + " for dlsched job " +
+              std::to_string(job.value()) + "; following it");
+          SlurmJobRecord record = ParseSlurmJobRecord(ReadSmallFile(run.job_dir + "/slurm_job"));
+          record.slurm_id = run.slurm_id;
+          WriteSmallFile(run.job_dir + "/slurm_job", FormatSlurmJobRecord(record));
+        }
       }
-      run.adopted = false;
+      run.unmatched = false;
       const auto found = listed.find(run.slurm_id);
       if (found != listed.end() && found->second.comment == comment && !found->second.ended()) {
         run.started = found->second.running();
-        // Finish the stop the previous daemon began (signalled again: it may not have been).
+        // Finish a stop the previous daemon began (signalled again: it may not have been), or
+        // one decided while the submission was unconfirmed.
         if (run.intent != Intent::kNone) DoStop(run, run.intent, run.why);
       }
     }
@@ -492,15 +512,21 @@ void SlurmExecutor::PollJobs() {
   }
   for (auto& [job, report] : ended) Finish(job, std::move(report));
 
-  if (first_poll_) {
-    const std::string prefix = SlurmJobComment(options_.jobs_dir + "/");
-    for (const auto& [id, l] : listed) {
-      if (l.ended() || owned.contains(id) || !l.comment.starts_with(prefix)) continue;
-      Log("cancelling Slurm job " + id + " (" + l.comment +
-          "): no running dlsched job of this daemon owns it");
-      Scancel(id, /*term=*/false, false);
+  // Orphans: live Slurm jobs of this daemon's job directory that no followed segment owns (a
+  // submission accepted after dlsched gave it up, one of a job requeued at a restart, ...).
+  const std::string prefix = SlurmJobComment(options_.jobs_dir + "/");
+  std::set<std::string> cancelled;
+  for (const auto& [id, l] : listed) {
+    if (l.ended() || owned.contains(id) || !l.comment.starts_with(prefix)) continue;
+    if (cancelled_orphans_.contains(id)) {
+      cancelled.insert(id);  // on its way out: not cancelled (and logged) again
+      continue;
     }
+    Log("cancelling Slurm job " + id + " (" + l.comment +
+        "): no running dlsched job of this daemon owns it");
+    if (Scancel(id, /*term=*/false, false)) cancelled.insert(id);
   }
+  cancelled_orphans_ = std::move(cancelled);
 }
 
 ExecutorReport SlurmExecutor::Outcome(const Run& run, const std::string& final_state,
@@ -541,7 +567,11 @@ ExecutorReport SlurmExecutor::Outcome(const Run& run, const std::string& final_s
                                (reason.empty() || reason == "None" ? "" : " (" + reason + ")");
   if (final_state.empty()) {
     if (!exit_code) {
-      return {JobLaunchFailed{run.job, slurm + " is gone and left no exit status"}, std::nullopt};
+      // A failed sbatch whose job Slurm does not list: it never got in.
+      return {JobLaunchFailed{run.job, !run.submit_error.empty()
+                                           ? run.submit_error
+                                           : slurm + " is gone and left no exit status"},
+              std::nullopt};
     }
   } else if (final_state == "NODE_FAIL" || final_state == "BOOT_FAIL" ||
              final_state == "PREEMPTED" || final_state == "REVOKED") {

@@ -5,11 +5,16 @@
 // is JobExecutor's (job_executor.h); what is Slurm-specific:
 //
 // Launch: one `sbatch` per run segment, pinned with --nodelist / --nodes / --ntasks-per-node=1 /
-//   --gres=gpu:TYPE:N (slurm_batch.h has the script and the environment). The Slurm job id and
-//   nodes go to <job dir>/slurm_job. A submission Slurm has not started within start_timeout
-//   (its nodes are busy with work dlsched does not know about, say) is cancelled and reported
-//   as a failed launch, with Slurm's pending reason. If sbatch fails, squeue is asked whether
-//   the job got in anyway (an answer lost on the way) before the failure is reported.
+//   --gres=gpu:TYPE:N (slurm_batch.h has the script and the environment). sbatch runs with the
+//   daemon's own environment (plus Options::extra_env), never the job's. The nodes and whether
+//   the command runs in the batch step go to <job dir>/slurm_job before sbatch runs, the Slurm
+//   job id once sbatch printed it (SlurmJobRecord). A submission Slurm has not started within
+//   start_timeout (its nodes are busy with work dlsched does not know about, say) is cancelled
+//   and reported as a failed launch, with Slurm's pending reason. If sbatch fails (an error, no
+//   answer in time, an unreadable one), the job may still have got in: the segment is followed
+//   without an id, and the next poll whose squeue answers matches it by job name and comment
+//   (then follows it, and finishes a stop decided meanwhile) or reports the failed launch. So
+//   nothing is reported while slurmctld does not answer.
 // Stop (preempt, cancel, max run time): `scancel --signal=TERM` (with --full when the command
 //   runs in the batch step), the grace period, then `scancel`. The intent goes to
 //   <job dir>/stop first, in Flush itself (before the worker thread gets to the stop), so a
@@ -31,8 +36,9 @@
 //   reported as failed launches, so the scheduler requeues them and they resume from their
 //   checkpoint elsewhere; a node report always precedes the reports of the jobs lost with it. A
 //   launch on a node that is not kUp is refused at once (failed launch).
-// Restart: Adopt finds the segment through <job dir>/slurm_job, else, when the daemon died
-//   before the id was recorded, through squeue by job name and comment (dlsched-<id>,
+// Restart: Adopt finds the segment through <job dir>/slurm_job, else, when the record has no
+//   id (sbatch failed, or the daemon died before recording it), through squeue by job name and
+//   comment (dlsched-<id>,
 //   dlsched:<job dir>): a live job, or an ended one if the segment's exit file exists. A
 //   segment still queued or running is followed again, one that ended is reported as it ended
 //   (with the stop intent from <job dir>/stop), one Slurm and the exit file know nothing of is
@@ -42,13 +48,16 @@
 //   recording a relaunch but before submitting it, the old files make the new segment end as
 //   the old one did: suspended or a failed launch, both requeue it (a job only relaunches
 //   after those). No job is submitted twice: a launch is only ever decided after the previous
-//   segment's outcome was reported, and that happens only once Slurm lists it as ended. Slurm jobs
-//   of this daemon's job directory that no adopted segment owns (orphans, e.g. of a cluster that
-//   shrank) are cancelled on the first poll.
+//   segment's outcome was reported, and that happens only once Slurm lists it as ended (or, for
+//   a failed sbatch, once squeue answered without it). Slurm jobs of this daemon's job directory
+//   that no followed segment owns (orphans: of a job requeued at a restart, of a cluster that
+//   shrank, a submission slurmctld accepted after its sbatch gave up) are cancelled at every
+//   poll whose squeue answers.
 
 #include <condition_variable>
 #include <map>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -69,7 +78,7 @@ class SlurmExecutor final : public JobExecutor {
     Duration poll_interval = std::chrono::seconds(1);
     Duration start_timeout = std::chrono::seconds(60);
     Duration command_timeout = std::chrono::seconds(30);  // per Slurm command
-    // Added to sbatch's environment (e.g. SLURM_CONF=...).
+    // Set in sbatch's environment, over the daemon's own (e.g. SLURM_CONF=...).
     std::vector<std::string> extra_env;
   };
 
@@ -109,9 +118,11 @@ class SlurmExecutor final : public JobExecutor {
     std::string slurm_id;  // "" until known
     std::vector<NodeId> nodes;
     bool command_in_batch_step = false;
-    bool adopted = false;    // not yet matched against squeue
-    bool started = false;    // seen running
-    bool cancelled = false;  // the final scancel went out
+    // Not yet matched against squeue: adopted, or its sbatch failed (then `submit_error`).
+    bool unmatched = false;
+    std::string submit_error;  // a failed sbatch's error, reported if Slurm has no such job
+    bool started = false;      // seen running
+    bool cancelled = false;    // the final scancel went out
     Intent intent = Intent::kNone;
     std::string why;             // for kNodeLost and kNotStarted
     std::string pending_reason;  // Slurm's, while pending
@@ -159,7 +170,8 @@ class SlurmExecutor final : public JobExecutor {
   // --- worker thread only ---
   std::vector<NodeHealth> health_;       // by NodeId, as last reported
   std::vector<std::string> health_why_;  // by NodeId: its state and reason
-  bool first_poll_ = true;
+  // Orphans scancel took at the last poll (still listed while they end).
+  std::set<std::string> cancelled_orphans_;
 
   mutable std::mutex mu_;
   std::condition_variable cv_;
