@@ -104,11 +104,10 @@ Result<std::unique_ptr<ThroughputModel>> MakeTruth(const std::string& spec,
 // The policies' estimator: the built-in model, or with --predictor a PerfPredictor fitted to a
 // profile store (falling back to the built-in model for jobs the profiles do not cover).
 Result<std::unique_ptr<ThroughputModel>> MakeEstimator(const std::string& store_path) {
-  auto builtin = std::make_unique<SimpleThroughputModel>();
-  if (store_path.empty()) return std::unique_ptr<ThroughputModel>(std::move(builtin));
-  DS_ASSIGN_OR_RETURN(const ProfileStore store, LoadProfileStore(store_path));
-  DS_ASSIGN_OR_RETURN(PerfPredictor predictor,
-                      PerfPredictor::Fit(store.profiles, std::move(builtin)));
+  if (store_path.empty()) {
+    return std::unique_ptr<ThroughputModel>(std::make_unique<SimpleThroughputModel>());
+  }
+  DS_ASSIGN_OR_RETURN(PerfPredictor predictor, FitProfileStore(store_path));
   return std::unique_ptr<ThroughputModel>(std::make_unique<PerfPredictor>(std::move(predictor)));
 }
 

@@ -17,6 +17,7 @@
 #include "daemon/exec/slurm_executor.h"
 #include "io/cluster_spec.h"
 #include "io/profile.h"
+#include "io/profile_store.h"
 
 namespace dlsched::daemon {
 namespace {
@@ -103,6 +104,11 @@ void AddServeFlags(CLI::App& command, ServeFlags& flags) {
                   "Seconds between polls of squeue and scontrol (job and node states).")
       ->capture_default_str()
       ->check(CLI::Range(0.05, 600.0));
+  command.add_option("--predictor", flags.predictor,
+                     "Policies estimate speed with a predictor fitted to this profile store (the "
+                     "file `dlsched profile` writes; jobs it cannot predict use the built-in "
+                     "model), corrected online by the running jobs' progress reports, which also "
+                     "gives their ETAs.");
   command.add_flag("--kill-jobs-on-exit", flags.kill_jobs_on_exit,
                    "Kill running jobs when the daemon stops (by default they keep running and a "
                    "restarted daemon re-adopts them).");
@@ -156,6 +162,17 @@ int RunServe(const ServeFlags& flags, std::ostream& out, std::ostream& err) {
     err << "dlsched serve: --profile: " << profile.status().message() << "\n";
     return kExitUsage;
   }
+  std::shared_ptr<const PerfPredictor> predictor;
+  if (!flags.predictor.empty()) {
+    Result<PerfPredictor> fitted = FitProfileStore(flags.predictor);
+    if (!fitted.ok()) {
+      err << "dlsched serve: --predictor: " << fitted.status().message() << "\n";
+      return kExitUsage;
+    }
+    predictor = std::make_shared<const PerfPredictor>(std::move(fitted).value());
+    err << "dlsched serve: predictor fitted to " << predictor->num_cells() << " measured cells of "
+        << predictor->models().size() << " models from " << flags.predictor << "\n";
+  }
 
   std::error_code ec;
   std::filesystem::create_directories(flags.workdir, ec);
@@ -165,6 +182,7 @@ int RunServe(const ServeFlags& flags, std::ostream& out, std::ostream& err) {
   options.profile = std::move(profile).value();
   options.grace = Seconds(flags.grace_s);
   options.seed = flags.seed;
+  options.predictor = std::move(predictor);
   options.durability = flags.durability == "full" ? Durability::kFull : Durability::kProcessCrash;
   if (slurm) {
     SlurmExecutor::Options slurm_options;

@@ -28,6 +28,7 @@ struct ServeFlags {
   std::string executor = "local";  // "local" (processes) or "slurm"
   std::string slurm_partition;     // empty: Slurm's default partition
   double slurm_poll_s = 1;
+  std::string predictor;  // profile store; empty: the built-in throughput model
 };
 
 void AddServeFlags(CLI::App& command, ServeFlags& flags);

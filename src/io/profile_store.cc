@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
@@ -162,6 +163,14 @@ Result<ProfileStore> LoadProfileStore(const std::string& path) {
   text << in.rdbuf();
   if (in.bad()) return IoError(fmt::format("cannot read profile store {}", path));
   return ParseProfileStore(text.str(), path);
+}
+
+Result<PerfPredictor> FitProfileStore(const std::string& path) {
+  DS_ASSIGN_OR_RETURN(const ProfileStore store, LoadProfileStore(path));
+  Result<PerfPredictor> fitted =
+      PerfPredictor::Fit(store.profiles, std::make_shared<const SimpleThroughputModel>());
+  if (!fitted.ok()) return fitted.status().WithPrefix(path);
+  return fitted;
 }
 
 }  // namespace dlsched

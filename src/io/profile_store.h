@@ -45,5 +45,9 @@ void WriteProfileStore(const ProfileStore& store, std::ostream& out);
 Result<ProfileStore> ParseProfileStore(std::string_view json_text, std::string_view origin);
 // Reads a store file. NotFound / IoError / ParseProfileStore's errors.
 Result<ProfileStore> LoadProfileStore(const std::string& path);
+// The estimator behind `--predictor FILE` (simulate and serve): a PerfPredictor fitted to the
+// store at `path`, answering jobs its profiles cannot predict with the built-in
+// SimpleThroughputModel. LoadProfileStore's and PerfPredictor::Fit's errors.
+Result<PerfPredictor> FitProfileStore(const std::string& path);
 
 }  // namespace dlsched

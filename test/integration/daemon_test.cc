@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -456,6 +457,60 @@ TEST_F(DaemonIntegrationTest, ProgressPostedOverHttpIsShownAndKeptAtPreemption) 
   EXPECT_EQ(Get("/v1/jobs/" + std::to_string(id), "t-ann").second["preemptions"], 1);
   EXPECT_EQ(StoredEvent("suspended", id), "iterations_done=100");
   EXPECT_EQ(post(path, R"({"iterations_done": 100})", "t-ann").first, 409);
+}
+
+TEST_F(DaemonIntegrationTest, ProgressCorrectsThePredictorAndItsEta) {
+  // A profile store (the file `dlsched profile` writes) for model "m" at batch size 8.
+  const fs::path store = dir_ / "profiles.json";
+  std::ofstream(store) << R"({"format": "dlsched-perf-profiles", "version": 1, "profiles": [
+      {"source": "test", "model": "m", "batch_size": 8, "gpu_type": "V100", "num_gpus": 1,
+       "iters_per_s": 10},
+      {"source": "test", "model": "m", "batch_size": 8, "gpu_type": "V100", "num_gpus": 2,
+       "iters_per_s": 18}]})";
+  StartDaemon({"--predictor", store.string()});
+  ASSERT_NE(ReadFile(dir_ / "daemon.err").find("predictor fitted"), std::string::npos)
+      << ReadFile(dir_ / "daemon.err");
+  // 2000 iterations estimated at 80 s (25 iterations/s predicted); it reports 100 iterations/s
+  // of wall time since it started, so a slow machine does not change its pace.
+  json spec = Script(
+      "s=$(date +%s%N); while true; do n=$(( ($(date +%s%N) - s) / 10000000 )); "
+      "echo \"$n/2000\" > \"$DLSCHED_PROGRESS_FILE.t\"; "
+      "mv \"$DLSCHED_PROGRESS_FILE.t\" \"$DLSCHED_PROGRESS_FILE\"; sleep 0.2; done");
+  spec["model"] = "m";
+  spec["batch_size"] = 8;
+  spec["runtime_estimate_s"] = 80;
+  spec["iterations"] = 2000;
+  auto [status, job] = Submit(spec);
+  ASSERT_EQ(status, 201) << job;
+  const int64_t id = job["id"];
+  constexpr double kPredicted = 25;  // iterations/s before any correction
+
+  // The daemon reads the progress once a second; each read moves the correction toward the
+  // observed speed (about 4x the prediction, less the job's start-up time).
+  json progress;
+  ASSERT_TRUE(Eventually(
+      [&] {
+        progress = Job(id)["progress"];
+        return progress.is_object() && progress["correction"].is_number() &&
+               progress["correction"].get<double>() > 1.5;
+      },
+      seconds(20)))
+      << progress;
+  EXPECT_EQ(progress["eta_basis"], "predictor") << progress;
+  EXPECT_TRUE(progress["eta"].is_string()) << progress;
+  EXPECT_LE(progress["correction"].get<double>(), 10.0);
+
+  // The corrected prediction is nearer the job's observed speed than the plain one.
+  const json shown = Job(id);
+  progress = shown["progress"];
+  const double observed =
+      progress["iterations_done"].get<double>() / shown["run_time_s"].get<double>();
+  const double predicted = progress["predicted_iters_per_s"].get<double>();
+  ASSERT_GT(observed, 0) << shown;
+  EXPECT_GT(predicted, kPredicted) << progress;
+  EXPECT_LT(std::abs(std::log(predicted / observed)), std::abs(std::log(kPredicted / observed)))
+      << "observed " << observed << " it/s; " << progress;
+  EXPECT_EQ(Delete("/v1/jobs/" + std::to_string(id)).first, 202);
 }
 
 TEST_F(DaemonIntegrationTest, Kill9LosesNoAcceptedJobAndRunningJobsAreReadopted) {

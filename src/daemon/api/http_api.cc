@@ -312,7 +312,9 @@ void ApiServer::Routes() {
         why = &reason;
       }
     }
-    Reply(res, 200, JobJson(*job, SystemClock().Now(), ReadProgress(daemon.JobDir(job->id)), why));
+    Reply(res, 200,
+          JobJson(*job, SystemClock().Now(), ReadProgress(daemon.JobDir(job->id)), why,
+                  s->prediction(job->id)));
   });
 
   server.Delete(R"(/v1/jobs/(\d+))", [&daemon, authenticate, find_job, options](
@@ -336,26 +338,26 @@ void ApiServer::Routes() {
           JobJson(*now_job, SystemClock().Now()));
   });
 
-  server.Post(
-      R"(/v1/jobs/(\d+)/progress)",
-      [&daemon, authenticate, find_job](const httplib::Request& req, httplib::Response& res) {
-        const std::optional<Principal> who = authenticate(req, res);
-        if (!who) return;
-        std::shared_ptr<const Snapshot> s;
-        const JobRecord* job = find_job(req, res, *who, s);
-        if (!job) return;
-        const Result<Progress> progress = ParseProgressReport(req.body);
-        if (!progress.ok()) return ReplyError(res, progress.status());
-        if (job->state != JobState::kRunning) {
-          return ReplyError(res, FailedPrecondition("job " + std::to_string(job->id.value()) +
-                                                    " is " + std::string(JobStateName(job->state)) +
-                                                    ": only a running job reports progress"));
-        }
-        // The same file the job itself may write: the daemon reads progress from one place only.
-        const Status written = WriteProgress(daemon.JobDir(job->id), *progress);
-        if (!written.ok()) return ReplyError(res, written);
-        Reply(res, 200, JobJson(*job, SystemClock().Now(), *progress));
-      });
+  server.Post(R"(/v1/jobs/(\d+)/progress)", [&daemon, authenticate, find_job](
+                                                const httplib::Request& req,
+                                                httplib::Response& res) {
+    const std::optional<Principal> who = authenticate(req, res);
+    if (!who) return;
+    std::shared_ptr<const Snapshot> s;
+    const JobRecord* job = find_job(req, res, *who, s);
+    if (!job) return;
+    const Result<Progress> progress = ParseProgressReport(req.body);
+    if (!progress.ok()) return ReplyError(res, progress.status());
+    if (job->state != JobState::kRunning) {
+      return ReplyError(res, FailedPrecondition("job " + std::to_string(job->id.value()) + " is " +
+                                                std::string(JobStateName(job->state)) +
+                                                ": only a running job reports progress"));
+    }
+    // The same file the job itself may write: the daemon reads progress from one place only.
+    const Status written = WriteProgress(daemon.JobDir(job->id), *progress);
+    if (!written.ok()) return ReplyError(res, written);
+    Reply(res, 200, JobJson(*job, SystemClock().Now(), *progress, nullptr, s->prediction(job->id)));
+  });
 
   server.Get(R"(/v1/jobs/(\d+)/logs)", [&daemon, authenticate, find_job](
                                            const httplib::Request& req, httplib::Response& res) {

@@ -21,7 +21,7 @@ std::string Number(double v) {
 json TimeJson(Timestamp t) { return t == kTimeNever ? json(nullptr) : json(FormatTime(t)); }
 
 json JobJson(const JobRecord& job, Timestamp now, const std::optional<Progress>& progress,
-             const std::string* pending_reason) {
+             const std::string* pending_reason, const JobPrediction* prediction) {
   const JobRequest& request = *job.request;
   const JobSpec& spec = request.spec;
   const bool running = job.state == JobState::kRunning;
@@ -65,14 +65,27 @@ json JobJson(const JobRecord& job, Timestamp now, const std::optional<Progress>&
     json p = {{"iterations_done", progress->done},
               {"iterations_total", total > 0 ? json(total) : json(nullptr)},
               {"fraction", json(nullptr)},
-              {"eta", json(nullptr)}};
+              {"eta", json(nullptr)},
+              {"eta_basis", json(nullptr)},
+              {"predicted_iters_per_s", json(nullptr)},
+              {"correction", json(nullptr)}};
+    const bool predicted = running && prediction != nullptr && prediction->iters_per_s > 0;
+    if (running && prediction != nullptr) p["correction"] = prediction->correction;
     if (total > 0) {
       const double fraction = std::clamp(progress->done / total, 0.0, 1.0);
       p["fraction"] = fraction;
-      // Remaining wall time at the rate of the current segment's run so far.
-      if (running && fraction > 0 && fraction < 1 && run_time > Duration(0)) {
+      if (predicted) {
+        // The predictor works in JobSpec units (spec.iterations for the whole job); the report
+        // in the job's own iterations (total for the whole job).
+        p["predicted_iters_per_s"] = prediction->iters_per_s * total / spec.iterations;
+        const double left_s = (1 - fraction) * spec.iterations / prediction->iters_per_s;
+        p["eta"] = TimeJson(now + Seconds(left_s));
+        p["eta_basis"] = "predictor";
+      } else if (running && fraction > 0 && fraction < 1 && run_time > Duration(0)) {
+        // Remaining wall time at the job's observed rate so far.
         const double left_s = ToSeconds(run_time) * (1 - fraction) / fraction;
         p["eta"] = TimeJson(now + Seconds(left_s));
+        p["eta_basis"] = "observed";
       }
     }
     j["progress"] = p;

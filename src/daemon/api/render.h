@@ -15,10 +15,17 @@
 namespace dlsched::daemon {
 
 // A job. `now` computes the running segment's share of run time and the ETA; `progress` is
-// what the job reported (ReadProgress); `pending_reason` is set for waiting jobs when known.
+// what the job reported (ReadProgress); `pending_reason` is set for waiting jobs when known;
+// `prediction` is the daemon's predictor's view of a running job (Snapshot::prediction).
+//
+// The ETA of a running job with progress and a known total: with a prediction of positive
+// speed, now + the work left (1 - fraction) x spec.iterations at the corrected predicted speed
+// (OnlineCorrector::Remaining on the job's shape), progress.eta_basis "predictor"; otherwise
+// now + the run time so far x (1 - fraction) / fraction, "observed" (needs 0 < fraction < 1).
 nlohmann::json JobJson(const JobRecord& job, Timestamp now,
                        const std::optional<Progress>& progress = std::nullopt,
-                       const std::string* pending_reason = nullptr);
+                       const std::string* pending_reason = nullptr,
+                       const JobPrediction* prediction = nullptr);
 
 // GPUs per node with the job holding each, and totals.
 nlohmann::json NodesJson(const Snapshot& snapshot);

@@ -40,8 +40,37 @@ TEST(RenderTest, RunningJobWithProgressAndEta) {
   EXPECT_DOUBLE_EQ(j["progress"]["fraction"].get<double>(), 0.25);
   // 20 s for a quarter: 60 s to go.
   EXPECT_EQ(j["progress"]["eta"], FormatTime(AtSeconds(1090)));
+  EXPECT_EQ(j["progress"]["eta_basis"], "observed");
   EXPECT_EQ(j["spec"]["command"], json::array({"train"}));
   EXPECT_FALSE(j.contains("pending_reason"));
+}
+
+TEST(RenderTest, APredictionGivesTheEtaAndShowsItsCorrection) {
+  // 100 iterations of the job's own; its runtime estimate (JobSpec work) is the default.
+  const JobRecord r = Running();
+  const double work = r.request->spec.iterations;
+  // The corrector found it runs at 1.5x its prediction of 2x its estimate's speed.
+  const JobPrediction prediction{3.0, 1.5};
+  const json j = JobJson(r, AtSeconds(1030), Progress{25, 0}, nullptr, &prediction);
+  const json& p = j["progress"];
+  EXPECT_EQ(p["eta_basis"], "predictor");
+  EXPECT_DOUBLE_EQ(p["correction"].get<double>(), 1.5);
+  // 3 s of work per second is 3 x 100 / work iterations per second.
+  EXPECT_DOUBLE_EQ(p["predicted_iters_per_s"].get<double>(), 300 / work);
+  // Three quarters of the work left at 3 s of work per second.
+  EXPECT_EQ(p["eta"], FormatTime(AtSeconds(1030) + Seconds(0.75 * work / 3)));
+
+  // Without a prediction, or once the job no longer runs: today's rule, nothing predicted.
+  const json plain = JobJson(r, AtSeconds(1030), Progress{25, 0});
+  EXPECT_EQ(plain["progress"]["eta_basis"], "observed");
+  EXPECT_TRUE(plain["progress"]["correction"].is_null());
+  EXPECT_TRUE(plain["progress"]["predicted_iters_per_s"].is_null());
+  JobRecord ended = r;
+  ended.state = JobState::kSucceeded;
+  const json done = JobJson(ended, AtSeconds(1030), Progress{100, 0}, nullptr, &prediction);
+  EXPECT_TRUE(done["progress"]["eta"].is_null());
+  EXPECT_TRUE(done["progress"]["eta_basis"].is_null());
+  EXPECT_TRUE(done["progress"]["correction"].is_null());
 }
 
 TEST(RenderTest, WaitingJobCarriesItsReason) {

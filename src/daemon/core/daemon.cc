@@ -96,7 +96,14 @@ Daemon::Daemon(Cluster cluster, DaemonOptions options, const Clock& clock)
       options_(std::move(options)),
       clock_(&clock),
       inherited_env_(InheritedEnv()),
-      inbox_(options_.max_inbox) {}
+      inbox_(options_.max_inbox) {
+  if (options_.predictor) {
+    estimator_ = options_.predictor;
+    feed_ = std::make_unique<ProgressFeed>(options_.predictor);
+  } else {
+    estimator_ = std::make_shared<const SimpleThroughputModel>();
+  }
+}
 
 Result<std::unique_ptr<Daemon>> Daemon::Create(Cluster cluster, DaemonOptions options,
                                                const Clock& clock) {
@@ -129,7 +136,7 @@ Result<std::unique_ptr<Daemon>> Daemon::Create(Cluster cluster, DaemonOptions op
         std::make_unique<ProcessExecutor>(exec_options, std::move(resolver), std::move(sink));
   }
   d->scheduler_ = std::make_unique<Scheduler>(d->cluster_, std::move(policy).value(), *d->executor_,
-                                              d->estimator_, d->options_.seed);
+                                              *d->estimator_, d->options_.seed);
   d->started_at_ = clock.Now();
   DS_RETURN_IF_ERROR(d->Restore());
   d->Publish(d->started_at_);
@@ -305,6 +312,10 @@ void Daemon::Loop() {
           std::clamp(wake_at_ - clock_->Now(), Duration(1000), Duration(std::chrono::hours(1)));
       deadline = std::chrono::steady_clock::now() + wait;
     }
+    if (feed_ && !scheduler_->running().empty()) {
+      // Running jobs' progress is read once a second even when nothing else happens.
+      deadline = std::min(deadline, std::chrono::steady_clock::now() + ProgressFeed::kReadInterval);
+    }
     if (!inbox_.WaitAndDrain(items, deadline)) break;
     if (!Iterate(items)) break;
   }
@@ -405,12 +416,10 @@ Status Daemon::Apply(Item& item, Timestamp now) {
             ++metrics_.events;
             if (auto* suspended = std::get_if<JobSuspended>(&event)) {
               // Saved progress, in the scheduler's units (seconds of estimated work).
-              const Extra& extra = extra_[id.index()];
               if (const std::optional<Progress> p = ReadProgress(JobDir(id))) {
-                const double total = p->total > 0 ? p->total : extra.request->total_iterations;
-                if (total > 0) {
-                  suspended->iterations_done =
-                      std::clamp(p->done / total, 0.0, 1.0) * extra.request->spec.iterations;
+                if (const std::optional<double> done =
+                        SpecIterationsDone(*p, *extra_[id.index()].request)) {
+                  suspended->iterations_done = *done;
                 }
               }
             }
@@ -431,6 +440,7 @@ Status Daemon::Apply(Item& item, Timestamp now) {
               return Status::Ok();
             }
             if (i.report.exit_code) extra.exit_code = i.report.exit_code;
+            if (feed_ && IsTerminal(scheduler_->jobs().at(id).state)) feed_->Forget(id);
             extra.stopping.clear();
             extra.pid = 0;
             extra.pid_start = 0;
@@ -474,6 +484,28 @@ Status Daemon::FlushDirty() {
   return Status::Ok();
 }
 
+void Daemon::ReadRunningProgress(Timestamp now) {
+  if (!feed_) return;
+  auto next = std::make_shared<std::map<JobId, JobPrediction>>();
+  bool read = false;
+  for (JobId id : scheduler_->running()) {
+    if (!feed_->Due(id, now)) {
+      if (const auto it = predictions_->find(id); it != predictions_->end()) next->insert(*it);
+      continue;
+    }
+    read = true;
+    const Job& job = scheduler_->jobs().at(id);
+    // A gang mixing GPU types has no shape; the predictor's ETA does not cover it.
+    const std::optional<GpuShape> shape = ShapeOf(cluster_, job.placement);
+    if (!shape) continue;
+    const std::optional<JobPrediction> prediction =
+        feed_->Read(id, *extra_[id.index()].request, *shape, ReadProgress(JobDir(id)),
+                    job.iterations_done, now - job.segment_start, now);
+    if (prediction) next->emplace(id, *prediction);
+  }
+  if (read || next->size() != predictions_->size()) predictions_ = std::move(next);
+}
+
 void Daemon::Publish(Timestamp now) {
   index_.Seal();
   auto s = std::make_shared<Snapshot>();
@@ -498,6 +530,7 @@ void Daemon::Publish(Timestamp now) {
   s->gpus_allocated = scheduler_->state().allocated_total();
   s->inbox_length = inbox_.size();
   s->metrics = metrics_;
+  s->predictions = predictions_;
   std::lock_guard lock(snapshot_mu_);
   snapshot_ = std::move(s);
 }
@@ -649,6 +682,7 @@ bool Daemon::Iterate(std::vector<Item>& items) {
     }
     record_processes = true;
   }
+  ReadRunningProgress(now);
   Publish(now);
 
   for (auto& [id, reply] : submit_replies_) reply.set_value(index_.Share(id));

@@ -25,6 +25,11 @@
 // A job whose launch fails kMaxLaunchFailures times in a row (its working directory cannot be
 // created, the process cannot be spawned, it vanished every time) fails instead of being
 // requeued once more, so a lasting fault cannot make the daemon retry it forever.
+//
+// With a predictor (DaemonOptions::predictor, `serve --predictor`), the policies estimate with it,
+// and the scheduler thread reads each running job's progress at most once a second
+// (ProgressFeed): the observed speed of its run segment corrects the prediction, and the
+// corrected prediction is published with each snapshot (Snapshot::predictions) for the ETA.
 
 #include <functional>
 #include <future>
@@ -40,9 +45,11 @@
 
 #include "daemon/api/job_request.h"
 #include "daemon/core/inbox.h"
+#include "daemon/core/progress_feed.h"
 #include "daemon/core/snapshot.h"
 #include "daemon/exec/job_executor.h"
 #include "daemon/store/store.h"
+#include "dlsched/perf/predictor.h"
 #include "dlsched/perf/throughput_model.h"
 #include "dlsched/policy/pipeline.h"
 #include "dlsched/runtime/executor.h"
@@ -71,6 +78,9 @@ struct DaemonOptions {
   ExecutorFactory executor_factory;
   // The executor runs a gang across nodes (Slurm does; local processes stay on one node).
   bool multi_node_gangs = false;
+  // Set: the policies' estimator (instead of the built-in SimpleThroughputModel), corrected by
+  // the running jobs' progress reports for their ETAs. `serve --predictor FILE` fits it.
+  std::shared_ptr<const PerfPredictor> predictor;
 };
 
 // Why-pending and order of the waiting jobs, computed by the scheduler thread on request.
@@ -167,6 +177,9 @@ class Daemon {
   std::shared_ptr<const JobRecord> BuildRecord(JobId id) const;
   // Writes the rows of the dirty jobs and refreshes their records in the index.
   Status FlushDirty();
+  // With a predictor: reads the progress of the running jobs that are due (ProgressFeed) and
+  // refreshes predictions_.
+  void ReadRunningProgress(Timestamp now);
   void Publish(Timestamp now);
   void FailStop(Status why, std::vector<Item>& items);
   Result<QueueView> ComputeQueue(Timestamp now);
@@ -175,7 +188,7 @@ class Daemon {
   Cluster cluster_;
   DaemonOptions options_;
   const Clock* clock_;
-  SimpleThroughputModel estimator_;
+  std::shared_ptr<const ThroughputModel> estimator_;  // the predictor or the built-in model
   std::map<std::string, std::string> inherited_env_;
   std::unique_ptr<Store> store_;
   std::unique_ptr<JobExecutor> executor_;
@@ -195,6 +208,9 @@ class Daemon {
   Timestamp started_at_;
   uint64_t version_ = 0;
   std::optional<QueueView> queue_cache_;
+  std::unique_ptr<ProgressFeed> feed_;  // with a predictor only
+  std::shared_ptr<const std::map<JobId, JobPrediction>> predictions_ =
+      std::make_shared<const std::map<JobId, JobPrediction>>();
   // Replies to send once the iteration's transaction has committed.
   std::vector<std::pair<JobId, std::promise<SubmitResult>>> submit_replies_;
   std::vector<std::pair<Status, std::promise<Status>>> cancel_replies_;

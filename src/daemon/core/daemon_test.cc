@@ -38,7 +38,8 @@ class DaemonTest : public ::testing::Test {
     fs::remove_all(dir_);
   }
 
-  void StartDaemon(const std::string& gpus = "1x2xV100") {
+  void StartDaemon(const std::string& gpus = "1x2xV100",
+                   std::shared_ptr<const PerfPredictor> predictor = nullptr) {
     DaemonOptions options;
     options.db_path = (dir_ / "state.db").string();
     options.workdir = (dir_ / "work").string();
@@ -46,6 +47,7 @@ class DaemonTest : public ::testing::Test {
     ASSERT_TRUE(profile.ok());
     options.profile = *profile;
     options.grace = milliseconds(200);
+    options.predictor = std::move(predictor);
     auto daemon = Daemon::Create(testing::MakeCluster(gpus), options, clock_);
     ASSERT_TRUE(daemon.ok()) << daemon.status().ToString();
     daemon_ = std::move(daemon).value();
@@ -196,6 +198,38 @@ TEST_F(DaemonTest, AJobWhoseProcessVanishedIsRequeued) {
     return j.state == JobState::kRunning && j.pid != pid && j.pid > 0;
   });
   ASSERT_NE(again, nullptr);
+}
+
+TEST_F(DaemonTest, ProgressReportsCorrectThePredictorWhileTheJobRuns) {
+  const std::vector<PerfProfile> profiles = {{"test", "m", 8, "V100", 1, true, 10, {}}};
+  Result<PerfPredictor> fitted =
+      PerfPredictor::Fit(profiles, std::make_shared<const SimpleThroughputModel>());
+  ASSERT_TRUE(fitted.ok()) << fitted.status().ToString();
+  StartDaemon("1x2xV100", std::make_shared<const PerfPredictor>(std::move(fitted).value()));
+  // Predicted to take 1000 s; reports half of it done at once, so it runs far faster.
+  Result<JobRequest> request = ParseJobRequest(
+      R"({"script": "echo 50/100 > $DLSCHED_PROGRESS_FILE; sleep 30", "gpus": 1, "model": "m",
+          "batch_size": 8, "runtime_estimate_s": 1000})",
+      "ann");
+  ASSERT_TRUE(request.ok()) << request.status().ToString();
+  SubmitResult submitted = daemon_->Submit(*request).get();
+  ASSERT_TRUE(submitted.ok()) << submitted.status().ToString();
+  const JobId id = (*submitted)->id;
+  ASSERT_NE(WaitFor(id,
+                    [this](const JobRecord& j) {
+                      const JobPrediction* p = snapshot_->prediction(j.id);
+                      return p != nullptr && p->correction > 1;
+                    }),
+            nullptr);
+  const JobPrediction* p = snapshot_->prediction(id);
+  // One job's observations move its correction up to the corrector's bound (10x) at most.
+  EXPECT_LE(p->correction, 10.0);
+  EXPECT_DOUBLE_EQ(p->iters_per_s, p->correction);
+
+  // An ended job has no prediction.
+  ASSERT_TRUE(daemon_->Cancel(id).get().ok());
+  ASSERT_NE(WaitForState(id, JobState::kKilled), nullptr);
+  EXPECT_EQ(daemon_->snapshot()->prediction(id), nullptr);
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 
 #include <array>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -96,6 +97,15 @@ struct DaemonMetrics {
   void RecordCycle(double seconds);
 };
 
+// What the daemon's predictor (`serve --predictor`) says of a running job, as of the last read of
+// its progress (ProgressFeed).
+struct JobPrediction {
+  // Corrected predicted speed on the job's placement, in JobSpec units (seconds of estimated
+  // work per second; 1 = the job runs as fast as its runtime estimate says).
+  double iters_per_s = 0;
+  double correction = 1;  // the OnlineCorrector's factor in iters_per_s (1 = none)
+};
+
 struct Snapshot {
   uint64_t version = 0;
   Timestamp published_at;
@@ -109,8 +119,16 @@ struct Snapshot {
   int gpus_allocated = 0;
   size_t inbox_length = 0;
   DaemonMetrics metrics;
+  // Running jobs the predictor predicts (never null; empty without --predictor).
+  std::shared_ptr<const std::map<JobId, JobPrediction>> predictions =
+      std::make_shared<const std::map<JobId, JobPrediction>>();
 
   int64_t count(JobState s) const { return jobs_by_state[static_cast<size_t>(s)]; }
+  // nullptr when the job has no prediction.
+  const JobPrediction* prediction(JobId id) const {
+    const auto it = predictions->find(id);
+    return it == predictions->end() ? nullptr : &it->second;
+  }
 };
 
 }  // namespace dlsched::daemon
