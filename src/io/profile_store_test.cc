@@ -8,6 +8,9 @@
 #include <string>
 #include <vector>
 
+#include "dlsched/perf/throughput_model.h"
+#include "support/builders.h"
+
 namespace dlsched {
 namespace {
 
@@ -123,6 +126,37 @@ TEST(ProfileStoreTest, LoadsFiles) {
   EXPECT_EQ(loaded->profiles.size(), 3u);
   std::filesystem::remove(path);
   EXPECT_EQ(LoadProfileStore(path).status().code(), StatusCode::kNotFound);
+}
+
+TEST(ProfileStoreTest, FitsAPredictorWithTheBuiltInFallback) {
+  const std::string path = ::testing::TempDir() + "/profile_store_fit_test.json";
+  ProfileStore store;
+  store.profiles = {
+      {"test", "m", 8, "V100", 1, true, 10, {}},
+      {"test", "m", 8, "V100", 2, true, 18, {}},
+  };
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << ToJson(store);
+  Result<PerfPredictor> predictor = FitProfileStore(path);
+  ASSERT_TRUE(predictor.ok()) << predictor.status().ToString();
+  EXPECT_EQ(predictor->Predict("m", 8, {"V100", 2, true}), 18);
+
+  // A job the profiles do not know runs at the built-in model's speed.
+  const Cluster cluster = testing::MakeCluster("1x2xV100");
+  JobSpec unknown = testing::MakeJob(1).Spec();
+  unknown.model = "other";
+  Placement placement;
+  placement.parts.push_back(NodeGpus{NodeId(0), 0b1});
+  EXPECT_EQ(predictor->ItersPerSecond(unknown, cluster, placement),
+            SimpleThroughputModel().ItersPerSecond(unknown, cluster, placement));
+
+  // Only co-location records: nothing to fit, and the error names the file.
+  store.profiles = {{"test", "m", 8, "V100", 1, true, 5, PerfJobType{"m", 8}}};
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << ToJson(store);
+  const Result<PerfPredictor> empty = FitProfileStore(path);
+  ASSERT_FALSE(empty.ok());
+  EXPECT_NE(empty.status().message().find(path), std::string::npos) << empty.status().message();
+  std::filesystem::remove(path);
+  EXPECT_EQ(FitProfileStore(path).status().code(), StatusCode::kNotFound);
 }
 
 }  // namespace

@@ -12,7 +12,7 @@ ClusterState::ClusterState(const Cluster& cluster)
   free_.reserve(cluster.num_nodes());
   for (const NodeSpec& node : cluster.nodes()) {
     const int n = static_cast<int>(node.gpus.size());
-    free_.push_back(n == kMaxGpusPerNode ? ~GpuMask{0} : (GpuMask{1} << n) - 1);
+    free_.push_back(LowestGpus(n));
     for (const GpuSpec& gpu : node.gpus) ++free_per_type_[gpu.type.index()];
   }
   free_total_ = cluster.total_gpus();

@@ -17,6 +17,10 @@ using GpuMask = uint64_t;
 inline constexpr int kMaxGpusPerNode = 64;
 
 inline int CountGpus(GpuMask mask) { return std::popcount(mask); }
+// The mask of GPUs 0..count-1 (0 <= count <= kMaxGpusPerNode).
+inline GpuMask LowestGpus(int count) {
+  return count >= kMaxGpusPerNode ? ~GpuMask{0} : (GpuMask{1} << count) - 1;
+}
 
 // Node labels, `key=value` (seed 002's "physical labels"). Ordered, so output is deterministic.
 using Labels = std::map<std::string, std::string, std::less<>>;
