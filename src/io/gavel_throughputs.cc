@@ -433,22 +433,12 @@ GavelThroughputModel::GavelThroughputModel(std::shared_ptr<const GavelThroughput
 
 double GavelThroughputModel::ItersPerSecond(const JobSpec& spec, const Cluster& cluster,
                                             const Placement& placement) const {
-  const int allocated = placement.num_gpus();
-  if (allocated == 0) return 0.0;
-  const bool consolidated = placement.num_nodes() == 1;
-  double slowest = std::numeric_limits<double>::infinity();
-  GpuTypeId previous;
-  for (const NodeGpus& part : placement.parts) {
-    const GpuTypeId type = cluster.node_gpu_type(part.node);
-    // Parts are in node order, and neighbouring nodes usually share a type.
-    if (type == previous) continue;
-    previous = type;
-    const std::optional<double> rate = table_->Isolated(spec.model, spec.batch_size, allocated,
-                                                        cluster.gpu_type_name(type), consolidated);
-    if (!rate.has_value()) return fallback_->ItersPerSecond(spec, cluster, placement);
-    slowest = std::min(slowest, *rate);
-  }
-  return slowest;
+  if (placement.num_gpus() == 0) return 0.0;
+  const std::optional<double> rate =
+      SlowestTypeRate(cluster, placement, [&](std::string_view type, int gpus, bool consolidated) {
+        return table_->Isolated(spec.model, spec.batch_size, gpus, type, consolidated);
+      });
+  return rate.has_value() ? *rate : fallback_->ItersPerSecond(spec, cluster, placement);
 }
 
 }  // namespace dlsched

@@ -557,21 +557,12 @@ std::optional<double> PerfPredictor::ItersPerSecondOn(const JobSpec& spec,
 
 double PerfPredictor::ItersPerSecond(const JobSpec& spec, const Cluster& cluster,
                                      const Placement& placement) const {
-  const int allocated = placement.num_gpus();
-  if (allocated == 0) return 0.0;
-  const bool consolidated = placement.num_nodes() == 1;
-  double slowest = std::numeric_limits<double>::infinity();
-  GpuTypeId previous;
-  for (const NodeGpus& part : placement.parts) {
-    const GpuTypeId type = cluster.node_gpu_type(part.node);
-    if (type == previous) continue;  // neighbouring nodes usually share a type
-    previous = type;
-    const std::optional<double> rate =
-        ItersPerSecondOn(spec, GpuShape{cluster.gpu_type_name(type), allocated, consolidated});
-    if (!rate.has_value()) return fallback_->ItersPerSecond(spec, cluster, placement);
-    slowest = std::min(slowest, *rate);
-  }
-  return slowest;
+  if (placement.num_gpus() == 0) return 0.0;
+  const std::optional<double> rate =
+      SlowestTypeRate(cluster, placement, [&](std::string_view type, int gpus, bool consolidated) {
+        return ItersPerSecondOn(spec, GpuShape{type, gpus, consolidated});
+      });
+  return rate.has_value() ? *rate : fallback_->ItersPerSecond(spec, cluster, placement);
 }
 
 std::optional<double> PerfPredictor::ColocationFactor(const PerfJobType& self,

@@ -1,7 +1,10 @@
 #pragma once
 
+#include <algorithm>
+#include <limits>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "dlsched/model/cluster.h"
@@ -20,6 +23,29 @@ class ThroughputModel {
   virtual double ItersPerSecond(const JobSpec& spec, const Cluster& cluster,
                                 const Placement& placement) const = 0;
 };
+
+// For table-driven models: the rate of a gang is that of the slowest GPU type it uses.
+// `rate_on(type_name, gpus, consolidated)` gives one type's rate for the whole gang (gpus: the
+// placement's GPU count; consolidated: on one node), nullopt when it has none; so does this, as
+// soon as one type has none. Precondition: a non-empty placement.
+template <typename RateOn>
+std::optional<double> SlowestTypeRate(const Cluster& cluster, const Placement& placement,
+                                      const RateOn& rate_on) {
+  const int allocated = placement.num_gpus();
+  const bool consolidated = placement.num_nodes() == 1;
+  double slowest = std::numeric_limits<double>::infinity();
+  GpuTypeId previous;
+  for (const NodeGpus& part : placement.parts) {
+    const GpuTypeId type = cluster.node_gpu_type(part.node);
+    if (type == previous) continue;  // neighbouring nodes usually share a type
+    previous = type;
+    const std::optional<double> rate =
+        rate_on(cluster.gpu_type_name(type), allocated, consolidated);
+    if (!rate.has_value()) return std::nullopt;
+    slowest = std::min(slowest, *rate);
+  }
+  return slowest;
+}
 
 // Spread of a placement over the topology, the input of consolidation penalties.
 struct Spread {
