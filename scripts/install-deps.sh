@@ -8,6 +8,8 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   nlohmann-json3-dev libcli11-dev libfmt-dev
   libcpp-httplib-dev libsqlite3-dev
+  # The heterogeneity-aware policies' LP allocators (docs/hetero.md).
+  libglpk-dev
   # The Slurm executor's tests run a throw-away Slurm cluster (scripts/slurm).
   slurm-wlm munge
 )

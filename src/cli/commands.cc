@@ -19,12 +19,12 @@ int ListPolicies(bool verbose, std::ostream& out, std::ostream& err) {
       out << name << "\n";
       continue;
     }
-    Result<PipelineConfig> profile = ParseProfile(text, name);
-    if (!profile.ok()) {
-      err << "dlsched: " << profile.status().message() << "\n";
+    Result<std::string> description = ProfileDescription(text, name);
+    if (!description.ok()) {
+      err << "dlsched: " << description.status().message() << "\n";
       return kExitRuntimeError;
     }
-    out << name << "\t" << profile->description << "\n";
+    out << name << "\t" << *description << "\n";
   }
   return kExitOk;
 }

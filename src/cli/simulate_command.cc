@@ -65,7 +65,7 @@ Status WriteFile(const std::string& path, const std::string& what,
 struct Prepared {
   Cluster cluster;
   sim::Workload workload;
-  std::vector<PipelineConfig> profiles;
+  std::vector<std::unique_ptr<SchedulingPolicy>> policies;  // moved into their runs
   std::unique_ptr<ThroughputModel> truth;
   std::unique_ptr<ThroughputModel> estimator;
 };
@@ -115,12 +115,11 @@ Result<std::unique_ptr<ThroughputModel>> MakeEstimator(const std::string& store_
 Result<Prepared> PrepareSetup(const SimulateFlags& flags) {
   Prepared p;
   for (const std::string& name : SplitPolicies(flags.policies)) {
-    DS_ASSIGN_OR_RETURN(PipelineConfig profile, LoadProfile(name));
-    // Validate the whole pipeline now, so a typo fails before any run starts.
-    DS_RETURN_IF_ERROR(BuildPipeline(profile, InTreeRegistry()).status().WithPrefix(name));
-    p.profiles.push_back(std::move(profile));
+    // Build every policy now, so a typo fails before any run starts.
+    DS_ASSIGN_OR_RETURN(std::unique_ptr<SchedulingPolicy> policy, LoadPolicy(name));
+    p.policies.push_back(std::move(policy));
   }
-  if (p.profiles.empty()) return InvalidArgument("--policy names no policy");
+  if (p.policies.empty()) return InvalidArgument("--policy names no policy");
   DS_ASSIGN_OR_RETURN(p.cluster, ParseClusterSpec(DefaultCluster(flags), TracesDir(flags)));
   return p;
 }
@@ -148,18 +147,18 @@ sim::SimOptions MakeOptions(const SimulateFlags& flags) {
   options.restore_delay = Seconds(flags.restore_s);
   options.estimate_error = flags.estimate_error;
   if (flags.stop_at_s > 0) options.stop_at = AtSeconds(flags.stop_at_s);
+  options.explain_every = Seconds(flags.explain_every_s);
   return options;
 }
 
 // Runs each policy on its own thread (at most `threads` at once); results in --policy order.
-std::vector<sim::RunResult> RunAll(const Prepared& p, const SimulateFlags& flags,
-                                   std::ostream& err) {
-  std::vector<sim::RunResult> runs(p.profiles.size());
+std::vector<sim::RunResult> RunAll(Prepared& p, const SimulateFlags& flags, std::ostream& err) {
+  std::vector<sim::RunResult> runs(p.policies.size());
   std::mutex err_mutex;
   const sim::SimInputs inputs{p.cluster, p.workload, *p.truth, *p.estimator};
   auto run_one = [&](size_t i) {
     sim::SimOptions options = MakeOptions(flags);
-    const std::string& name = p.profiles[i].name;
+    const std::string name(p.policies[i]->Name());
     if (!flags.quiet) {
       options.on_progress = [&err, &err_mutex, name](const sim::SimProgress& s) {
         std::lock_guard lock(err_mutex);
@@ -168,11 +167,7 @@ std::vector<sim::RunResult> RunAll(const Prepared& p, const SimulateFlags& flags
                            s.jobs_total, ToSeconds(s.sim_time) / 86400, s.wall_s);
       };
     }
-    // Validated in Prepare, so building again cannot fail.
-    Result<std::unique_ptr<SchedulingPolicy>> policy =
-        BuildPipeline(p.profiles[i], InTreeRegistry());
-    DS_CHECK(policy.ok()) << policy.status().ToString();
-    runs[i] = sim::Simulate(inputs, std::move(policy).value(), options);
+    runs[i] = sim::Simulate(inputs, std::move(p.policies[i]), options);
     if (!flags.quiet) {
       std::lock_guard lock(err_mutex);
       err << fmt::format("  {:<14} done in {:.2f}s\n", name, runs[i].summary.wall_s);
@@ -270,6 +265,13 @@ void AddSimulateFlags(CLI::App& command, SimulateFlags& flags) {
       .add_option("--stop-at-s", flags.stop_at_s,
                   "Stop at this simulated second; report the rest as unfinished")
       ->check(CLI::NonNegativeNumber);
+  command
+      .add_option("--explain-every-s", flags.explain_every_s,
+                  "Sample why waiting jobs wait this often (simulated seconds) for the "
+                  "pending_s_by_cause / fragmentation_blocked_s figures and the jobs CSV's "
+                  "wait_cause; 0 = off")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
   command.add_option("--max-jobs", flags.max_jobs, "Use only the first N jobs of the trace");
   command.add_flag("--skip-bad-rows", flags.skip_bad_rows,
                    "Skip and count malformed trace rows instead of failing");
@@ -322,10 +324,10 @@ int RunSimulate(const SimulateFlags& flags, std::ostream& out, std::ostream& err
     err << "dlsched simulate: " << loaded.message() << "\n";
     return kExitRuntimeError;
   }
-  const Prepared& p = *prepared;
+  Prepared& p = *prepared;
   if (!flags.quiet) {
     err << "dlsched: " << p.workload.jobs.size() << " jobs from " << flags.trace << " on "
-        << p.cluster.Describe() << ", " << p.profiles.size() << " policies\n";
+        << p.cluster.Describe() << ", " << p.policies.size() << " policies\n";
   }
   const std::vector<sim::RunResult> runs = RunAll(p, flags, err);
   sim::WriteComparisonTable(runs, out);

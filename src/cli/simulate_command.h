@@ -30,6 +30,7 @@ struct SimulateFlags {
   double restore_s = 30;
   double estimate_error = 0;
   double stop_at_s = 0;
+  double explain_every_s = 3600;  // why-pending sampling interval; 0 = off
   size_t max_jobs = 0;
   bool skip_bad_rows = false;
   bool quiet = false;

@@ -2,14 +2,18 @@
 
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
+
+#include "io/hetero_profile.h"
 
 namespace dlsched {
 namespace {
 
 using nlohmann::json;
 
-// JSON scalars become their text; arrays of scalars become comma-separated text.
+// JSON scalars become their text; arrays of scalars become comma-separated text; objects of
+// numbers become "key=value" items, comma-separated.
 Result<std::string> ArgText(const std::string& key, const json& value) {
   if (value.is_string()) return value.get<std::string>();
   if (value.is_boolean() || value.is_number()) return value.dump();
@@ -24,7 +28,20 @@ Result<std::string> ArgText(const std::string& key, const json& value) {
     }
     return text;
   }
-  return InvalidArgument("argument '" + key + "' must be a scalar or an array");
+  if (value.is_object()) {  // {"a": 1, "b": 2} -> "a=1,b=2" (PluginArgs::GetDoubleMap)
+    std::string text;
+    for (const auto& [item_key, item] : value.items()) {
+      if (!item.is_number() || item_key.empty() ||
+          item_key.find_first_of("=,") != std::string::npos) {
+        return InvalidArgument("argument '" + key +
+                               "' must map names (without '=' or ',') to numbers");
+      }
+      if (!text.empty()) text += ",";
+      text += item_key + "=" + item.dump();
+    }
+    return text;
+  }
+  return InvalidArgument("argument '" + key + "' must be a scalar, an array or an object");
 }
 
 Result<PluginConfig> ParsePlugin(const json& entry, const std::string& where) {
@@ -67,8 +84,60 @@ Result<std::vector<PluginConfig>> ParsePluginList(const json& value, const std::
   return list;
 }
 
+// "placement": {"prefer_one_group": bool, "min_spread_speed": 0..1, "relax_after_s": s > 0}.
+Result<PlacementOptions> ParsePlacementOptions(const json& value) {
+  if (!value.is_object()) return InvalidArgument("placement must be an object");
+  PlacementOptions options;
+  for (const auto& [key, v] : value.items()) {
+    if (key == "prefer_one_group" && v.is_boolean()) {
+      options.prefer_one_group = v.get<bool>();
+    } else if (key == "min_spread_speed" && v.is_number() && v.get<double>() >= 0 &&
+               v.get<double>() <= 1) {
+      options.min_spread_speed = v.get<double>();
+    } else if (key == "relax_after_s" && v.is_number() && v.get<double>() > 0) {
+      options.relax_after = Seconds(v.get<double>());
+    } else {
+      return InvalidArgument("placement: unexpected key '" + key +
+                             "' or a value of the wrong type (see docs/profiles.md)");
+    }
+  }
+  return options;
+}
+
+// "quotas": {"<tenant>|*": {"guaranteed_share": 0..1, "max_share": 0..1}, ...}.
+Result<std::map<std::string, PipelineConfig::Quota, std::less<>>> ParseQuotas(const json& value) {
+  if (!value.is_object()) return InvalidArgument("quotas must be an object of tenants");
+  std::map<std::string, PipelineConfig::Quota, std::less<>> quotas;
+  for (const auto& [tenant, entry] : value.items()) {
+    const std::string where = "quotas." + tenant;
+    if (!entry.is_object()) return InvalidArgument(where + " must be an object");
+    PipelineConfig::Quota quota;
+    for (const auto& [key, v] : entry.items()) {
+      const bool share = v.is_number() && v.get<double>() >= 0 && v.get<double>() <= 1;
+      if (key == "guaranteed_share" && share) {
+        quota.guaranteed_share = v.get<double>();
+      } else if (key == "max_share" && share) {
+        quota.max_share = v.get<double>();
+      } else {
+        return InvalidArgument(where + ": unexpected key '" + key +
+                               "' or not a share in [0, 1] (want guaranteed_share, max_share)");
+      }
+    }
+    if (quota.guaranteed_share > quota.max_share) {
+      return InvalidArgument(where + ": guaranteed_share exceeds max_share");
+    }
+    quotas.emplace(tenant, quota);
+  }
+  return quotas;
+}
+
 Result<PipelineConfig> ParseProfileJson(const json& doc) {
   if (!doc.is_object()) return InvalidArgument("a profile is a JSON object");
+  if (IsRoundProfile(doc)) {
+    return InvalidArgument(
+        "a round-based heterogeneity-aware profile (docs/hetero.md), not a plugin pipeline: "
+        "only `dlsched simulate` runs it");
+  }
   PipelineConfig config;
   for (const auto& [key, value] : doc.items()) {
     if (key == "name" && value.is_string()) {
@@ -96,6 +165,10 @@ Result<PipelineConfig> ParseProfileJson(const json& doc) {
       config.starvation_guard_no_deadline_only = value.get<std::string>() == "no-deadline";
     } else if (key == "late_jobs_last" && value.is_boolean()) {
       config.late_jobs_last = value.get<bool>();
+    } else if (key == "placement") {
+      DS_ASSIGN_OR_RETURN(config.placement, ParsePlacementOptions(value));
+    } else if (key == "quotas") {
+      DS_ASSIGN_OR_RETURN(config.quotas, ParseQuotas(value));
     } else if (key == "max_preemption_attempts" && value.is_number_integer() &&
                value.get<int>() >= 0) {
       config.max_preemption_attempts = value.get<int>();
@@ -141,6 +214,20 @@ std::string ProfileToJson(const PipelineConfig& profile) {
   if (profile.starvation_limit != Duration::max()) {
     doc["starvation_limit_s"] = ToSeconds(profile.starvation_limit);
   }
+  json placement = {{"prefer_one_group", profile.placement.prefer_one_group},
+                    {"min_spread_speed", profile.placement.min_spread_speed}};
+  if (profile.placement.relax_after != Duration::max()) {
+    placement["relax_after_s"] = ToSeconds(profile.placement.relax_after);
+  }
+  doc["placement"] = std::move(placement);
+  if (!profile.quotas.empty()) {
+    json quotas = json::object();
+    for (const auto& [tenant, quota] : profile.quotas) {
+      quotas[tenant] = {{"guaranteed_share", quota.guaranteed_share},
+                        {"max_share", quota.max_share}};
+    }
+    doc["quotas"] = std::move(quotas);
+  }
   return doc.dump();
 }
 
@@ -156,10 +243,18 @@ Result<PipelineConfig> ParseProfile(std::string_view json_text, std::string_view
   return config;
 }
 
-Result<PipelineConfig> LoadProfile(std::string_view name_or_path) {
+namespace {
+
+struct ProfileSource {
+  std::string text;
+  std::string origin;  // for messages
+};
+
+Result<ProfileSource> ReadProfileSource(std::string_view name_or_path) {
   for (const auto& [name, text] : BuiltinProfiles()) {
-    if (name == name_or_path)
-      return ParseProfile(text, "builtin profile '" + std::string(name) + "'");
+    if (name == name_or_path) {
+      return ProfileSource{std::string(text), "builtin profile '" + std::string(name) + "'"};
+    }
   }
   const bool looks_like_path =
       name_or_path.find('/') != std::string_view::npos || name_or_path.ends_with(".json");
@@ -176,12 +271,47 @@ Result<PipelineConfig> LoadProfile(std::string_view name_or_path) {
   if (!in) return NotFound("cannot open profile " + path);
   std::ostringstream text;
   text << in.rdbuf();
-  return ParseProfile(text.str(), path);
+  return ProfileSource{text.str(), path};
+}
+
+// The JSON of a round-based profile, or nullopt for a pipeline profile (or invalid JSON, which
+// ParseProfile reports).
+std::optional<json> RoundProfileJson(std::string_view text) {
+  json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (doc.is_discarded() || !IsRoundProfile(doc)) return std::nullopt;
+  return doc;
+}
+
+}  // namespace
+
+bool IsRoundProfileText(std::string_view json_text) {
+  return RoundProfileJson(json_text).has_value();
+}
+
+Result<PipelineConfig> LoadProfile(std::string_view name_or_path) {
+  DS_ASSIGN_OR_RETURN(ProfileSource source, ReadProfileSource(name_or_path));
+  return ParseProfile(source.text, source.origin);
+}
+
+Result<std::string> ProfileDescription(std::string_view json_text, std::string_view origin) {
+  if (std::optional<json> doc = RoundProfileJson(json_text)) {
+    return doc->value("description", std::string());
+  }
+  DS_ASSIGN_OR_RETURN(PipelineConfig profile, ParseProfile(json_text, origin));
+  return profile.description;
 }
 
 Result<std::unique_ptr<SchedulingPolicy>> LoadPolicy(std::string_view name_or_path) {
-  DS_ASSIGN_OR_RETURN(PipelineConfig profile, LoadProfile(name_or_path));
-  return BuildPipeline(profile, InTreeRegistry());
+  DS_ASSIGN_OR_RETURN(ProfileSource source, ReadProfileSource(name_or_path));
+  if (std::optional<json> doc = RoundProfileJson(source.text)) {
+    Result<std::unique_ptr<SchedulingPolicy>> policy = BuildRoundPolicy(*doc);
+    if (!policy.ok()) return policy.status().WithPrefix(source.origin);
+    return policy;
+  }
+  DS_ASSIGN_OR_RETURN(PipelineConfig profile, ParseProfile(source.text, source.origin));
+  Result<std::unique_ptr<SchedulingPolicy>> policy = BuildPipeline(profile, InTreeRegistry());
+  if (!policy.ok()) return policy.status().WithPrefix(source.origin);
+  return policy;
 }
 
 }  // namespace dlsched

@@ -32,7 +32,16 @@ const std::vector<std::pair<std::string_view, std::string_view>>& BuiltinProfile
 // `name_or_path`: a built-in profile name ("fifo"), or a path to a .json profile file.
 Result<PipelineConfig> LoadProfile(std::string_view name_or_path);
 
-// LoadProfile, then BuildPipeline with the in-tree plugins: a ready policy.
+// A ready policy from a profile of either kind: a plugin pipeline (LoadProfile, then
+// BuildPipeline with the in-tree plugins), or a round-based heterogeneity-aware profile
+// (io/hetero_profile.h, docs/hetero.md), which LoadProfile refuses.
 Result<std::unique_ptr<SchedulingPolicy>> LoadPolicy(std::string_view name_or_path);
+
+// Whether a profile's JSON text is a round-based heterogeneity-aware profile rather than a
+// plugin pipeline (false for text that is not valid JSON).
+bool IsRoundProfileText(std::string_view json_text);
+
+// The "description" of a profile of either kind (for `dlsched policies -v`).
+Result<std::string> ProfileDescription(std::string_view json_text, std::string_view origin);
 
 }  // namespace dlsched

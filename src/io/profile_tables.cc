@@ -11,31 +11,13 @@
 #include <system_error>
 #include <utility>
 
+#include "io/csv_fields.h"
+
 namespace dlsched {
 namespace {
 
 // Gavel measures 1, 2, 4 and 8 GPUs; its table has no larger scale factor.
 constexpr int kMaxGavelScaleFactor = 64;
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) {
-    s.remove_suffix(1);
-  }
-  return s;
-}
-
-std::vector<std::string_view> SplitCommas(std::string_view line) {
-  std::vector<std::string_view> fields;
-  size_t start = 0;
-  while (true) {
-    const size_t comma = line.find(',', start);
-    fields.push_back(Trim(line.substr(start, comma - start)));
-    if (comma == std::string_view::npos) break;
-    start = comma + 1;
-  }
-  return fields;
-}
 
 std::optional<int> ParsePositiveInt(std::string_view s) {
   int value = 0;
@@ -126,14 +108,14 @@ Result<std::vector<PerfProfile>> ParseStepTimeCsv(std::string_view text, std::st
   while (start < text.size()) {
     size_t end = text.find('\n', start);
     if (end == std::string_view::npos) end = text.size();
-    const std::string_view line = Trim(text.substr(start, end - start));
+    const std::string_view line = TrimCsvField(text.substr(start, end - start));
     start = end + 1;
     ++line_number;
     if (line.empty()) continue;
     const auto bad = [&](std::string_view what) {
       return InvalidArgument(fmt::format("{}:{}: {}", origin, line_number, what));
     };
-    std::vector<std::string_view> fields = SplitCommas(line);
+    std::vector<std::string_view> fields = SplitCsvLine(line);
     if (header.empty()) {
       header = std::move(fields);
       const auto find = [&](std::string_view name) {

@@ -12,6 +12,7 @@ TEST(ProfileTest, EveryBuiltinProfileParsesAndBuilds) {
   ASSERT_GE(BuiltinProfiles().size(), 7u);
   for (const auto& [name, text] : BuiltinProfiles()) {
     SCOPED_TRACE(std::string(name));
+    if (IsRoundProfileText(text)) continue;  // not a pipeline: io/hetero_profile_test.cc
     Result<PipelineConfig> config = LoadProfile(name);
     ASSERT_TRUE(config.ok()) << config.status().ToString();
     EXPECT_EQ(config->name, name);  // file name and "name" agree
@@ -32,7 +33,9 @@ TEST(ProfileTest, ItsJsonTextReadsBackToTheSameProfile) {
                                                "test");
   ASSERT_TRUE(custom.ok()) << custom.status().ToString();
   std::vector<PipelineConfig> profiles = {*custom};
-  for (const auto& [name, text] : BuiltinProfiles()) profiles.push_back(*LoadProfile(name));
+  for (const auto& [name, text] : BuiltinProfiles()) {
+    if (!IsRoundProfileText(text)) profiles.push_back(*LoadProfile(name));
+  }
   for (const PipelineConfig& profile : profiles) {
     SCOPED_TRACE(profile.name);
     const std::string text = ProfileToJson(profile);

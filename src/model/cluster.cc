@@ -12,6 +12,62 @@ int Placement::num_gpus() const {
   return n;
 }
 
+bool MatchesSelector(const Labels& labels, const Labels& selector) {
+  for (const auto& [key, value] : selector) {
+    const auto it = labels.find(key);
+    if (it == labels.end() || it->second != value) return false;
+  }
+  return true;
+}
+
+int CountMatches(const Labels& labels, const Labels& wanted) {
+  int n = 0;
+  for (const auto& [key, value] : wanted) {
+    const auto it = labels.find(key);
+    n += it != labels.end() && it->second == value;
+  }
+  return n;
+}
+
+namespace {
+
+std::string_view TrimSpaces(std::string_view text) {
+  while (!text.empty() && text.front() == ' ') text.remove_prefix(1);
+  while (!text.empty() && text.back() == ' ') text.remove_suffix(1);
+  return text;
+}
+
+}  // namespace
+
+Result<Labels> ParseLabels(std::string_view text) {
+  Labels labels;
+  while (!text.empty()) {
+    const size_t end = text.find_first_of(";,");
+    const std::string_view item = TrimSpaces(text.substr(0, end));
+    text = end == std::string_view::npos ? std::string_view() : text.substr(end + 1);
+    if (item.empty()) continue;
+    const size_t eq = item.find('=');
+    if (eq == std::string_view::npos) {
+      return InvalidArgument("label '" + std::string(item) + "': want key=value");
+    }
+    const std::string_view key = TrimSpaces(item.substr(0, eq));
+    if (key.empty()) return InvalidArgument("label '" + std::string(item) + "': empty key");
+    if (!labels.emplace(key, TrimSpaces(item.substr(eq + 1))).second) {
+      return InvalidArgument("label key '" + std::string(key) + "' given twice");
+    }
+  }
+  return labels;
+}
+
+std::string FormatLabels(const Labels& labels) {
+  std::string out;
+  for (const auto& [key, value] : labels) {
+    if (!out.empty()) out += ';';
+    out += key + "=" + value;
+  }
+  return out;
+}
+
 GpuTypeId Cluster::InternGpuType(std::string_view name) {
   GpuTypeId found = FindGpuType(name);
   if (found.valid()) return found;
@@ -60,9 +116,24 @@ Result<NodeId> Cluster::AddNode(NodeSpec spec) {
   }
   total_gpus_ += static_cast<int>(spec.gpus.size());
   max_gpus_per_node_ = std::max(max_gpus_per_node_, static_cast<int>(spec.gpus.size()));
-  node_gpu_type_.push_back(spec.gpus.empty() ? GpuTypeId() : spec.gpus.front().type);
+  const GpuTypeId type = spec.gpus.empty() ? GpuTypeId() : spec.gpus.front().type;
+  if (type.valid()) spec.labels.emplace("gpu", gpu_type_names_[type.index()]);
+  spec.labels.emplace("rack", rack_names_[spec.rack.index()]);
+  node_gpu_type_.push_back(type);
+  node_class_.push_back(InternLabelClass(type, spec.labels, static_cast<int>(spec.gpus.size())));
   nodes_.push_back(std::move(spec));
   return NodeId(static_cast<uint32_t>(nodes_.size() - 1));
+}
+
+LabelClassId Cluster::InternLabelClass(GpuTypeId type, const Labels& labels, int gpus) {
+  for (size_t i = 0; i < classes_.size(); ++i) {
+    if (classes_[i].type == type && classes_[i].labels == labels) {
+      classes_[i].gpus += gpus;
+      return LabelClassId(static_cast<uint32_t>(i));
+    }
+  }
+  classes_.push_back({type, labels, gpus});
+  return LabelClassId(static_cast<uint32_t>(classes_.size() - 1));
 }
 
 std::string Cluster::Describe() const {

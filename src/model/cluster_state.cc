@@ -7,13 +7,16 @@ namespace dlsched {
 ClusterState::ClusterState(const Cluster& cluster)
     : cluster_(&cluster),
       free_per_type_(cluster.num_gpu_types(), 0),
+      free_per_class_(cluster.num_label_classes(), 0),
       offline_(cluster.num_nodes(), false),
       withheld_(cluster.num_nodes(), 0) {
   free_.reserve(cluster.num_nodes());
-  for (const NodeSpec& node : cluster.nodes()) {
-    const int n = static_cast<int>(node.gpus.size());
+  for (int i = 0; i < cluster.num_nodes(); ++i) {
+    const NodeId id(static_cast<uint32_t>(i));
+    const int n = static_cast<int>(cluster.node(id).gpus.size());
     free_.push_back(LowestGpus(n));
-    for (const GpuSpec& gpu : node.gpus) ++free_per_type_[gpu.type.index()];
+    for (const GpuSpec& gpu : cluster.node(id).gpus) ++free_per_type_[gpu.type.index()];
+    free_per_class_[cluster.node_label_class(id).index()] += n;
   }
   free_total_ = cluster.total_gpus();
 }
@@ -28,6 +31,7 @@ bool ClusterState::IsFree(const Placement& placement) const {
 
 void ClusterState::CountFree(NodeId node, GpuMask gpus, int sign) {
   free_total_ += sign * CountGpus(gpus);
+  free_per_class_[cluster_->node_label_class(node).index()] += sign * CountGpus(gpus);
   const NodeSpec& spec = cluster_->node(node);
   for (GpuMask m = gpus; m != 0; m &= m - 1) {
     free_per_type_[spec.gpus[std::countr_zero(m)].type.index()] += sign;

@@ -7,6 +7,7 @@
 #include "plugins/preempt/priority_preempt.h"
 #include "plugins/preempt/qos_preempt.h"
 #include "plugins/queue_sort/deadline_sorts.h"
+#include "plugins/queue_sort/multi_priority.h"
 #include "plugins/queue_sort/queue_sorts.h"
 #include "plugins/score/deadline_fit.h"
 #include "plugins/score/pack.h"
@@ -23,6 +24,7 @@ Status RegisterInTreePlugins(PluginRegistry& registry) {
   DS_RETURN_IF_ERROR(registry.Register<LasSort>());
   DS_RETURN_IF_ERROR(registry.Register<TiresiasSort>());
   DS_RETURN_IF_ERROR(registry.Register<PrioritySort>());
+  DS_RETURN_IF_ERROR(registry.Register<MultiPrioritySort>());
   DS_RETURN_IF_ERROR(registry.Register<EdfSort>());
   DS_RETURN_IF_ERROR(registry.Register<LaxitySort>());
   DS_RETURN_IF_ERROR(registry.Register<ConsolidateScore>());

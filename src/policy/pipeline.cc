@@ -6,6 +6,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <unordered_set>
 
 #include "dlsched/policy/placement.h"
 
@@ -19,16 +20,6 @@ Result<std::unique_ptr<P>> CreateAs(const PluginRegistry& registry, PluginPoint 
                       registry.Create(point, config.name, config.args));
   // The registry files each plugin under the point its base class names, so this holds.
   return std::unique_ptr<P>(static_cast<P*>(plugin.release()));
-}
-
-std::string WaitingForGpus(const JobView& job, const ClusterState& state) {
-  const std::string type = job.spec().gpu_type.empty() ? "" : " " + job.spec().gpu_type;
-  if (job.num_gpus() > state.free_total()) {
-    return "waiting for " + std::to_string(job.num_gpus()) + type + " GPUs (" +
-           std::to_string(state.free_total()) + " free)";
-  }
-  return "fragmentation: " + std::to_string(job.num_gpus()) + type +
-         " GPUs free in total but no placement fits the gang";
 }
 
 // The plugin pipeline of DESIGN.md: Admit -> QueueSort -> Filter/Score -> Preempt.
@@ -77,6 +68,7 @@ class PipelinePolicy final : public SchedulingPolicy {
   Decisions Decide(const SchedulingContext& ctx) const override;
 
  private:
+  enum class QuotaPass { kAll, kGuaranteed, kBorrowing };
   // One cycle's working state.
   struct Cycle {
     const SchedulingContext& ctx;
@@ -87,6 +79,13 @@ class PipelinePolicy final : public SchedulingPolicy {
     ClusterState what_if;        // scratch for victim searches, reused across attempts
     std::vector<JobId> chosen;   // one search's victims, reused across attempts
     int preemption_attempts = 0;
+    int walked = 0;  // jobs TryStart looked at before the current one (for explanations)
+    // With quotas: GPUs each tenant holds or was promised this cycle, and which jobs this walk
+    // looks at.
+    std::map<std::string, int, std::less<>> tenant_gpus;
+    QuotaPass quota_pass = QuotaPass::kAll;
+    // Jobs the first pass started or found victims for; the second pass leaves them alone.
+    std::unordered_set<JobId> handled;
     // Gang size of the smallest untyped job whose victim search failed this cycle. Jobs are
     // searched in rank order, so a later job outranks only a subset of those victims: one as
     // large would fail too (a typed one all the more).
@@ -128,6 +127,27 @@ class PipelinePolicy final : public SchedulingPolicy {
   }
   // Tries to start the job; returns false when it is blocked.
   bool TryStart(Cycle& cycle, const JobView& job) const;
+  // Quotas: the tenant's quota (nullptr: none), and GPUs as a count of the cluster's.
+  const PipelineConfig::Quota* QuotaOf(std::string_view tenant) const;
+  int ShareToGpus(const SchedulingContext& ctx, double share) const {
+    return static_cast<int>(share * ctx.cluster.total_gpus() + 1e-9);
+  }
+  // Whether the job's tenant would exceed its max_share by starting it.
+  bool OverQuota(const Cycle& cycle, const JobView& job) const;
+  // Whether the job's tenant holds less than its guarantee even with the job running.
+  bool WithinGuarantee(const Cycle& cycle, const JobView& job) const;
+  // Whether `victim` runs within its tenant's guarantee, which shields it from other tenants'
+  // jobs (counting this cycle's earlier preemptions).
+  bool GuaranteeProtects(const Cycle& cycle, const JobView& job, const Job& victim) const;
+  // Reclaims GPUs for a job within its guarantee from borrowing tenants' jobs (any rank).
+  bool TryReclaimFor(Cycle& cycle, const JobView& job) const;
+  // Asks for the victims' preemption, reserves the free part of `placement` for `job`, and
+  // moves the GPUs between tenants' counts.
+  void CommitVictims(Cycle& cycle, const JobView& job, const Placement& placement,
+                     const std::string& why) const;
+  // Why a job TryStart could not start is waiting (explain mode); `searched`: a victim search
+  // ran for it and failed.
+  PendingReason ExplainBlocked(const Cycle& cycle, const JobView& job, bool searched) const;
   // Looks for running jobs ranked below `job` whose GPUs would let it start; if found, asks for
   // their preemption and reserves the free part of the placement.
   bool TryPreemptFor(Cycle& cycle, const JobView& job) const;
@@ -169,14 +189,31 @@ Decisions PipelinePolicy::Decide(const SchedulingContext& ctx) const {
     return decisions;
   }
 
-  const Placer placer(ctx, filter_views_, score_views_);
-  Cycle cycle{ctx, placer, ctx.state, std::move(decisions), {}, {}, {}, 0};
+  const Placer placer(ctx, filter_views_, score_views_, config_.placement);
+  Cycle cycle{ctx, placer, ctx.state, std::move(decisions), {}, {}, {}};
+  if (!config_.quotas.empty()) {
+    for (JobId id : ctx.running) {
+      const Job& job = ctx.jobs.at(id);
+      cycle.tenant_gpus[job.spec.queue] += job.spec.num_gpus;
+    }
+  }
   // Starvation guard: jobs that waited past the limit go first, longest-waiting first.
   auto starving = [&](const Job& job) { return WaitedPastLimit(job, ctx.now) && IsGuarded(job); };
-  if (config_.backfill && !ctx.explain) {
-    WalkFitting(cycle, starving);
+  const auto walk = [&] {
+    if (config_.backfill && !ctx.explain) {
+      WalkFitting(cycle, starving);
+    } else {
+      WalkAll(cycle, starving);
+    }
+  };
+  if (config_.quotas.empty()) {
+    walk();
   } else {
-    WalkAll(cycle, starving);
+    // Jobs within their tenant's guarantee first, then those that would borrow.
+    cycle.quota_pass = QuotaPass::kGuaranteed;
+    walk();
+    cycle.quota_pass = QuotaPass::kBorrowing;
+    walk();
   }
   PlanWakeUp(ctx, cycle.decisions);
   return std::move(cycle.decisions);
@@ -224,8 +261,10 @@ void PipelinePolicy::WalkAll(Cycle& cycle, const Starving& starving) const {
     const JobId id = key->id;
     if (blocked_head.valid()) {  // only when explaining: say who holds the line
       cycle.decisions.pending_reasons.push_back(
-          {id, "behind job " + std::to_string(blocked_head.value()) +
-                   " (head of line; this policy does not backfill)"});
+          {id,
+           "behind job " + std::to_string(blocked_head.value()) +
+               " (head of line; this policy does not backfill)",
+           PendingCause::kHeadOfLine});
       continue;
     }
     if (!ctx.explain && !MayStartMore(cycle)) return;
@@ -252,22 +291,101 @@ bool PipelinePolicy::WalkLate(Cycle& cycle) const {
 bool PipelinePolicy::TryStart(Cycle& cycle, const JobView& job) const {
   if (!cycle.ctx.explain && IsRejectedAsLate(job)) return true;  // rejected: blocks nothing
   const Placer& placer = cycle.placer;
+  if (cycle.quota_pass != QuotaPass::kAll) {
+    if (cycle.handled.contains(job.id())) return true;
+    if (WithinGuarantee(cycle, job) != (cycle.quota_pass == QuotaPass::kGuaranteed)) {
+      return false;  // the other pass's job
+    }
+    if (cycle.quota_pass == QuotaPass::kGuaranteed) cycle.handled.insert(job.id());
+  }
+  ++cycle.walked;
+  if (!config_.quotas.empty() && OverQuota(cycle, job)) {
+    if (cycle.ctx.explain) {
+      const PipelineConfig::Quota* quota = QuotaOf(job.spec().queue);
+      cycle.decisions.pending_reasons.push_back(
+          {job.id(),
+           "tenant '" + job.spec().queue + "' holds " +
+               std::to_string(cycle.tenant_gpus[job.spec().queue]) + " GPUs; its cap is " +
+               std::to_string(ShareToGpus(cycle.ctx, quota->max_share)),
+           PendingCause::kQuota});
+    }
+    return false;
+  }
   if (auto placement = placer.Find(job, cycle.scratch)) {
     cycle.scratch.Allocate(*placement);
     cycle.decisions.launches.push_back({job.id(), std::move(*placement)});
+    if (!config_.quotas.empty()) cycle.tenant_gpus[job.spec().queue] += job.num_gpus();
     return true;
   }
+  const bool held_for_consolidation = placer.last_held_for_consolidation();
+  bool searched = false;
   if (MaySearchVictims(cycle) && job.num_gpus() < cycle.smallest_failed_gang) {
     ++cycle.preemption_attempts;
     if (TryPreemptFor(cycle, job)) return false;  // starts once the victims stop
-    if (job.spec().gpu_type.empty()) {
+    searched = true;
+    // A later job as large would fail too, unless its type, labels or tenant differ.
+    if (job.spec().gpu_type.empty() && job.spec().selector.empty() && config_.quotas.empty()) {
       cycle.smallest_failed_gang = std::min(cycle.smallest_failed_gang, job.num_gpus());
     }
   }
+  if (!config_.quotas.empty() && MaySearchVictims(cycle) && WithinGuarantee(cycle, job)) {
+    ++cycle.preemption_attempts;
+    if (TryReclaimFor(cycle, job)) return false;
+  }
   if (cycle.ctx.explain) {
-    cycle.decisions.pending_reasons.push_back({job.id(), WaitingForGpus(job, cycle.scratch)});
+    if (held_for_consolidation) {
+      cycle.decisions.pending_reasons.push_back(
+          {job.id(),
+           "waiting to be consolidated: " + std::to_string(job.num_gpus()) +
+               " GPUs would fit only spread over nodes, which the estimator puts below " +
+               std::to_string(static_cast<int>(config_.placement.min_spread_speed * 100)) +
+               "% of its consolidated speed",
+           PendingCause::kConsolidation});
+    } else {
+      cycle.decisions.pending_reasons.push_back(ExplainBlocked(cycle, job, searched));
+    }
   }
   return false;
+}
+
+PendingReason PipelinePolicy::ExplainBlocked(const Cycle& cycle, const JobView& job,
+                                             bool searched) const {
+  const ClusterState& state = cycle.scratch;
+  const int gpus = job.num_gpus();
+  const std::string need = std::to_string(gpus) + " GPU" + (gpus == 1 ? "" : "s");
+  const std::string free = std::to_string(state.free_total()) + " free";
+  if (gpus > state.free_total()) {
+    if (searched) {
+      return {job.id(),
+              "needs " + need + " (" + free +
+                  "); the running jobs holding the rest rank above it or are protected (" +
+                  std::string(sort_->Name()) + " order)",
+              PendingCause::kLowerPriority};
+    }
+    const int ahead = cycle.walked - 1;
+    return {
+        job.id(),
+        "waiting for " + need + (gpus > 1 ? " at once (gang)" : "") + " (" + free + ")" +
+            (ahead > 0 ? "; " + std::to_string(ahead) + " job(s) ahead of it in this order" : ""),
+        PendingCause::kGpusBusy};
+  }
+  const int eligible = cycle.placer.EligibleFree(job, state);
+  if (gpus > eligible) {
+    std::string wanted = job.spec().gpu_type;
+    if (!job.spec().selector.empty()) {
+      wanted += (wanted.empty() ? "" : " ") + std::string("on nodes labelled ") +
+                FormatLabels(job.spec().selector);
+    }
+    if (wanted.empty()) wanted = "of a type it can run on";
+    return {job.id(),
+            "needs " + need + " " + wanted + ": " + std::to_string(eligible) + " free there (" +
+                free + " in total)",
+            PendingCause::kNoMatchingGpus};
+  }
+  return {job.id(),
+          "fragmentation: " + std::to_string(eligible) + " usable GPUs free in total, but no " +
+              "placement holds the gang of " + std::to_string(gpus),
+          PendingCause::kFragmentation};
 }
 
 bool PipelinePolicy::TryPreemptFor(Cycle& cycle, const JobView& job) const {
@@ -286,34 +404,111 @@ bool PipelinePolicy::TryPreemptFor(Cycle& cycle, const JobView& job) const {
         std::find(cycle.victims.begin(), cycle.victims.end(), victim.id()) != cycle.victims.end()) {
       continue;
     }
+    if (!config_.quotas.empty() && GuaranteeProtects(cycle, job, victim.job())) continue;
     if (!MayPreempt(job, victim, ctx, retry_at)) continue;
     what_if.Release(victim.job().placement);
     chosen.push_back(victim.id());
     if (auto placement = cycle.placer.Find(job, what_if)) {
-      for (JobId id : chosen) {
-        cycle.victims.push_back(id);
-        cycle.decisions.preemptions.push_back({id, "preempted for job " +
-                                                       std::to_string(job.id().value()) + " (" +
-                                                       std::string(sort_->Name()) + " order)"});
-      }
-      // Hold the free part of the future placement so lower-ranked jobs do not take it.
-      Placement reserve;
-      for (const NodeGpus& part : placement->parts) {
-        const GpuMask free_now = part.gpus & cycle.scratch.free_mask(part.node);
-        if (free_now != 0) reserve.parts.push_back({part.node, free_now});
-      }
-      cycle.scratch.Allocate(reserve);
-      if (ctx.explain) {
-        cycle.decisions.pending_reasons.push_back(
-            {job.id(),
-             "waiting for " + std::to_string(chosen.size()) + " preempted job(s) to stop"});
-      }
+      CommitVictims(cycle, job, *placement,
+                    "preempted for job " + std::to_string(job.id().value()) + " (" +
+                        std::string(sort_->Name()) + " order)");
       return true;
     }
   }
   // Guarded jobs may become victims later: look again then.
   retry_at = std::min(retry_at, GuardedRetry(cycle, job));
   cycle.decisions.wake_at = std::min(cycle.decisions.wake_at, retry_at);
+  return false;
+}
+
+void PipelinePolicy::CommitVictims(Cycle& cycle, const JobView& job, const Placement& placement,
+                                   const std::string& why) const {
+  const bool quotas = !config_.quotas.empty();
+  for (JobId id : cycle.chosen) {
+    cycle.victims.push_back(id);
+    cycle.decisions.preemptions.push_back({id, why});
+    if (quotas) {
+      const JobSpec& victim = cycle.ctx.jobs.at(id).spec;
+      cycle.tenant_gpus[victim.queue] -= victim.num_gpus;
+    }
+  }
+  if (quotas) cycle.tenant_gpus[job.spec().queue] += job.num_gpus();
+  // Hold the free part of the future placement so lower-ranked jobs do not take it.
+  Placement reserve;
+  for (const NodeGpus& part : placement.parts) {
+    const GpuMask free_now = part.gpus & cycle.scratch.free_mask(part.node);
+    if (free_now != 0) reserve.parts.push_back({part.node, free_now});
+  }
+  cycle.scratch.Allocate(reserve);
+  if (cycle.ctx.explain) {
+    cycle.decisions.pending_reasons.push_back(
+        {job.id(),
+         "waiting for " + std::to_string(cycle.chosen.size()) + " preempted job(s) to stop",
+         PendingCause::kPreempting});
+  }
+}
+
+const PipelineConfig::Quota* PipelinePolicy::QuotaOf(std::string_view tenant) const {
+  if (auto it = config_.quotas.find(tenant); it != config_.quotas.end()) return &it->second;
+  if (auto it = config_.quotas.find("*"); it != config_.quotas.end()) return &it->second;
+  return nullptr;
+}
+
+bool PipelinePolicy::OverQuota(const Cycle& cycle, const JobView& job) const {
+  const PipelineConfig::Quota* quota = QuotaOf(job.spec().queue);
+  if (quota == nullptr) return false;
+  const auto it = cycle.tenant_gpus.find(job.spec().queue);
+  const int held = it == cycle.tenant_gpus.end() ? 0 : it->second;
+  return held + job.num_gpus() > ShareToGpus(cycle.ctx, quota->max_share);
+}
+
+bool PipelinePolicy::WithinGuarantee(const Cycle& cycle, const JobView& job) const {
+  const PipelineConfig::Quota* quota = QuotaOf(job.spec().queue);
+  if (quota == nullptr) return false;
+  const auto it = cycle.tenant_gpus.find(job.spec().queue);
+  const int held = it == cycle.tenant_gpus.end() ? 0 : it->second;
+  return held + job.num_gpus() <= ShareToGpus(cycle.ctx, quota->guaranteed_share);
+}
+
+bool PipelinePolicy::GuaranteeProtects(const Cycle& cycle, const JobView& job,
+                                       const Job& victim) const {
+  if (victim.spec.queue == job.spec().queue) return false;
+  const PipelineConfig::Quota* quota = QuotaOf(victim.spec.queue);
+  if (quota == nullptr) return false;
+  const auto it = cycle.tenant_gpus.find(victim.spec.queue);
+  const int held = it == cycle.tenant_gpus.end() ? 0 : it->second;
+  return held - victim.spec.num_gpus < ShareToGpus(cycle.ctx, quota->guaranteed_share);
+}
+
+bool PipelinePolicy::TryReclaimFor(Cycle& cycle, const JobView& job) const {
+  const SchedulingContext& ctx = cycle.ctx;
+  ClusterState& what_if = cycle.what_if;
+  what_if = cycle.scratch;
+  std::vector<JobId>& chosen = cycle.chosen;
+  chosen.clear();
+  // GPUs each borrowing tenant would still hold after the victims chosen so far.
+  std::map<std::string, int, std::less<>> held = cycle.tenant_gpus;
+  const RunningIndex& running = ctx.running_by_rank;
+  for (auto it = running.victims().rbegin(); it != running.victims().rend(); ++it) {
+    const Job& victim = ctx.jobs.at(it->id);
+    if (victim.preempt_requested || victim.spec.queue == job.spec().queue ||
+        std::ranges::find(cycle.victims, victim.id) != cycle.victims.end()) {
+      continue;
+    }
+    const PipelineConfig::Quota* quota = QuotaOf(victim.spec.queue);
+    const int guaranteed = quota == nullptr ? 0 : ShareToGpus(ctx, quota->guaranteed_share);
+    int& tenant_held = held[victim.spec.queue];
+    if (tenant_held <= guaranteed) continue;  // not borrowing
+    tenant_held -= victim.spec.num_gpus;
+    what_if.Release(victim.placement);
+    chosen.push_back(victim.id);
+    if (auto placement = cycle.placer.Find(job, what_if)) {
+      CommitVictims(cycle, job, *placement,
+                    "reclaimed for job " + std::to_string(job.id().value()) + " of tenant '" +
+                        job.spec().queue + "' (below its guaranteed share)");
+      return true;
+    }
+  }
   return false;
 }
 

@@ -55,9 +55,48 @@ GpuMask PickGpus(const NodeSpec& node, GpuMask free, int count) {
   return chosen;
 }
 
+bool FitsOneGroup(const NodeSpec& node, GpuMask free, int count) {
+  // Groups are small integers; count free GPUs per group in a fixed buffer.
+  std::array<int, kMaxGpusPerNode> per_group{};
+  for (GpuMask m = free; m != 0; m &= m - 1) {
+    const int group = node.gpus[std::countr_zero(m)].interconnect_group;
+    if (group >= 0 && group < kMaxGpusPerNode && ++per_group[group] >= count) return true;
+  }
+  return count <= 0;
+}
+
+bool Placer::PrepareLabels(const JobView& job, GpuTypeId required,
+                           const ClusterState& state) const {
+  const JobSpec& spec = job.spec();
+  class_allowed_.clear();
+  class_preference_.clear();
+  const int classes = ctx_.cluster.num_label_classes();
+  if (!spec.preferences.empty()) {
+    class_preference_.resize(classes);
+    for (int c = 0; c < classes; ++c) {
+      class_preference_[c] =
+          CountMatches(ctx_.cluster.label_class_labels(LabelClassId(c)), spec.preferences);
+    }
+  }
+  if (spec.selector.empty()) return true;
+  class_allowed_.resize(classes);
+  int free = 0;
+  for (int c = 0; c < classes; ++c) {
+    const LabelClassId id(static_cast<uint32_t>(c));
+    const bool allowed = MatchesSelector(ctx_.cluster.label_class_labels(id), spec.selector) &&
+                         (!required.valid() || ctx_.cluster.label_class_gpu_type(id) == required);
+    class_allowed_[c] = allowed;
+    if (allowed) free += state.free_of_class(id);
+  }
+  return free >= job.num_gpus();
+}
+
 bool Placer::Eligible(const JobView& job, GpuTypeId required, NodeId node) const {
   const GpuTypeId type = ctx_.cluster.node_gpu_type(node);
   if (required.valid() && type != required) return false;
+  if (!class_allowed_.empty() && !class_allowed_[ctx_.cluster.node_label_class(node).index()]) {
+    return false;
+  }
   const std::vector<GpuTypeId>& failed = job.job().failed_gpu_types;
   if (!failed.empty() && std::ranges::find(failed, type) != failed.end()) return false;
   for (const FilterPlugin* filter : filters_) {
@@ -67,6 +106,7 @@ bool Placer::Eligible(const JobView& job, GpuTypeId required, NodeId node) const
 }
 
 std::optional<Placement> Placer::Find(const JobView& job, const ClusterState& state) const {
+  held_for_consolidation_ = false;
   const int gpus = job.num_gpus();
   if (gpus > state.free_total()) return std::nullopt;
   GpuTypeId required;
@@ -74,6 +114,7 @@ std::optional<Placement> Placer::Find(const JobView& job, const ClusterState& st
     required = ctx_.cluster.FindGpuType(job.spec().gpu_type);
     if (!required.valid() || gpus > state.free_of_type(required)) return std::nullopt;
   }
+  if (!PrepareLabels(job, required, state)) return std::nullopt;
   if (gpus <= ctx_.cluster.max_gpus_per_node()) {
     if (auto placement = FindOnOneNode(job, required, state)) return placement;
   }
@@ -88,24 +129,71 @@ std::optional<Placement> Placer::Find(const JobView& job, const ClusterState& st
       best = std::move(placement);
     }
   }
+  if (best && !MaySpread(job, *best)) {
+    held_for_consolidation_ = true;
+    return std::nullopt;
+  }
   return best;
+}
+
+int Placer::EligibleFree(const JobView& job, const ClusterState& state) const {
+  const JobSpec& spec = job.spec();
+  const GpuTypeId required =
+      spec.gpu_type.empty() ? GpuTypeId() : ctx_.cluster.FindGpuType(spec.gpu_type);
+  if (!spec.gpu_type.empty() && !required.valid()) return 0;
+  const std::vector<GpuTypeId>& failed = job.job().failed_gpu_types;
+  int free = 0;
+  for (int c = 0; c < ctx_.cluster.num_label_classes(); ++c) {
+    const LabelClassId id(static_cast<uint32_t>(c));
+    const GpuTypeId type = ctx_.cluster.label_class_gpu_type(id);
+    if (required.valid() && type != required) continue;
+    if (std::ranges::find(failed, type) != failed.end()) continue;
+    if (!MatchesSelector(ctx_.cluster.label_class_labels(id), spec.selector)) continue;
+    free += state.free_of_class(id);
+  }
+  return free;
+}
+
+bool Placer::MaySpread(const JobView& job, const Placement& spread) const {
+  if (options_.min_spread_speed <= 0 || spread.num_nodes() < 2) return true;
+  if (job.now() - job.queued_since() >= options_.relax_after) return true;
+  // Compare with a one-node placement of the same type (estimators read only the GPU type, the
+  // count and the spread); a gang no node of that type holds must spread.
+  const NodeId first = spread.parts.front().node;
+  const GpuTypeId type = ctx_.cluster.node_gpu_type(first);
+  if (job.num_gpus() > ctx_.cluster.max_gpus_of_type_per_node(type)) return true;
+  const Placement one_node{{{first, LowestGpus(job.num_gpus())}}};
+  const double consolidated = ctx_.estimator.ItersPerSecond(job.spec(), ctx_.cluster, one_node);
+  if (consolidated <= 0) return true;
+  const double spread_speed = ctx_.estimator.ItersPerSecond(job.spec(), ctx_.cluster, spread);
+  return spread_speed >= options_.min_spread_speed * consolidated;
 }
 
 std::optional<Placement> Placer::FindOnOneNode(const JobView& job, GpuTypeId required,
                                                const ClusterState& state) const {
   const int gpus = job.num_gpus();
+  // (preferred labels, one interconnect group, weighted score), compared lexicographically.
+  struct Rating {
+    int preferred;
+    bool one_group;
+    double score;
+    auto operator<=>(const Rating&) const = default;
+  };
   NodeId best;
-  double best_score = -std::numeric_limits<double>::infinity();
+  Rating best_rating{-1, false, -std::numeric_limits<double>::infinity()};
   for (int i = 0; i < ctx_.cluster.num_nodes(); ++i) {
     const NodeId node(static_cast<uint32_t>(i));
     const int free = state.free_gpus(node);
     if (free < gpus || !Eligible(job, required, node)) continue;
-    double score = 0;
+    Rating rating{PreferenceMatches(node),
+                  options_.prefer_one_group &&
+                      FitsOneGroup(ctx_.cluster.node(node), state.free_mask(node), gpus),
+                  0.0};
     for (const WeightedScore& s : scores_) {
-      score += s.weight * s.plugin->ScoreNode(job, node, free, gpus, ctx_);
+      rating.score += s.weight * s.plugin->ScoreNode(job, node, free, gpus, ctx_);
     }
-    if (score > best_score) {
-      best_score = score;
+    if (rating > best_rating) {
+      best_rating = rating;
       best = node;
     }
   }
@@ -121,18 +209,26 @@ std::optional<Placement> Placer::FindAcrossNodes(const JobView& job, GpuTypeId t
   candidates.clear();
   std::vector<int>& rack_free = rack_free_;
   rack_free.assign(ctx_.cluster.num_racks(), 0);
+  std::vector<int>& rack_preferred = rack_preferred_;
+  rack_preferred.assign(ctx_.cluster.num_racks(), 0);
   for (int i = 0; i < ctx_.cluster.num_nodes(); ++i) {
     const NodeId node(static_cast<uint32_t>(i));
     const int free = state.free_gpus(node);
     if (free == 0 || !Eligible(job, type, node)) continue;
-    candidates.push_back({node, free});
-    rack_free[ctx_.cluster.node(node).rack.index()] += free;
+    const int preferred = PreferenceMatches(node);
+    candidates.push_back({node, free, preferred});
+    const size_t rack = ctx_.cluster.node(node).rack.index();
+    rack_free[rack] += free;
+    rack_preferred[rack] = std::max(rack_preferred[rack], preferred);
   }
   const int gpus = job.num_gpus();
-  // Tier 2: the rack with the fewest free eligible GPUs that still holds the whole gang.
+  // Tier 2: of the racks that hold the whole gang, one with the most preferred labels, then
+  // the fewest free eligible GPUs.
   int best_rack = -1;
   for (int r = 0; r < static_cast<int>(rack_free.size()); ++r) {
-    if (rack_free[r] >= gpus && (best_rack < 0 || rack_free[r] < rack_free[best_rack])) {
+    if (rack_free[r] < gpus) continue;
+    if (best_rack < 0 || rack_preferred[r] > rack_preferred[best_rack] ||
+        (rack_preferred[r] == rack_preferred[best_rack] && rack_free[r] < rack_free[best_rack])) {
       best_rack = r;
     }
   }
@@ -141,8 +237,10 @@ std::optional<Placement> Placer::FindAcrossNodes(const JobView& job, GpuTypeId t
       return static_cast<int>(ctx_.cluster.node(c.node).rack.index()) != best_rack;
     });
   }
-  // Most-free nodes first spans the fewest nodes; ties to the lower id keep it deterministic.
+  // Preferred nodes first; then most-free first spans the fewest nodes; ties to the lower id
+  // keep it deterministic.
   std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
+    if (a.preferred != b.preferred) return a.preferred > b.preferred;
     return a.free != b.free ? a.free > b.free : a.node < b.node;
   });
   Placement placement;

@@ -4,6 +4,7 @@
 
 #include "plugins/score/pack.h"
 #include "support/builders.h"
+#include "support/world.h"
 
 namespace dlsched {
 namespace {
@@ -11,24 +12,7 @@ namespace {
 using testing::MakeCluster;
 using testing::MakeJob;
 
-// A context over a state, with nothing queued or running.
-struct World {
-  explicit World(const std::string& spec, int nodes_per_rack = 8)
-      : cluster(MakeCluster(spec, nodes_per_rack)),
-        state(cluster),
-        queue(jobs, nullptr),
-        running(jobs, nullptr) {}
-  SchedulingContext Context() {
-    return SchedulingContext{kTimeZero, cluster, state, jobs, queue, {}, running, model, rng};
-  }
-  Cluster cluster;
-  ClusterState state;
-  JobTable jobs;
-  JobQueue queue;
-  RunningIndex running;
-  SimpleThroughputModel model;
-  Rng rng;
-};
+using testing::World;
 
 Placement OnNode(uint32_t node, GpuMask gpus) { return Placement{{{NodeId(node), gpus}}}; }
 
@@ -103,6 +87,89 @@ TEST(PlacerTest, NothingWhenTooFewGpusAreFree) {
   Placer placer(ctx, {}, {});
   const Job job = MakeJob(1).Gpus(2).Build();
   EXPECT_FALSE(placer.Find(JobView(job, kTimeZero), w.state).has_value());
+}
+
+TEST(PlacerTest, OnlyNodesMatchingTheSelectorAreEligible) {
+  // Node 1 has NVLink; node 0 is emptier and would win on consolidation alone.
+  World w("3x4xV100", 8, {"", "nvlink=true", "nvlink=true"});
+  w.state.Allocate(OnNode(1, 0b0001));
+  ConsolidateScore consolidate;
+  const std::vector<WeightedScore> scores = {{&consolidate, 1.0}};
+  const SchedulingContext ctx = w.Context();
+  Placer placer(ctx, {}, scores);
+  const Job job = MakeJob(1).Gpus(2).Selector("nvlink=true").Build();
+  auto placement = placer.Find(JobView(job, kTimeZero), w.state);
+  ASSERT_TRUE(placement.has_value());
+  EXPECT_EQ(placement->parts[0].node, NodeId(1));
+  // A gang larger than the matching nodes' free GPUs waits, though 11 GPUs are free.
+  const Job wide = MakeJob(2).Gpus(8).Selector("nvlink=true").Build();
+  EXPECT_FALSE(placer.Find(JobView(wide, kTimeZero), w.state).has_value());
+  EXPECT_EQ(placer.EligibleFree(JobView(wide, kTimeZero), w.state), 7);
+  // The built-in labels select too: gpu= and rack= are on every node.
+  const Job by_rack = MakeJob(3).Gpus(1).Selector("rack=r0;gpu=V100").Build();
+  EXPECT_TRUE(placer.Find(JobView(by_rack, kTimeZero), w.state).has_value());
+  const Job nowhere = MakeJob(4).Gpus(1).Selector("gpu=A100").Build();
+  EXPECT_FALSE(placer.Find(JobView(nowhere, kTimeZero), w.state).has_value());
+}
+
+TEST(PlacerTest, PreferredLabelsWinOverScoresButDoNotBlock) {
+  World w("3x4xV100", 8, {"", "", "zone=b"});
+  ConsolidateScore consolidate;
+  const std::vector<WeightedScore> scores = {{&consolidate, 1.0}};
+  w.state.Allocate(OnNode(0, 0b0011));  // node 0 is the tighter fit for 2 GPUs
+  const SchedulingContext ctx = w.Context();
+  Placer placer(ctx, {}, scores);
+  const Job job = MakeJob(1).Gpus(2).Prefer("zone=b").Build();
+  auto placement = placer.Find(JobView(job, kTimeZero), w.state);
+  ASSERT_TRUE(placement.has_value());
+  EXPECT_EQ(placement->parts[0].node, NodeId(2));
+  // With node 2 full the preference yields: the job runs elsewhere instead of waiting.
+  w.state.Allocate(OnNode(2, 0b1111));
+  placement = placer.Find(JobView(job, kTimeZero), w.state);
+  ASSERT_TRUE(placement.has_value());
+  EXPECT_EQ(placement->parts[0].node, NodeId(0));
+}
+
+TEST(PlacerTest, PreferOneGroupChoosesANodeWhereOneNvlinkIslandHoldsTheGang) {
+  // 8-GPU nodes, islands {0-3} and {4-7}. Node 0 has 5 free split 3+2 (the tighter fit), node 1
+  // has all 8 free: a 3-GPU gang fits one island on both, a 4-GPU gang only on node 1.
+  World w("2x8xV100");
+  w.state.Allocate(OnNode(0, 0b1100'1000));
+  ConsolidateScore consolidate;
+  const std::vector<WeightedScore> scores = {{&consolidate, 1.0}};
+  const SchedulingContext ctx = w.Context();
+  const Job job = MakeJob(1).Gpus(4).Build();
+  Placer unaware(ctx, {}, scores);
+  EXPECT_EQ(unaware.Find(JobView(job, kTimeZero), w.state)->parts[0].node, NodeId(0));
+  Placer aware(ctx, {}, scores, PlacementOptions{.prefer_one_group = true});
+  auto placement = aware.Find(JobView(job, kTimeZero), w.state);
+  ASSERT_TRUE(placement.has_value());
+  EXPECT_EQ(*placement, OnNode(1, 0b0000'1111));
+  const Job three = MakeJob(2).Gpus(3).Build();
+  EXPECT_EQ(aware.Find(JobView(three, kTimeZero), w.state)->parts[0].node, NodeId(0));
+}
+
+TEST(PlacerTest, AConsolidationSensitiveGangWaitsRatherThanSpreadUntilRelaxed) {
+  // Two 4-GPU nodes with 2 free each: a 4-GPU gang fits only spread over both. The built-in
+  // estimator puts a spread gang at 85% of its consolidated speed.
+  World w("2x4xV100");
+  w.state.Allocate(OnNode(0, 0b0011));
+  w.state.Allocate(OnNode(1, 0b0011));
+  const SchedulingContext ctx = w.Context();
+  const PlacementOptions strict{.min_spread_speed = 0.9, .relax_after = std::chrono::hours(1)};
+  Placer placer(ctx, {}, {}, strict);
+  Job job = MakeJob(1).Gpus(4).Build();
+  job.queued_since = kTimeZero;
+  EXPECT_FALSE(placer.Find(JobView(job, kTimeZero + std::chrono::minutes(59)), w.state));
+  EXPECT_TRUE(placer.last_held_for_consolidation());
+  // After an hour of waiting it takes the spread placement (Tiresias' relaxation).
+  auto placement = placer.Find(JobView(job, kTimeZero + std::chrono::hours(1)), w.state);
+  ASSERT_TRUE(placement.has_value());
+  EXPECT_EQ(placement->num_nodes(), 2);
+  EXPECT_FALSE(placer.last_held_for_consolidation());
+  // A tolerant profile (80%) spreads at once.
+  Placer tolerant(ctx, {}, {}, PlacementOptions{.min_spread_speed = 0.8});
+  EXPECT_TRUE(tolerant.Find(JobView(job, kTimeZero), w.state).has_value());
 }
 
 TEST(ClusterStateTest, DualViewsStayInStep) {

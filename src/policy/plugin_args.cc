@@ -63,6 +63,31 @@ Result<std::vector<double>> PluginArgs::GetDoubleList(std::string_view key,
   return out;
 }
 
+Result<std::map<std::string, double, std::less<>>> PluginArgs::GetDoubleMap(
+    std::string_view key) const {
+  std::map<std::string, double, std::less<>> out;
+  auto it = values_.find(key);
+  if (it == values_.end()) return out;
+  std::string_view rest = it->second;
+  while (!rest.empty()) {
+    const size_t comma = rest.find(',');
+    const std::string_view item = rest.substr(0, comma);
+    const size_t eq = item.find('=');
+    if (eq == std::string_view::npos || eq == 0) {
+      return InvalidArgument("argument '" + std::string(key) + "': item '" + std::string(item) +
+                             "' is not name=value");
+    }
+    DS_ASSIGN_OR_RETURN(double value, ParseDouble(key, item.substr(eq + 1)));
+    if (!out.emplace(item.substr(0, eq), value).second) {
+      return InvalidArgument("argument '" + std::string(key) + "': '" +
+                             std::string(item.substr(0, eq)) + "' given twice");
+    }
+    if (comma == std::string_view::npos) break;
+    rest.remove_prefix(comma + 1);
+  }
+  return out;
+}
+
 Status PluginArgs::CheckKnown(std::initializer_list<std::string_view> known) const {
   for (const auto& [key, value] : values_) {
     bool found = false;

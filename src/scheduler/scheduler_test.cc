@@ -37,8 +37,9 @@ PipelineConfig Profile(std::string sort, bool backfill, bool preempt = false,
 
 class SchedulerTest : public ::testing::Test {
  protected:
-  void Start(const std::string& cluster_spec, const PipelineConfig& profile) {
-    cluster_ = MakeCluster(cluster_spec);
+  void Start(const std::string& cluster_spec, const PipelineConfig& profile,
+             const std::vector<std::string>& labels = {}) {
+    cluster_ = MakeCluster(cluster_spec, 8, labels);
     auto policy = BuildPipeline(profile, InTreeRegistry());
     ASSERT_TRUE(policy.ok()) << policy.status().ToString();
     scheduler_ = std::make_unique<Scheduler>(cluster_, std::move(policy).value(), executor_, model_,
@@ -312,8 +313,97 @@ TEST_F(SchedulerTest, ExplainsWhyAJobWaits) {
   const auto reasons = scheduler_->ExplainPending(AtSeconds(1));
   ASSERT_EQ(reasons.size(), 1u);
   EXPECT_EQ(reasons[0].job, blocked);
-  EXPECT_THAT(reasons[0].reason, ::testing::HasSubstr("waiting for 2 GPUs (1 free)"));
+  EXPECT_EQ(reasons[0].cause, PendingCause::kGpusBusy);
+  EXPECT_THAT(reasons[0].reason,
+              ::testing::HasSubstr("waiting for 2 GPUs at once (gang) (1 free)"));
   EXPECT_EQ(job(blocked).state, JobState::kQueued);  // explaining changes nothing
+}
+
+TEST_F(SchedulerTest, ExplainsEachCauseOfWaiting) {
+  // Starts `running` at t = 0, submits `waiting` at t = 1 s and explains it.
+  const auto explain = [&](const std::vector<JobSpec>& running, const JobSpec& waiting) {
+    for (const JobSpec& spec : running) Submit(spec);
+    scheduler_->RunCycle(kTimeZero);
+    const JobId id = Submit(waiting, AtSeconds(1));
+    scheduler_->RunCycle(AtSeconds(1));
+    for (const PendingReason& r : scheduler_->ExplainPending(AtSeconds(1))) {
+      if (r.job == id) return r;
+    }
+    ADD_FAILURE() << "no explanation for the waiting job";
+    return PendingReason{};
+  };
+  {
+    SCOPED_TRACE("no GPU with the required label is free");
+    Start("2x4xV100", Profile("fifo", true), {"nvlink=true"});
+    const PendingReason r = explain({MakeJob(0).Gpus(4).Selector("nvlink=true").Spec()},
+                                    MakeJob(1).Gpus(1).Selector("nvlink=true").Spec());
+    EXPECT_EQ(r.cause, PendingCause::kNoMatchingGpus);
+    EXPECT_EQ(r.reason,
+              "needs 1 GPU on nodes labelled nvlink=true: 0 free there (4 free in total)");
+  }
+  {
+    SCOPED_TRACE("fragmentation across GPU types");
+    Start("1x4xK80+1x4xV100", Profile("fifo", true));
+    const PendingReason r = explain(
+        {MakeJob(0).Gpus(2).GpuType("K80").Spec(), MakeJob(1).Gpus(2).GpuType("V100").Spec()},
+        MakeJob(2).Gpus(4).Spec());
+    EXPECT_EQ(r.cause, PendingCause::kFragmentation);
+  }
+  {
+    SCOPED_TRACE("held to be consolidated");
+    PipelineConfig profile = Profile("fifo", true);
+    profile.placement.min_spread_speed = 0.9;
+    Start("2x4xV100", profile);
+    // One GPU stays free on each node: a 2-GPU gang fits only spread, at 85% of its speed.
+    const PendingReason r =
+        explain({MakeJob(0).Gpus(3).Spec(), MakeJob(1).Gpus(3).Spec()}, MakeJob(2).Gpus(2).Spec());
+    EXPECT_EQ(r.cause, PendingCause::kConsolidation);
+  }
+  {
+    SCOPED_TRACE("head of line");
+    Start("1x4xV100", Profile("fifo", false));
+    const PendingReason r =
+        explain({MakeJob(0).Gpus(3).Spec(), MakeJob(1).Gpus(4).Spec()}, MakeJob(2).Gpus(1).Spec());
+    EXPECT_EQ(r.cause, PendingCause::kHeadOfLine);
+  }
+  {
+    SCOPED_TRACE("the running jobs rank above it or are protected");
+    Start("1x4xV100", Profile("las", true, /*preempt=*/true, /*min_run_s=*/3600));
+    const PendingReason r = explain({MakeJob(0).Gpus(4).Spec()}, MakeJob(1).Gpus(1).Spec());
+    EXPECT_EQ(r.cause, PendingCause::kLowerPriority);
+  }
+}
+
+TEST_F(SchedulerTest, QuotasCapATenantAndReclaimBorrowedGpusForOneBelowItsGuarantee) {
+  PipelineConfig profile = Profile("fifo", true, /*preempt=*/true);
+  profile.quotas = {{"a", {0.5, 1.0}}, {"b", {0.5, 0.75}}};
+  Start("1x4xV100", profile);
+  const auto tenant_job = [](uint32_t id, const std::string& tenant, int gpus) {
+    JobSpec spec = MakeJob(id).Gpus(gpus).Spec();
+    spec.queue = tenant;
+    return spec;
+  };
+  std::vector<JobId> b;
+  for (uint32_t i = 0; i < 4; ++i) b.push_back(Submit(tenant_job(i, "b", 1)));
+  scheduler_->RunCycle(kTimeZero);
+  // b may hold 3 of the 4 GPUs; its fourth job waits on the cap though a GPU is free.
+  EXPECT_EQ(job(b[2]).state, JobState::kRunning);
+  EXPECT_EQ(job(b[3]).state, JobState::kQueued);
+  EXPECT_EQ(scheduler_->state().free_total(), 1);
+  auto reasons = scheduler_->ExplainPending(kTimeZero);
+  ASSERT_EQ(reasons.size(), 1u);
+  EXPECT_EQ(reasons[0].cause, PendingCause::kQuota);
+  EXPECT_EQ(reasons[0].reason, "tenant 'b' holds 3 GPUs; its cap is 3");
+
+  // a is guaranteed 2 GPUs: it reclaims one from b (b keeps its guaranteed 2), though FIFO
+  // ranks a's later job below all of b's.
+  const JobId a = Submit(tenant_job(9, "a", 2), AtSeconds(1));
+  scheduler_->RunCycle(AtSeconds(1));
+  EXPECT_THAT(executor_.Preempted(), ElementsAre(b[2]));  // b's lowest-ranked running job
+  ASSERT_TRUE(scheduler_->Handle(JobSuspended{b[2], 0}, AtSeconds(2)).ok());
+  scheduler_->RunCycle(AtSeconds(2));
+  EXPECT_EQ(job(a).state, JobState::kRunning);
+  EXPECT_EQ(scheduler_->state().free_total(), 0);
 }
 
 // --- Restore (the daemon's restart path, issue 6) ---

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <map>
 #include <vector>
 
 namespace dlsched::sim {
@@ -60,6 +61,35 @@ double NearestRankPercentile(std::span<const double> sorted, double percent) {
   const size_t index = static_cast<size_t>(std::clamp(rank, 1.0, n)) - 1;
   return sorted[index];
 }
+
+namespace {
+
+// Tenant shares, per-type utilisation and the sampled waiting causes.
+void SummarizeSharesAndWaits(const RunResult& run, RunSummary& s) {
+  std::map<std::string, double> gpu_s_by_tenant;
+  double gpu_s = 0;
+  for (const JobRecord& job : run.jobs) {
+    const double used = ToSeconds(job.run_time) * job.num_gpus;
+    gpu_s_by_tenant[job.queue] += used;
+    gpu_s += used;
+    for (int c = 0; c < kNumPendingCauses; ++c) {
+      s.pending_s_by_cause[c] += job.pending_s_by_cause[c];
+    }
+  }
+  for (const auto& [tenant, used] : gpu_s_by_tenant) {
+    s.tenant_share.emplace_back(tenant, gpu_s > 0 ? used / gpu_s : 0.0);
+  }
+  s.fragmentation_blocked_s =
+      s.pending_s_by_cause[static_cast<size_t>(PendingCause::kFragmentation)] +
+      s.pending_s_by_cause[static_cast<size_t>(PendingCause::kConsolidation)];
+  for (const GpuTypeUsage& usage : run.type_usage) {
+    const double capacity = usage.gpus * s.makespan_s;
+    s.gpu_type_utilization.emplace_back(
+        usage.type, capacity > 0 ? std::min(1.0, usage.allocated_gpu_s / capacity) : 0.0);
+  }
+}
+
+}  // namespace
 
 void ComputeSummary(RunResult& run) {
   RunSummary s;
@@ -163,6 +193,7 @@ void ComputeSummary(RunResult& run) {
   s.qos_met_rate_soft = Share(soft_met, soft_jobs);
   s.best_effort_avg_jct_s = Mean(best_effort_jcts);
 
+  SummarizeSharesAndWaits(run, s);
   run.summary = s;
 }
 

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <array>
 #include <optional>
 #include <span>
 #include <string>
@@ -7,6 +8,7 @@
 
 #include "dlsched/common/time.h"
 #include "dlsched/model/job.h"
+#include "dlsched/policy/context.h"
 
 namespace dlsched::sim {
 
@@ -29,6 +31,8 @@ struct JobRecord {
   // JobSpec::deadline and JobSpec::qos: finish by `deadline` (none = no QoS target).
   std::optional<Timestamp> deadline;
   QosClass qos = QosClass::kBestEffort;
+  // Sampled waiting time by cause (SimOptions::explain_every; zero when sampling is off).
+  std::array<double, kNumPendingCauses> pending_s_by_cause{};
 
   bool completed() const { return final_state == JobState::kSucceeded; }
   // Completed no later than its deadline. False without a deadline, and for rejected or
@@ -91,14 +95,32 @@ struct RunSummary {
   double qos_met_rate_strict = 0;    // the same over strict jobs with a deadline
   double qos_met_rate_soft = 0;      // the same over soft jobs with a deadline (first step)
   double best_effort_avg_jct_s = 0;  // mean JCT of completed best-effort jobs; 0 if none
+  // Why jobs waited (issue 5), in job-seconds per PendingCause, sampled every
+  // SimOptions::explain_every (each sample's explanation counts until the next sample);
+  // fragmentation_blocked_s is the fragmentation and consolidation entries: jobs blocked while
+  // enough GPUs they could use were free in total.
+  std::array<double, kNumPendingCauses> pending_s_by_cause{};
+  double fragmentation_blocked_s = 0;
+  // Share of the allocated GPU-time each tenant (JobSpec::queue; "" for none) received, by name.
+  std::vector<std::pair<std::string, double>> tenant_share;
+  // Per GPU type: allocated GPU-time / (GPUs of the type x makespan), by type name.
+  std::vector<std::pair<std::string, double>> gpu_type_utilization;
+};
+
+// Allocated GPU-time per GPU type over the run's window, measured by the simulator.
+struct GpuTypeUsage {
+  std::string type;
+  int gpus = 0;
+  double allocated_gpu_s = 0;
 };
 
 // Everything one policy's run produced.
 struct RunResult {
   std::string policy;
   int total_gpus = 0;
-  std::vector<JobRecord> jobs;     // in JobId order
-  std::vector<TimeSample> series;  // in time order
+  std::vector<JobRecord> jobs;           // in JobId order
+  std::vector<TimeSample> series;        // in time order
+  std::vector<GpuTypeUsage> type_usage;  // in GpuTypeId order; empty when not measured
   RunSummary summary;
 };
 

@@ -868,6 +868,15 @@ std::string RunsToJson(const std::vector<RunResult>& runs, const JsonMeta& meta)
     r["p95_slowdown"] = s.p95_slowdown;
     r["avg_ftf"] = s.avg_ftf;
     r["max_ftf"] = s.max_ftf;
+    r["fragmentation_blocked_s"] = s.fragmentation_blocked_s;
+    Json& causes = r["pending_s_by_cause"] = Json::object();
+    for (int c = 0; c < kNumPendingCauses; ++c) {
+      causes[std::string(PendingCauseName(static_cast<PendingCause>(c)))] = s.pending_s_by_cause[c];
+    }
+    Json& tenants = r["tenant_share"] = Json::object();
+    for (const auto& [tenant, share] : s.tenant_share) tenants[tenant] = share;
+    Json& types = r["gpu_type_utilization"] = Json::object();
+    for (const auto& [type, utilization] : s.gpu_type_utilization) types[type] = utilization;
     r["wall_s"] = s.wall_s;
     if (with_qos) {
       r["qos_jobs"] = s.qos_jobs;
@@ -883,9 +892,21 @@ std::string RunsToJson(const std::vector<RunResult>& runs, const JsonMeta& meta)
   return doc.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
 }
 
+namespace {
+
+// The cause a job's sampled waiting time was longest in; "" when no sample saw it wait.
+std::string_view DominantWaitCause(const JobRecord& job) {
+  const auto& by_cause = job.pending_s_by_cause;
+  const auto longest = std::max_element(by_cause.begin(), by_cause.end());
+  if (*longest <= 0) return "";
+  return PendingCauseName(static_cast<PendingCause>(longest - by_cause.begin()));
+}
+
+}  // namespace
+
 Status WriteJobsCsv(const RunResult& run, std::ostream& out) {
   out << "job_id,name,user,queue,num_gpus,state,submit_s,start_s,finish_s,jct_s,queue_s,ideal_s,"
-         "run_s,slowdown,preemptions,reason\n";
+         "run_s,slowdown,preemptions,wait_cause,reason\n";
   const auto seconds_or_empty = [](bool present, double seconds) {
     return present ? fmt::format("{:.3f}", seconds) : std::string();
   };
@@ -895,7 +916,7 @@ Status WriteJobsCsv(const RunResult& run, std::ostream& out) {
     const bool completed = job.completed() && finished;
     const bool has_slowdown = completed && job.ideal_duration > Duration::zero();
     out << fmt::format(
-        "{},{},{},{},{},{},{:.3f},{},{},{},{},{:.3f},{:.3f},{},{},{}\n", job.id.value(),
+        "{},{},{},{},{},{},{:.3f},{},{},{},{},{:.3f},{:.3f},{},{},{},{}\n", job.id.value(),
         CsvCell(job.name), CsvCell(job.user), CsvCell(job.queue), job.num_gpus,
         JobStateName(job.final_state), ToSeconds(job.submit_time),
         seconds_or_empty(started, started ? ToSeconds(job.first_start) : 0),
@@ -905,7 +926,7 @@ Status WriteJobsCsv(const RunResult& run, std::ostream& out) {
         ToSeconds(job.ideal_duration), ToSeconds(job.run_time),
         seconds_or_empty(has_slowdown,
                          has_slowdown ? ToSeconds(job.jct()) / ToSeconds(job.ideal_duration) : 0),
-        job.preemptions, CsvCell(job.reason));
+        job.preemptions, DominantWaitCause(job), CsvCell(job.reason));
   }
   return StreamStatus(out, "jobs CSV");
 }

@@ -149,10 +149,28 @@ TEST(RunsToJsonTest, HasTheContractKeysInOrderAndIsDeterministic) {
   EXPECT_EQ(doc["seed"], 42u);
   EXPECT_EQ(doc["dlsched_version"], std::string(kVersion));
   ASSERT_EQ(doc["runs"].size(), 2u);
-  const std::vector<std::string> want_keys = {
-      "policy",      "jobs",         "completed",    "rejected",    "unfinished", "avg_jct_s",
-      "p50_jct_s",   "p95_jct_s",    "p99_jct_s",    "avg_queue_s", "makespan_s", "gpu_utilization",
-      "preemptions", "avg_slowdown", "p95_slowdown", "avg_ftf",     "max_ftf",    "wall_s"};
+  const std::vector<std::string> want_keys = {"policy",
+                                              "jobs",
+                                              "completed",
+                                              "rejected",
+                                              "unfinished",
+                                              "avg_jct_s",
+                                              "p50_jct_s",
+                                              "p95_jct_s",
+                                              "p99_jct_s",
+                                              "avg_queue_s",
+                                              "makespan_s",
+                                              "gpu_utilization",
+                                              "preemptions",
+                                              "avg_slowdown",
+                                              "p95_slowdown",
+                                              "avg_ftf",
+                                              "max_ftf",
+                                              "fragmentation_blocked_s",
+                                              "pending_s_by_cause",
+                                              "tenant_share",
+                                              "gpu_type_utilization",
+                                              "wall_s"};
   const auto& run0 = doc["runs"][0];
   std::vector<std::string> keys;
   for (const auto& [key, value] : run0.items()) keys.push_back(key);
@@ -260,6 +278,8 @@ TEST(WriteJobsCsvTest, HeaderAndRows) {
   done.ideal_duration = Seconds(20);
   done.run_time = Seconds(40);
   done.preemptions = 1;
+  done.pending_s_by_cause[static_cast<size_t>(PendingCause::kGpusBusy)] = 1;
+  done.pending_s_by_cause[static_cast<size_t>(PendingCause::kFragmentation)] = 2;  // the largest
   JobRecord rejected;
   rejected.id = JobId(4);
   rejected.name = "j4";
@@ -271,10 +291,10 @@ TEST(WriteJobsCsvTest, HeaderAndRows) {
   ASSERT_TRUE(WriteJobsCsv(run, out).ok());
   EXPECT_EQ(out.str(),
             "job_id,name,user,queue,num_gpus,state,submit_s,start_s,finish_s,jct_s,queue_s,"
-            "ideal_s,run_s,slowdown,preemptions,reason\n"
+            "ideal_s,run_s,slowdown,preemptions,wait_cause,reason\n"
             "3,\"resnet, big\",alice,prod,4,succeeded,10.000,12.500,52.500,42.500,2.500,20.000,"
-            "40.000,2.125,1,\n"
-            "4,j4,,,0,rejected,11.000,,,,,0.000,0.000,,0,\"asks \"\"8\"\" GPUs\"\n");
+            "40.000,2.125,1,fragmentation,\n"
+            "4,j4,,,0,rejected,11.000,,,,,0.000,0.000,,0,,\"asks \"\"8\"\" GPUs\"\n");
 }
 
 TEST(WriteJobsCsvTest, ReportsAFailedStream) {

@@ -1,6 +1,7 @@
 #include "sim/simulator.h"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <queue>
@@ -136,6 +137,86 @@ JobSpec WithRuntimeEstimate(JobSpec spec, size_t index, const SimOptions& option
   return spec;
 }
 
+// Integrates allocated GPU-time per GPU type over [t = 0, last completion]: the allocation after
+// an instant's cycle holds until the next instant.
+class TypeUsageMeter {
+ public:
+  explicit TypeUsageMeter(const Cluster& cluster)
+      : cluster_(cluster), allocated_(cluster.num_gpu_types(), 0), gpu_s_(allocated_.size(), 0) {}
+
+  // After the cycle at `now`; `completed`: a job completed at `now`.
+  void Observe(Timestamp now, const ClusterState& state, bool completed) {
+    const double dt = ToSeconds(now - last_);
+    for (size_t t = 0; t < allocated_.size(); ++t) {
+      gpu_s_[t] += dt * allocated_[t];
+      const GpuTypeId type(static_cast<uint32_t>(t));
+      allocated_[t] = cluster_.gpus_of_type(type) - state.free_of_type(type);
+    }
+    last_ = now;
+    if (completed) at_last_completion_ = gpu_s_;
+  }
+
+  std::vector<GpuTypeUsage> Usage() const {
+    std::vector<GpuTypeUsage> usage;
+    for (size_t t = 0; t < allocated_.size(); ++t) {
+      const GpuTypeId type(static_cast<uint32_t>(t));
+      usage.push_back({cluster_.gpu_type_name(type), cluster_.gpus_of_type(type),
+                       at_last_completion_.empty() ? 0.0 : at_last_completion_[t]});
+    }
+    return usage;
+  }
+
+ private:
+  const Cluster& cluster_;
+  Timestamp last_ = kTimeZero;
+  std::vector<int> allocated_;  // per type, since `last_`
+  std::vector<double> gpu_s_;
+  std::vector<double> at_last_completion_;
+};
+
+// Samples why waiting jobs wait: each sample's explanation counts until the next sample.
+class PendingSampler {
+ public:
+  PendingSampler(Duration every, size_t jobs) : every_(every) {
+    if (every_ > Duration::zero()) by_job_.resize(jobs);
+  }
+
+  void MaybeSample(Timestamp now, Scheduler& scheduler) {
+    if (every_ <= Duration::zero() || now < next_) return;
+    Account(now);
+    last_.clear();
+    if (scheduler.queue().size() > 0) {
+      for (const PendingReason& p : scheduler.ExplainPending(now))
+        last_.emplace_back(p.job, p.cause);
+    }
+    next_ = now + every_;
+  }
+
+  // Counts the last sample up to the end of the run and hands the per-job totals to `jobs`.
+  void Finish(Timestamp end, std::vector<JobRecord>& jobs) {
+    if (every_ <= Duration::zero()) return;
+    Account(end);
+    for (size_t i = 0; i < jobs.size() && i < by_job_.size(); ++i) {
+      jobs[i].pending_s_by_cause = by_job_[i];
+    }
+  }
+
+ private:
+  void Account(Timestamp now) {
+    const double dt = ToSeconds(now - sampled_at_);
+    for (const auto& [job, cause] : last_) {
+      if (job.index() < by_job_.size()) by_job_[job.index()][static_cast<size_t>(cause)] += dt;
+    }
+    sampled_at_ = now;
+  }
+
+  Duration every_;
+  Timestamp next_ = kTimeZero;
+  Timestamp sampled_at_ = kTimeZero;
+  std::vector<std::pair<JobId, PendingCause>> last_;
+  std::vector<std::array<double, kNumPendingCauses>> by_job_;
+};
+
 RunResult CollectResult(const Scheduler& scheduler, std::vector<TimeSample> series,
                         std::string policy) {
   RunResult run;
@@ -178,8 +259,11 @@ RunResult Simulate(const SimInputs& inputs, std::unique_ptr<SchedulingPolicy> po
   executor.Reserve(jobs.size());
 
   std::vector<TimeSample> series;
+  TypeUsageMeter type_usage(inputs.cluster);
+  PendingSampler pending(options.explain_every, jobs.size());
   size_t next_arrival = 0;
   size_t jobs_done = 0;
+  Timestamp last_instant = kTimeZero;
   Timestamp pending_wake = kTimeNever;
   auto last_report = wall_start;
   uint64_t steps = 0;
@@ -190,8 +274,10 @@ RunResult Simulate(const SimInputs& inputs, std::unique_ptr<SchedulingPolicy> po
         next_arrival < jobs.size() ? jobs[next_arrival].submit_time : kTimeNever;
     const Timestamp now = std::min(next_event, next_submit);
     if (now == kTimeNever || now > options.stop_at) break;
+    last_instant = now;
 
     bool act = false;
+    bool completed = false;
     while (!events.empty() && events.top().time == now) {
       const SimEvent e = events.Pop();
       if (e.kind == SimEventKind::kWake) {
@@ -201,7 +287,9 @@ RunResult Simulate(const SimInputs& inputs, std::unique_ptr<SchedulingPolicy> po
       if (e.generation != executor.generation(e.job)) continue;  // superseded
       const Status status = scheduler.Handle(ToSchedulerEvent(e), now);
       DS_CHECK(status.ok()) << "simulator event rejected: " << status.ToString();
-      if (IsTerminal(scheduler.jobs().at(e.job).state)) ++jobs_done;
+      const JobState state = scheduler.jobs().at(e.job).state;
+      if (IsTerminal(state)) ++jobs_done;
+      completed = completed || state == JobState::kSucceeded;
       act = true;
     }
     while (next_arrival < jobs.size() && jobs[next_arrival].submit_time == now) {
@@ -222,6 +310,8 @@ RunResult Simulate(const SimInputs& inputs, std::unique_ptr<SchedulingPolicy> po
       if (pending_wake != kTimeNever) events.Push(pending_wake, SimEventKind::kWake);
     }
 
+    type_usage.Observe(now, scheduler.state(), completed);
+    pending.MaybeSample(now, scheduler);
     const TimeSample sample{now, scheduler.state().allocated_total(),
                             static_cast<int>(scheduler.queue().size()),
                             static_cast<int>(scheduler.running().size())};
@@ -242,9 +332,11 @@ RunResult Simulate(const SimInputs& inputs, std::unique_ptr<SchedulingPolicy> po
   }
 
   RunResult run = CollectResult(scheduler, std::move(series), policy_name);
+  run.type_usage = type_usage.Usage();
+  const Timestamp end = run.series.empty() ? kTimeZero : run.series.back().time;
+  pending.Finish(last_instant, run.jobs);
   if (scheduler.queue().size() > 0) {
     // Say why each job still waiting did not start (the run was cut short, or it starved).
-    const Timestamp end = run.series.empty() ? kTimeZero : run.series.back().time;
     for (const PendingReason& p : scheduler.ExplainPending(end)) {
       run.jobs[p.job.index()].reason = p.reason;
     }

@@ -30,6 +30,9 @@ struct SimOptions {
   // Sigma of the lognormal error of users' runtime estimates, for jobs without one
   // (0 = estimates equal the ideal duration).
   double estimate_error = 0;
+  // Sample why waiting jobs wait (Scheduler::ExplainPending) this often in simulated time, for
+  // RunSummary::pending_s_by_cause; zero turns sampling off. Sampling never changes decisions.
+  Duration explain_every = std::chrono::hours(1);
   // Stop at this simulated time; jobs still waiting or running are reported unfinished.
   Timestamp stop_at = kTimeNever;
   // Called about every `progress_every` of wall time, from the simulating thread.

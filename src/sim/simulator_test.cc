@@ -123,7 +123,7 @@ TEST(SimulatorTest, StopAtLeavesUnfinishedJobsWithAReason) {
       Simulated("fifo-backfill", cluster, {Job(0, 1, 0, 100), Job(1, 1, 1, 10)}, options);
   EXPECT_EQ(run.summary.unfinished, 2);
   EXPECT_EQ(run.jobs[1].final_state, JobState::kQueued);
-  EXPECT_NE(run.jobs[1].reason.find("waiting for 1 GPUs"), std::string::npos);
+  EXPECT_NE(run.jobs[1].reason.find("waiting for 1 GPU (0 free)"), std::string::npos);
 }
 
 TEST(SimulatorTest, SameInputsSameResult) {
@@ -147,6 +147,42 @@ TEST(SimulatorTest, SameInputsSameResult) {
     EXPECT_EQ(a.summary.completed, 300);
     EXPECT_EQ(a.series.size(), b.series.size());
   }
+}
+
+TEST(SimulatorTest, SamplesWhyJobsWaitAndMeasuresTenantsAndGpuTypes) {
+  // One K80 and one V100 node. Tenant a's 4-GPU V100 job runs 0-100 s; tenant b's V100 job
+  // waits for it (GPUs busy) while the K80s sit idle; then it runs 100-150 s.
+  const Cluster cluster = MakeCluster("1x4xK80+1x4xV100");
+  JobSpec first = Job(0, 4, 0, 100);
+  first.gpu_type = "V100";
+  first.queue = "a";
+  JobSpec second = Job(1, 4, 0, 50);
+  second.gpu_type = "V100";
+  second.queue = "b";
+  SimOptions options;
+  options.explain_every = seconds(10);
+  const RunResult run = Simulated("fifo-backfill", cluster, {first, second}, options);
+  ASSERT_EQ(run.summary.completed, 2);
+  const auto waited = [&](PendingCause cause) {
+    return run.jobs[1].pending_s_by_cause[static_cast<size_t>(cause)];
+  };
+  EXPECT_DOUBLE_EQ(waited(PendingCause::kNoMatchingGpus), 100);  // 4 K80s free, none usable
+  EXPECT_DOUBLE_EQ(
+      run.summary.pending_s_by_cause[static_cast<size_t>(PendingCause::kNoMatchingGpus)], 100);
+  EXPECT_DOUBLE_EQ(run.summary.fragmentation_blocked_s, 0);
+  ASSERT_EQ(run.summary.tenant_share.size(), 2u);
+  EXPECT_EQ(run.summary.tenant_share[0].first, "a");
+  EXPECT_NEAR(run.summary.tenant_share[0].second, 2.0 / 3, 1e-9);  // 400 of 600 GPU-seconds
+  ASSERT_EQ(run.summary.gpu_type_utilization.size(), 2u);
+  EXPECT_EQ(run.summary.gpu_type_utilization[0], (std::pair<std::string, double>("K80", 0.0)));
+  EXPECT_EQ(run.summary.gpu_type_utilization[1], (std::pair<std::string, double>("V100", 1.0)));
+
+  // Sampling off: nothing is counted, and the decisions are the same.
+  options.explain_every = Duration::zero();
+  const RunResult quiet = Simulated("fifo-backfill", cluster, {first, second}, options);
+  EXPECT_EQ(quiet.jobs[1].finish_time, run.jobs[1].finish_time);
+  EXPECT_DOUBLE_EQ(
+      quiet.summary.pending_s_by_cause[static_cast<size_t>(PendingCause::kNoMatchingGpus)], 0);
 }
 
 }  // namespace

@@ -320,13 +320,15 @@ enum class Column {
   kMemoryMib,
   kIterations,
   kRuntimeEstimate,
+  kSelector,
+  kPrefer,
 };
-constexpr int kNumColumns = 15;
+constexpr int kNumColumns = 17;
 // Indexed by Column; the first kNumRequired are required.
 constexpr std::array<std::string_view, kNumColumns> kColumnNames = {
-    "submit_time", "num_gpus", "duration",   "job_id",     "user",
-    "queue",       "model",    "batch_size", "gpu_type",   "deadline",
-    "qos_class",   "priority", "memory_mib", "iterations", "runtime_estimate"};
+    "submit_time", "num_gpus",   "duration",         "job_id",   "user",      "queue",
+    "model",       "batch_size", "gpu_type",         "deadline", "qos_class", "priority",
+    "memory_mib",  "iterations", "runtime_estimate", "selector", "prefer"};
 constexpr int kNumRequired = 3;
 
 std::string KnownColumns() {
@@ -399,6 +401,13 @@ Result<JobSpec> ParseNativeRow(const std::vector<std::string_view>& fields,
       case Column::kGpuType:
         spec.gpu_type = std::string(cell);
         break;
+      case Column::kSelector:
+      case Column::kPrefer: {
+        Result<Labels> labels = ParseLabels(cell);
+        if (!labels.ok()) return labels.status().WithPrefix(std::string(name));
+        (column == Column::kSelector ? spec.selector : spec.preferences) = *std::move(labels);
+        break;
+      }
       case Column::kDeadline: {
         const auto v = SecondsField(cell);
         if (!v || *v < 0) {

@@ -39,6 +39,18 @@ JobBuilder& JobBuilder::GpuType(std::string type) {
   job_.spec.gpu_type = std::move(type);
   return *this;
 }
+JobBuilder& JobBuilder::Selector(std::string_view labels) {
+  Result<Labels> parsed = ParseLabels(labels);
+  DS_CHECK(parsed.ok()) << parsed.status().ToString();
+  job_.spec.selector = *std::move(parsed);
+  return *this;
+}
+JobBuilder& JobBuilder::Prefer(std::string_view labels) {
+  Result<Labels> parsed = ParseLabels(labels);
+  DS_CHECK(parsed.ok()) << parsed.status().ToString();
+  job_.spec.preferences = *std::move(parsed);
+  return *this;
+}
 JobBuilder& JobBuilder::Estimate(Duration total, Duration remaining) {
   job_.estimated_total = total;
   job_.estimated_remaining = remaining;
@@ -50,7 +62,8 @@ JobBuilder& JobBuilder::Running(Timestamp since) {
   return *this;
 }
 
-Cluster MakeCluster(const std::string& spec, int nodes_per_rack) {
+Cluster MakeCluster(const std::string& spec, int nodes_per_rack,
+                    const std::vector<std::string>& labels) {
   Cluster cluster;
   std::stringstream terms(spec);
   std::string term;
@@ -65,6 +78,11 @@ Cluster MakeCluster(const std::string& spec, int nodes_per_rack) {
       node.name = "n" + std::to_string(node_index);
       node.rack = cluster.InternRack("r" + std::to_string(node_index / nodes_per_rack));
       for (int g = 0; g < gpus; ++g) node.gpus.push_back({type_id, 16384, g / 4});
+      if (static_cast<size_t>(node_index) < labels.size()) {
+        Result<Labels> parsed = ParseLabels(labels[node_index]);
+        DS_CHECK(parsed.ok()) << parsed.status().ToString();
+        node.labels = *std::move(parsed);
+      }
       DS_CHECK(cluster.AddNode(std::move(node)).ok());
     }
   }

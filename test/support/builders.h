@@ -4,6 +4,7 @@
 // a RecordingExecutor that remembers what the scheduler asked of it.
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "dlsched/model/cluster.h"
@@ -23,6 +24,9 @@ class JobBuilder {
   JobBuilder& Attained(Duration gpu_time);
   JobBuilder& Priority(int p);
   JobBuilder& GpuType(std::string type);
+  // "key=value;key=value" (ParseLabels); aborts on a malformed text.
+  JobBuilder& Selector(std::string_view labels);
+  JobBuilder& Prefer(std::string_view labels);
   JobBuilder& Estimate(Duration total, Duration remaining);
   JobBuilder& Running(Timestamp since);
   Job Build() const { return job_; }
@@ -34,8 +38,9 @@ class JobBuilder {
 inline JobBuilder MakeJob(uint32_t id) { return JobBuilder(id); }
 
 // A cluster from terms "NODESxGPUSxTYPE" joined by '+'; `nodes_per_rack` nodes per rack.
-// Aborts on a malformed spec (tests only).
-Cluster MakeCluster(const std::string& spec, int nodes_per_rack = 8);
+// Aborts on a malformed spec (tests only). `labels[i]` ("k=v;k=v"), when given, labels node i.
+Cluster MakeCluster(const std::string& spec, int nodes_per_rack = 8,
+                    const std::vector<std::string>& labels = {});
 
 // Remembers launches, preemptions and kills in order; does nothing else. The test plays the
 // cluster by feeding events back to the scheduler.

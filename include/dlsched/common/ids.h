@@ -30,6 +30,8 @@ using NodeId = StrongId<struct NodeIdTag>;
 using RackId = StrongId<struct RackIdTag>;
 // Index into the cluster's table of GPU type names ("V100", "A100", ...).
 using GpuTypeId = StrongId<struct GpuTypeIdTag>;
+// A class of interchangeable nodes: same GPU type and same labels (Cluster::node_label_class).
+using LabelClassId = StrongId<struct LabelClassIdTag>;
 
 }  // namespace dlsched
 

@@ -25,6 +25,16 @@ inline GpuMask LowestGpus(int count) {
 // Node labels, `key=value` (seed 002's "physical labels"). Ordered, so output is deterministic.
 using Labels = std::map<std::string, std::string, std::less<>>;
 
+// True when every key=value of `selector` is among `labels` (an empty selector matches all).
+bool MatchesSelector(const Labels& labels, const Labels& selector);
+// How many key=value pairs of `wanted` are among `labels`.
+int CountMatches(const Labels& labels, const Labels& wanted);
+// "key=value;key=value" (also accepts ',' between pairs; spaces around items are ignored).
+// Fails naming the item without '=' or with an empty key; a repeated key is an error too.
+Result<Labels> ParseLabels(std::string_view text);
+// The inverse of ParseLabels: "a=1;b=2" in key order; "" for no labels.
+std::string FormatLabels(const Labels& labels);
+
 struct GpuSpec {
   GpuTypeId type;
   int64_t memory_mib = 0;
@@ -36,6 +46,7 @@ struct NodeSpec {
   std::string name;
   RackId rack;
   std::vector<GpuSpec> gpus;
+  // Cluster::AddNode adds `gpu=<type of GPU 0>` and `rack=<rack name>` unless given.
   Labels labels;
   int cpus = 0;
   int64_t memory_mib = 0;
@@ -92,12 +103,31 @@ class Cluster {
     return max_per_node_of_type_[type.index()];
   }
 
+  // Label classes: nodes with the same GPU type and the same labels are interchangeable for
+  // selectors, so the aggregate view (ClusterState::free_of_class) counts free GPUs per class.
+  // A few classes per cluster (the rack label makes at least one per rack and type).
+  int num_label_classes() const { return static_cast<int>(classes_.size()); }
+  LabelClassId node_label_class(NodeId id) const { return node_class_[id.index()]; }
+  const Labels& label_class_labels(LabelClassId c) const { return classes_[c.index()].labels; }
+  GpuTypeId label_class_gpu_type(LabelClassId c) const { return classes_[c.index()].type; }
+  // GPUs in the class's nodes.
+  int label_class_gpus(LabelClassId c) const { return classes_[c.index()].gpus; }
+
   // "64x8xV100 (512 GPUs, 64 nodes, 8 racks)"-style one-line summary.
   std::string Describe() const;
 
  private:
+  struct LabelClass {
+    GpuTypeId type;
+    Labels labels;
+    int gpus = 0;
+  };
+  LabelClassId InternLabelClass(GpuTypeId type, const Labels& labels, int gpus);
+
   std::vector<NodeSpec> nodes_;
   std::vector<GpuTypeId> node_gpu_type_;
+  std::vector<LabelClassId> node_class_;
+  std::vector<LabelClass> classes_;
   std::vector<std::string> gpu_type_names_;
   std::vector<std::string> rack_names_;
   std::vector<int> gpus_per_type_;

@@ -6,10 +6,10 @@
 
 namespace dlsched {
 
-// Which GPUs are free, per node, plus aggregate free counts per GPU type: the per-GPU detail for
-// placement and the aggregate view for fast "does anything fit" checks (seed 002's dual
-// representation). Allocate/Release keep both in step. Copyable: policies take a scratch copy to
-// try placements within one cycle.
+// Which GPUs are free, per node, plus aggregate free counts per GPU type and per label class: the
+// per-GPU detail for placement and the aggregate view for fast "does anything fit" checks (seed
+// 002's dual representation). Allocate/Release/SetOffline/SetOnline keep both in step. Copyable:
+// policies take a scratch copy to try placements within one cycle.
 class ClusterState {
  public:
   ClusterState() = default;
@@ -20,6 +20,7 @@ class ClusterState {
   int free_gpus(NodeId node) const { return CountGpus(free_[node.index()]); }
   int free_total() const { return free_total_; }
   int free_of_type(GpuTypeId type) const { return free_per_type_[type.index()]; }
+  int free_of_class(LabelClassId c) const { return free_per_class_[c.index()]; }
   // GPUs held by jobs: neither free nor withheld by an offline node.
   int allocated_total() const { return cluster_->total_gpus() - free_total_ - offline_total_; }
 
@@ -48,6 +49,7 @@ class ClusterState {
   const Cluster* cluster_ = nullptr;
   std::vector<GpuMask> free_;  // per node
   std::vector<int> free_per_type_;
+  std::vector<int> free_per_class_;
   int free_total_ = 0;
   std::vector<bool> offline_;      // per node
   std::vector<GpuMask> withheld_;  // per node: GPUs kept out of the pool while it is offline

@@ -46,6 +46,10 @@ struct JobSpec {
   int batch_size = 0;
   int num_gpus = 1;      // gang size: all or nothing
   std::string gpu_type;  // required GPU type; empty = any
+  // Node labels the job requires (every key=value must match the node's) and prefers (placement
+  // favours nodes matching more of them, but takes others rather than wait).
+  Labels selector;
+  Labels preferences;
   Timestamp submit_time;
   // Work: `iterations` at `ref_iters_per_s` when run on `num_gpus` GPUs of the reference type,
   // consolidated on one node. A trace with durations only uses 1 iteration per second.

@@ -55,9 +55,26 @@ struct RejectDecision {
   JobId job;
   std::string reason;
 };
+// Why a waiting job did not start, by kind (the text says the particulars).
+enum class PendingCause {
+  kOther,           // a policy-specific reason
+  kGpusBusy,        // fewer GPUs free than the gang needs, and no victim it may preempt
+  kNoMatchingGpus,  // enough GPUs free, but not of the required type / labels
+  kFragmentation,   // enough eligible GPUs free in total, but no placement holds the gang
+  kConsolidation,   // it would fit only spread over nodes, and it waits to be consolidated
+  kLowerPriority,   // the jobs holding the GPUs it needs rank above it
+  kHeadOfLine,      // behind a blocked job, and the policy does not backfill
+  kPreempting,      // victims were asked to stop for it; it starts when they have
+  kQuota,           // its tenant is at its quota
+};
+inline constexpr int kNumPendingCauses = 9;
+// "gpus-busy", "no-matching-gpus", "fragmentation", ...: stable names for CSV and JSON.
+std::string_view PendingCauseName(PendingCause cause);
+
 struct PendingReason {
   JobId job;
   std::string reason;  // why it was looked at and not started this cycle
+  PendingCause cause = PendingCause::kOther;
 };
 
 // What a policy wants done. The scheduler validates each item against its own state before it

@@ -1,9 +1,11 @@
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "dlsched/policy/placement.h"
 #include "dlsched/policy/policy.h"
 #include "dlsched/policy/registry.h"
 
@@ -42,6 +44,19 @@ struct PipelineConfig {
   // Walk late jobs after all others (in latest-start order), so that under overload jobs that
   // already missed do not push the rest past their deadlines too (EDF's domino effect).
   bool late_jobs_last = false;
+  // Topology-aware placement knobs (the `topo` profile).
+  PlacementOptions placement;
+  // Tenant quotas, by JobSpec::queue ("*": every tenant not listed; a tenant with neither has
+  // no quota). A tenant never holds more than max_share of the cluster's GPUs (its jobs wait,
+  // cause kQuota). While it holds less than guaranteed_share, its waiting job may preempt jobs
+  // of tenants holding more than their guaranteed share (borrowers), whatever their rank:
+  // borrowed GPUs are reclaimed. Victims still pass the preempt plugins' VictimFrom guards
+  // (minimum run time, preemption budget), so reclaiming needs a preempt plugin.
+  struct Quota {
+    double guaranteed_share = 0;
+    double max_share = 1;
+  };
+  std::map<std::string, Quota, std::less<>> quotas;
 };
 
 // Builds the plugin pipeline policy. Fails naming the unknown plugin or bad argument.

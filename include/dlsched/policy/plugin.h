@@ -33,6 +33,8 @@ class PluginArgs {
   Result<bool> GetBool(std::string_view key, bool fallback) const;
   Result<std::vector<double>> GetDoubleList(std::string_view key,
                                             std::vector<double> fallback) const;
+  // "name=value,name=value" (a JSON object of numbers in a profile); empty when absent.
+  Result<std::map<std::string, double, std::less<>>> GetDoubleMap(std::string_view key) const;
   // Fails naming any key not in `known` (catches typos in profiles).
   Status CheckKnown(std::initializer_list<std::string_view> known) const;
   const std::map<std::string, std::string, std::less<>>& values() const { return values_; }

@@ -26,6 +26,21 @@ Result<std::string> GetString(const json& doc, std::string_view field) {
   return v.get<std::string>();
 }
 
+// A label map: {"key": "value", ...}, non-empty keys, string values.
+Result<Labels> GetLabels(const json& doc, std::string_view field) {
+  const json& v = doc.at(std::string(field));
+  if (!v.is_object()) return FieldError(field, "must be an object of \"key\": \"value\" labels");
+  Labels labels;
+  for (auto it = v.begin(); it != v.end(); ++it) {
+    if (it.key().empty()) return FieldError(field, "a label key must not be empty");
+    if (!it.value().is_string()) {
+      return FieldError(std::string(field) + "." + it.key(), "must be a string");
+    }
+    labels.emplace(it.key(), it.value().get<std::string>());
+  }
+  return labels;
+}
+
 Result<int64_t> GetInt(const json& doc, std::string_view field, int64_t min, int64_t max) {
   const json& v = doc.at(std::string(field));
   int64_t value = 0;
@@ -73,11 +88,11 @@ bool ValidEnvName(const std::string& name) {
 
 bool HasNul(const std::string& s) { return s.find('\0') != std::string::npos; }
 
-constexpr std::array<std::string_view, 19> kKnownFields = {
-    "name",      "user",     "queue", "model",          "batch_size",         "command",
-    "script",    "workdir",  "env",   "gpus",           "gpu_type",           "memory_mib",
-    "priority",  "deadline", "qos",   "max_run_time_s", "runtime_estimate_s", "framework",
-    "iterations"};
+constexpr std::array<std::string_view, 21> kKnownFields = {
+    "name",       "user",     "queue", "model",          "batch_size",         "command",
+    "script",     "workdir",  "env",   "gpus",           "gpu_type",           "memory_mib",
+    "priority",   "deadline", "qos",   "max_run_time_s", "runtime_estimate_s", "framework",
+    "iterations", "selector", "prefer"};
 
 int64_t DaysFromCivil(int64_t y, unsigned m, unsigned d) {
   // Howard Hinnant's days_from_civil: days since 1970-01-01 of a proleptic Gregorian date.
@@ -293,6 +308,12 @@ Result<JobRequest> ParseJobRequestJson(const json& doc, std::string_view default
   if (doc.contains("gpu_type")) {
     DS_ASSIGN_OR_RETURN(spec.gpu_type, GetString(doc, "gpu_type"));
   }
+  if (doc.contains("selector")) {
+    DS_ASSIGN_OR_RETURN(spec.selector, GetLabels(doc, "selector"));
+  }
+  if (doc.contains("prefer")) {
+    DS_ASSIGN_OR_RETURN(spec.preferences, GetLabels(doc, "prefer"));
+  }
   if (doc.contains("memory_mib")) {
     DS_ASSIGN_OR_RETURN(spec.memory_mib, GetInt(doc, "memory_mib", 0, int64_t{1} << 40));
   }
@@ -354,6 +375,14 @@ Result<JobRequest> ParseJobRequestJson(const json& doc, std::string_view default
 
 Status CheckFitsCluster(const JobRequest& request, const Cluster& cluster, bool multi_node_gangs) {
   const JobSpec& spec = request.spec;
+  if (!spec.selector.empty()) {
+    const bool any = std::ranges::any_of(cluster.nodes(), [&](const NodeSpec& node) {
+      return MatchesSelector(node.labels, spec.selector);
+    });
+    if (!any) {
+      return FieldError("selector", "no node is labelled " + FormatLabels(spec.selector));
+    }
+  }
   // The most GPUs of one type a gang can get: on one node, or across the cluster.
   const auto most_of = [&](GpuTypeId type) {
     return multi_node_gangs ? cluster.gpus_of_type(type) : cluster.max_gpus_of_type_per_node(type);
@@ -399,6 +428,8 @@ json JobRequestToJson(const JobRequest& r) {
   if (!r.env.empty()) doc["env"] = r.env;
   doc["gpus"] = spec.num_gpus;
   if (!spec.gpu_type.empty()) doc["gpu_type"] = spec.gpu_type;
+  if (!spec.selector.empty()) doc["selector"] = spec.selector;
+  if (!spec.preferences.empty()) doc["prefer"] = spec.preferences;
   if (spec.memory_mib != 0) doc["memory_mib"] = spec.memory_mib;
   doc["priority"] = spec.priority;
   if (spec.deadline) doc["deadline"] = FormatTime(*spec.deadline);

@@ -34,6 +34,8 @@ json JobJson(const JobRecord& job, Timestamp now, const std::optional<Progress>&
       {"state", std::string(JobStateName(job.state))},
       {"gpus", spec.num_gpus},
       {"gpu_type", spec.gpu_type},
+      {"selector", spec.selector},
+      {"prefer", spec.preferences},
       {"framework", std::string(FrameworkName(request.framework))},
       {"priority", spec.priority},
       {"qos", std::string(QosClassName(spec.qos))},

@@ -9,6 +9,7 @@
 
 #include "dlsched/policy/context.h"
 #include "support/builders.h"
+#include "support/world.h"
 
 namespace dlsched {
 namespace {
@@ -19,20 +20,7 @@ using testing::MakeCluster;
 using testing::MakeJob;
 
 // An idle cluster and the built-in estimator (V100 1.0, A100 1.9; -15% across nodes).
-struct World {
-  explicit World(const std::string& spec)
-      : cluster(MakeCluster(spec)), state(cluster), queue(jobs, nullptr), running(jobs, nullptr) {}
-  SchedulingContext Context(Timestamp now) {
-    return SchedulingContext{now, cluster, state, jobs, queue, {}, running, model, rng};
-  }
-  Cluster cluster;
-  ClusterState state;
-  JobTable jobs;
-  JobQueue queue;
-  RunningIndex running;
-  SimpleThroughputModel model;
-  Rng rng;
-};
+using testing::World;
 
 // A job of `gpus` GPUs and `ideal` run time at the reference speed, of class `qos`, due at
 // `deadline` (none when nullopt).

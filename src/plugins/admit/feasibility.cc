@@ -11,7 +11,49 @@ Result<std::unique_ptr<Plugin>> FeasibilityAdmit::Create(const PluginArgs& args)
   return std::unique_ptr<Plugin>(std::make_unique<FeasibilityAdmit>());
 }
 
+namespace {
+
+// GPUs of `type` on nodes matching `selector`, summed over label classes.
+int GpusMatching(const Cluster& cluster, GpuTypeId type, const Labels& selector) {
+  int gpus = 0;
+  for (int c = 0; c < cluster.num_label_classes(); ++c) {
+    const LabelClassId id(static_cast<uint32_t>(c));
+    if (cluster.label_class_gpu_type(id) == type &&
+        MatchesSelector(cluster.label_class_labels(id), selector)) {
+      gpus += cluster.label_class_gpus(id);
+    }
+  }
+  return gpus;
+}
+
+// A job with a selector: some single GPU type (the required one, if any) must offer the gang on
+// matching nodes.
+Fit AdmitSelector(const JobView& job, const SchedulingContext& ctx) {
+  const JobSpec& spec = job.spec();
+  const GpuTypeId required = ctx.cluster.FindGpuType(spec.gpu_type);
+  int largest_pool = 0;
+  for (int t = 0; t < ctx.cluster.num_gpu_types(); ++t) {
+    const GpuTypeId type(static_cast<uint32_t>(t));
+    if (spec.gpu_type.empty() || type == required) {
+      largest_pool = std::max(largest_pool, GpusMatching(ctx.cluster, type, spec.selector));
+    }
+  }
+  if (job.num_gpus() <= largest_pool) return Fit::Yes();
+  const int gpus = job.num_gpus();
+  return Fit::Unfit("needs " + std::to_string(gpus) + (gpus == 1 ? " GPU" : " GPUs") +
+                    " on nodes labelled " + FormatLabels(spec.selector) + "; the cluster has " +
+                    std::to_string(largest_pool) + " of one type there");
+}
+
+}  // namespace
+
 Fit FeasibilityAdmit::Admit(const JobView& job, const SchedulingContext& ctx) const {
+  const Fit by_type = AdmitByType(job, ctx);
+  if (!by_type.ok || job.spec().selector.empty()) return by_type;
+  return AdmitSelector(job, ctx);
+}
+
+Fit FeasibilityAdmit::AdmitByType(const JobView& job, const SchedulingContext& ctx) {
   const std::string& type_name = job.spec().gpu_type;
   const int gpus = job.num_gpus();
   if (!type_name.empty()) {

@@ -1,0 +1,34 @@
+#pragma once
+
+#include "dlsched/common/status.h"
+#include "policy/hetero/allocation.h"
+
+namespace dlsched::hetero {
+
+// The LP allocators of the heterogeneity-aware round-based policies (docs/hetero.md), solved
+// with GLPK's simplex. Pure functions of the problem; safe to call from several threads (calls
+// into GLPK are serialised). An error means the solver failed, never that jobs do not fit.
+
+// `max-min`: Gavel's heterogeneity-aware LAS (max-min fairness). With eq_j the rate of job j
+// under EqualShare (its 1/n share of every type) and r_j(X) = sum_t X[j][t] * thr(j, t):
+//   maximise   z
+//   subject to r_j(X) / eq_j >= z                      every job that can run somewhere
+//              sum_t X[j][t] <= 1                      every job
+//              sum_j gang_j * X[j][t] <= gpus_t        every type
+//              0 <= X[j][t] <= 1, X[j][t] = 0 where thr(j, t) = 0.
+// The max-min optimum leaves all but the worst-off jobs under-determined, so a second LP keeps
+// z at its optimum (to a relative 1e-9) and maximises sum_j r_j(X) / eq_j: a lexicographic
+// max-min, so no capacity idles that some job could use.
+Result<Allocation> AllocateMaxMin(const AllocationProblem& problem);
+
+// `min-jct`: average job completion time. Minimising average JCT is not linear in X; this is the
+// fluid relaxation of shortest-remaining-processing-time, which minimises average completion
+// time on one machine: maximise the total rate at which jobs complete,
+//   maximise   sum_j r_j(X) / remaining_iters_j       (each term: the fraction of job j done
+//                                                       per second)
+// under the same constraints as max-min. Fast GPUs go to the jobs closest to finishing and to
+// the jobs that gain most from them; jobs with a long way to go get what is left. Needs
+// remaining_iters.
+Result<Allocation> AllocateMinJct(const AllocationProblem& problem);
+
+}  // namespace dlsched::hetero

@@ -1,0 +1,132 @@
+#include "lp/lp_allocators.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "dlsched/common/rng.h"
+
+namespace dlsched::hetero {
+namespace {
+
+void ExpectAllocation(const Allocation& x, const std::vector<double>& want) {
+  ASSERT_EQ(x.fraction.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    EXPECT_NEAR(x.fraction[i], want[i], 1e-6) << "entry " << i;
+  }
+}
+
+// min_j r_j / eq_j: the max-min objective.
+double MinNormalised(const AllocationProblem& p, const Allocation& x) {
+  const Allocation equal = EqualShare(p);
+  double worst = std::numeric_limits<double>::infinity();
+  for (int j = 0; j < p.num_jobs(); ++j) {
+    const double eq = equal.EffectiveThroughput(p, j);
+    if (eq > 0) worst = std::min(worst, x.EffectiveThroughput(p, j) / eq);
+  }
+  return worst;
+}
+
+// sum_j r_j / remaining_j: the min-jct objective.
+double CompletionRate(const AllocationProblem& p, const Allocation& x) {
+  double sum = 0;
+  for (int j = 0; j < p.num_jobs(); ++j) sum += x.EffectiveThroughput(p, j) / p.remaining_iters[j];
+  return sum;
+}
+
+struct Case {
+  std::string name;
+  AllocationProblem problem;
+  std::vector<double> want;
+};
+
+TEST(AllocateMaxMinTest, HandCheckedOptima) {
+  const std::vector<Case> cases = {
+      // Job 1 runs 3x faster on type 1, job 0 the same on both: job 0 can reach at most its
+      // fair rate (all its time), and then job 1 gains most with all of type 1.
+      {"speedup decides the type", {2, {1, 1}, {1, 1}, {1, 1, 1, 3}, {}}, {1, 0, 0, 1}},
+      // One GPU, two jobs: each gets half, whatever their speeds.
+      {"time sharing", {1, {1}, {1, 1}, {1, 2}, {}}, {0.5, 0.5}},
+      // A 2-GPU gang and a 1-GPU job on 2 GPUs: the equal share gives the gang half its time
+      // and the small job all of its; max-min cannot beat that (2 x 0.5 + 1 x 1 = 2 GPUs).
+      {"gangs", {1, {2}, {2, 1}, {1, 1}, {}}, {0.5, 1}},
+      // Job 1 cannot run on type 1: it gets type 0, job 0 the (faster) type 1.
+      {"infeasible type", {2, {1, 1}, {1, 1}, {1, 2, 1, 0}, {}}, {0, 1, 1, 0}},
+      // No jobs.
+      {"empty", {2, {1, 1}, {}, {}, {}}, {}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    Result<Allocation> x = AllocateMaxMin(c.problem);
+    ASSERT_TRUE(x.ok()) << x.status().ToString();
+    ExpectAllocation(*x, c.want);
+    EXPECT_TRUE(CheckAllocation(c.problem, *x).ok());
+  }
+}
+
+TEST(AllocateMinJctTest, HandCheckedOptima) {
+  const std::vector<Case> cases = {
+      // One GPU: all of it to the job closest to done (SRPT).
+      {"shortest first", {1, {1}, {1, 1}, {1, 1}, {10, 100}}, {1, 0}},
+      // Equal remaining work: the fast type to the job that gains most there.
+      {"speedup decides the type", {2, {1, 1}, {1, 1}, {1, 1, 1, 4}, {10, 10}}, {1, 0, 0, 1}},
+      // A 2-GPU gang of rate 3 vs two 1-GPU jobs of rate 1, equal work, 2 GPUs: the two small
+      // jobs complete 2/s per 2 GPUs, the gang 3/s per 2 GPUs: the gang wins.
+      {"gang", {1, {2}, {2, 1, 1}, {3, 1, 1}, {1, 1, 1}}, {1, 0, 0}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    Result<Allocation> x = AllocateMinJct(c.problem);
+    ASSERT_TRUE(x.ok()) << x.status().ToString();
+    ExpectAllocation(*x, c.want);
+    EXPECT_TRUE(CheckAllocation(c.problem, *x).ok());
+  }
+}
+
+TEST(AllocateMinJctTest, NeedsRemainingWork) {
+  EXPECT_FALSE(AllocateMinJct({1, {1}, {1}, {1}, {}}).ok());
+}
+
+TEST(AllocatorsTest, MalformedProblemsAreErrors) {
+  EXPECT_FALSE(AllocateMaxMin({1, {1}, {0}, {1}, {}}).ok());
+  EXPECT_FALSE(AllocateMinJct({1, {1}, {1}, {-1}, {1}}).ok());
+}
+
+// Random instances: every allocator's X is feasible, and the LPs are at least as good as the
+// greedy at their own objectives.
+TEST(AllocatorsTest, RandomInstancesAreFeasibleAndTheLpsOptimal) {
+  Rng rng(7);
+  for (int trial = 0; trial < 40; ++trial) {
+    SCOPED_TRACE("trial " + std::to_string(trial));
+    AllocationProblem p;
+    p.num_types = 1 + static_cast<int>(rng.Below(3));
+    for (int t = 0; t < p.num_types; ++t) p.gpus_per_type.push_back(static_cast<int>(rng.Below(9)));
+    const int n = static_cast<int>(rng.Below(25));
+    for (int j = 0; j < n; ++j) {
+      p.gang.push_back(1 << rng.Below(3));
+      for (int t = 0; t < p.num_types; ++t) {
+        p.iters_per_s.push_back(rng.Below(5) == 0 ? 0 : rng.Uniform(0.1, 5));
+      }
+      p.remaining_iters.push_back(rng.Uniform(1, 1000));
+    }
+    Result<Allocation> max_min = AllocateMaxMin(p);
+    Result<Allocation> min_jct = AllocateMinJct(p);
+    Result<Allocation> greedy = AllocateGreedy(p);
+    ASSERT_TRUE(max_min.ok()) << max_min.status().ToString();
+    ASSERT_TRUE(min_jct.ok()) << min_jct.status().ToString();
+    ASSERT_TRUE(greedy.ok()) << greedy.status().ToString();
+    for (const Allocation* x : {&*max_min, &*min_jct, &*greedy}) {
+      const Status feasible = CheckAllocation(p, *x);
+      EXPECT_TRUE(feasible.ok()) << feasible.ToString();
+    }
+    EXPECT_GE(MinNormalised(p, *max_min), MinNormalised(p, *greedy) - 1e-6);
+    EXPECT_GE(MinNormalised(p, *max_min), MinNormalised(p, EqualShare(p)) - 1e-6);
+    EXPECT_GE(CompletionRate(p, *min_jct), CompletionRate(p, *greedy) * (1 - 1e-6));
+  }
+}
+
+}  // namespace
+}  // namespace dlsched::hetero

@@ -1,0 +1,283 @@
+#include "policy/hetero/round_policy.h"
+
+#include <algorithm>
+#include <limits>
+#include <utility>
+
+#include "dlsched/policy/placement.h"
+
+namespace dlsched::hetero {
+namespace {
+
+// Restricts the Placer to one GPU type.
+class TypeFilter final : public FilterPlugin {
+ public:
+  explicit TypeFilter(GpuTypeId type) : type_(type) {}
+  std::string_view Name() const override { return "gpu_type_of_round"; }
+  Fit FilterNode(const JobView& job, NodeId node, const SchedulingContext& ctx) const override {
+    return ctx.cluster.node_gpu_type(node) == type_ ? Fit::Yes() : Fit::Unfit("other GPU type");
+  }
+
+ private:
+  GpuTypeId type_;
+};
+
+// The type a job runs on, or -1 when it is not running (or is being preempted).
+int RunningType(const Job& job, const Cluster& cluster) {
+  if (job.state != JobState::kRunning || job.preempt_requested || job.placement.empty()) return -1;
+  return static_cast<int>(cluster.node_gpu_type(job.placement.parts.front().node).index());
+}
+
+}  // namespace
+
+RoundPolicy::RoundPolicy(RoundPolicyOptions options, Allocator allocate)
+    : options_(std::move(options)), allocate_(std::move(allocate)) {
+  DS_CHECK(options_.round > Duration::zero()) << "round length must be positive";
+}
+
+std::vector<double> RoundPolicy::AllocationOf(JobId job) const {
+  auto it = state_.jobs.find(job);
+  if (it == state_.jobs.end() || it->second.index < 0) return {};
+  const int types = state_.x.num_types;
+  const auto begin = state_.x.fraction.begin() + it->second.index * types;
+  return {begin, begin + types};
+}
+
+bool RoundPolicy::SyncJobs(const SchedulingContext& ctx) const {
+  std::vector<JobId> active = ctx.queue.InOrder();
+  active.insert(active.end(), ctx.running.begin(), ctx.running.end());
+  std::sort(active.begin(), active.end());
+  bool changed = false;
+  for (auto it = state_.jobs.begin(); it != state_.jobs.end();) {
+    if (std::binary_search(active.begin(), active.end(), it->first)) {
+      ++it;
+    } else {
+      it = state_.jobs.erase(it);
+      changed = true;
+    }
+  }
+  const int types = ctx.cluster.num_gpu_types();
+  for (JobId id : active) {
+    const Job& job = ctx.jobs.at(id);
+    auto [it, inserted] = state_.jobs.try_emplace(id);
+    JobRecord& record = it->second;
+    if (inserted) {
+      record.row.assign(types, 0.0);
+      record.rounds_on.assign(types, 0);
+    }
+    if (inserted || record.failed_types != job.failed_gpu_types.size()) {
+      FillThroughputRow(job, ctx.cluster, *state_.placements, ctx.estimator, record.row);
+      if (options_.agnostic) MakeTypeBlind(record.row);
+      record.failed_types = job.failed_gpu_types.size();
+      changed = true;
+    }
+  }
+  if (changed) {
+    // Drop the round's assignments of jobs gone, or to a type a job can no longer run on.
+    std::erase_if(state_.assigned, [this](const auto& entry) {
+      auto it = state_.jobs.find(entry.first);
+      return it == state_.jobs.end() || it->second.row[entry.second] <= 0;
+    });
+  }
+  return changed;
+}
+
+void RoundPolicy::ComputeAllocation(const SchedulingContext& ctx) const {
+  const int types = ctx.cluster.num_gpu_types();
+  AllocationProblem problem;
+  problem.num_types = types;
+  for (int t = 0; t < types; ++t) {
+    problem.gpus_per_type.push_back(ctx.cluster.gpus_of_type(GpuTypeId(static_cast<uint32_t>(t))));
+  }
+  const size_t n = state_.jobs.size();
+  problem.gang.reserve(n);
+  problem.iters_per_s.reserve(n * types);
+  problem.remaining_iters.reserve(n);
+  int index = 0;
+  for (auto& [id, record] : state_.jobs) {
+    const Job& job = ctx.jobs.at(id);
+    record.index = index++;
+    problem.gang.push_back(job.spec.num_gpus);
+    problem.iters_per_s.insert(problem.iters_per_s.end(), record.row.begin(), record.row.end());
+    // Work left at the last checkpoint; never 0, so a job about to finish ranks first.
+    problem.remaining_iters.push_back(std::max(job.spec.iterations - job.iterations_done,
+                                               1e-6 * std::max(1.0, job.spec.iterations)));
+  }
+  Result<Allocation> x = allocate_(problem);
+  if (!x.ok()) x = AllocateGreedy(problem);
+  DS_CHECK(x.ok()) << x.status().ToString();
+  state_.x = std::move(x).value();
+  ++state_.allocations_computed;
+}
+
+void RoundPolicy::Assign(const SchedulingContext& ctx, const std::vector<JobId>& candidates,
+                         std::vector<int>& room, bool count_rounds) const {
+  struct Entry {
+    double priority;
+    double x;
+    bool here;
+    JobId id;
+    int type;
+  };
+  const int types = ctx.cluster.num_gpu_types();
+  std::vector<Entry> entries;
+  for (JobId id : candidates) {
+    const JobRecord& record = state_.jobs.at(id);
+    const int running_on = RunningType(ctx.jobs.at(id), ctx.cluster);
+    for (int t = 0; t < types; ++t) {
+      const double x = state_.x.at(record.index, t);
+      if (x <= 0 || record.row[t] <= 0) continue;
+      const double received = record.rounds_active > 0
+                                  ? static_cast<double>(record.rounds_on[t]) / record.rounds_active
+                                  : 0.0;
+      const double priority = received > 0 ? x / received : std::numeric_limits<double>::infinity();
+      entries.push_back({priority, x, running_on == t, id, t});
+    }
+  }
+  std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
+    if (a.priority != b.priority) return a.priority > b.priority;
+    if (a.x != b.x) return a.x > b.x;
+    if (a.here != b.here) return a.here;
+    if (a.id != b.id) return a.id < b.id;
+    return a.type < b.type;
+  });
+  std::map<JobId, int> chosen;  // this call's assignments
+  auto assign = [&](JobId id, int type) {
+    JobRecord& record = state_.jobs.at(id);
+    chosen.emplace(id, type);
+    room[type] -= ctx.jobs.at(id).spec.num_gpus;
+    state_.assigned.emplace_back(id, type);
+    if (count_rounds) ++record.rounds_on[type];
+  };
+  for (const Entry& e : entries) {
+    if (chosen.contains(e.id) || ctx.jobs.at(e.id).spec.num_gpus > room[e.type]) continue;
+    assign(e.id, e.type);
+  }
+  // Work conservation: GPUs left go to the least-served unassigned jobs, fastest type first.
+  std::vector<std::pair<double, JobId>> rest;
+  for (JobId id : candidates) {
+    if (chosen.contains(id)) continue;
+    const JobRecord& record = state_.jobs.at(id);
+    int on = 0;
+    for (int r : record.rounds_on) on += r;
+    rest.emplace_back(record.rounds_active > 0 ? static_cast<double>(on) / record.rounds_active : 0,
+                      id);
+  }
+  std::sort(rest.begin(), rest.end());
+  for (const auto& [served, id] : rest) {
+    const JobRecord& record = state_.jobs.at(id);
+    const int gang = ctx.jobs.at(id).spec.num_gpus;
+    int best = -1;
+    for (int t = 0; t < types; ++t) {
+      if (record.row[t] > 0 && gang <= room[t] && (best < 0 || record.row[t] > record.row[best])) {
+        best = t;
+      }
+    }
+    if (best >= 0) assign(id, best);
+  }
+}
+
+Decisions RoundPolicy::Decide(const SchedulingContext& ctx) const {
+  if (!state_.placements) state_.placements.emplace(ctx.cluster);
+  if (SyncJobs(ctx)) ComputeAllocation(ctx);
+  const int types = ctx.cluster.num_gpu_types();
+  // Capacity now: free GPUs plus those held by running jobs (offline nodes' GPUs are neither).
+  std::vector<int> room(types);
+  for (int t = 0; t < types; ++t) {
+    room[t] = ctx.state.free_of_type(GpuTypeId(static_cast<uint32_t>(t)));
+  }
+  for (JobId id : ctx.running) {
+    const Job& job = ctx.jobs.at(id);
+    room[ctx.cluster.node_gpu_type(job.placement.parts.front().node).index()] +=
+        job.placement.num_gpus();
+  }
+
+  Decisions decisions;
+  if (ctx.now >= state_.next_round) {
+    const Duration round = options_.round;
+    state_.next_round = Timestamp((ctx.now.time_since_epoch() / round + 1) * round);
+    state_.assigned.clear();
+    std::vector<JobId> candidates;
+    candidates.reserve(state_.jobs.size());
+    for (auto& [id, record] : state_.jobs) {
+      ++record.rounds_active;
+      candidates.push_back(id);
+    }
+    Assign(ctx, candidates, room, /*count_rounds=*/true);
+    std::map<JobId, int> type_of(state_.assigned.begin(), state_.assigned.end());
+    for (JobId id : ctx.running) {
+      const int on = RunningType(ctx.jobs.at(id), ctx.cluster);
+      if (on < 0) continue;
+      auto it = type_of.find(id);
+      if (it == type_of.end() || it->second != on) {
+        decisions.preemptions.push_back(
+            {id, it == type_of.end()
+                     ? "not chosen for this round (round-based allocation)"
+                     : "moves to " + ctx.cluster.gpu_type_name(GpuTypeId(it->second)) +
+                           " this round (round-based allocation)"});
+      }
+    }
+  } else {
+    std::vector<JobId> candidates;
+    std::map<JobId, int> type_of(state_.assigned.begin(), state_.assigned.end());
+    for (const auto& [id, type] : state_.assigned) room[type] -= ctx.jobs.at(id).spec.num_gpus;
+    // Running jobs outside the round's assignment (none unless the assignment was cut by a
+    // change of the active set) still hold their GPUs.
+    for (JobId id : ctx.running) {
+      if (!type_of.contains(id)) {
+        const Job& job = ctx.jobs.at(id);
+        room[ctx.cluster.node_gpu_type(job.placement.parts.front().node).index()] -=
+            job.placement.num_gpus();
+      }
+    }
+    bool any_room = false;
+    for (int r : room) any_room = any_room || r > 0;
+    if (any_room) {
+      for (const auto& [id, record] : state_.jobs) {
+        if (IsWaiting(ctx.jobs.at(id).state) && !type_of.contains(id)) candidates.push_back(id);
+      }
+      Assign(ctx, candidates, room, /*count_rounds=*/false);
+    }
+  }
+
+  // Launch the round's waiting jobs on their type, in assignment order.
+  std::vector<TypeFilter> filters;
+  std::vector<const FilterPlugin*> filter_of_type;
+  std::vector<Placer> placers;
+  filters.reserve(types);
+  filter_of_type.reserve(types);
+  placers.reserve(types);
+  for (int t = 0; t < types; ++t) {
+    filters.emplace_back(GpuTypeId(static_cast<uint32_t>(t)));
+    filter_of_type.push_back(&filters.back());
+    placers.emplace_back(ctx, std::span<const FilterPlugin* const>(&filter_of_type.back(), 1),
+                         std::span<const WeightedScore>());
+  }
+  ClusterState scratch = ctx.state;
+  for (const auto& [id, type] : state_.assigned) {
+    if (!IsWaiting(ctx.jobs.at(id).state)) continue;
+    std::optional<Placement> placement = placers[type].Find(ctx.View(id), scratch);
+    if (placement) {
+      scratch.Allocate(*placement);
+      decisions.launches.push_back({id, std::move(*placement)});
+    } else if (ctx.explain) {
+      decisions.pending_reasons.push_back(
+          {id, "assigned to " + ctx.cluster.gpu_type_name(GpuTypeId(static_cast<uint32_t>(type))) +
+                   " this round; waiting for its GPUs to free"});
+    }
+  }
+  if (ctx.explain) {
+    std::map<JobId, int> type_of(state_.assigned.begin(), state_.assigned.end());
+    for (const auto& [id, record] : state_.jobs) {
+      if (IsWaiting(ctx.jobs.at(id).state) && !type_of.contains(id)) {
+        decisions.pending_reasons.push_back(
+            {id, "not chosen for this round (round-based allocation)"});
+      }
+    }
+  }
+  // With no active job there is no round to run; the next arrival starts one.
+  decisions.wake_at = state_.jobs.empty() ? kTimeNever : state_.next_round;
+  return decisions;
+}
+
+}  // namespace dlsched::hetero

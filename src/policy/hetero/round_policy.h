@@ -1,0 +1,97 @@
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "dlsched/policy/policy.h"
+#include "plugins/admit/feasibility.h"
+#include "policy/hetero/allocation.h"
+#include "policy/hetero/throughput_matrix.h"
+
+namespace dlsched::hetero {
+
+struct RoundPolicyOptions {
+  std::string name;
+  std::string description;
+  Duration round = std::chrono::seconds(360);  // Gavel's default round length
+  // Type-blind throughput matrix (MakeTypeBlind): the heterogeneity-agnostic baseline.
+  bool agnostic = false;
+};
+
+// Gavel's round-based mechanism (OSDI'20, section 4) realising an allocation X (jobs x GPU
+// types, see allocation.h) computed by `allocate` from the estimator's throughput matrix.
+//
+// - X is recomputed only when the set of active jobs (admitted, not finished: waiting or
+//   running) or a job's matrix row (a GPU type it failed to start on) changes; an allocator
+//   error falls back to AllocateGreedy for that allocation.
+// - Rounds are the grid k x round from time zero. At each round's first cycle every active
+//   job's `rounds_active` grows by one, and (job, type) pairs with X > 0 are ranked by
+//   X[j][t] / (rounds_on[j][t] / rounds_active[j]) -- how far the time it received on t lags
+//   what X gives it (never served: first) -- ties by larger X, then the type it already runs
+//   on, then job id, then type. Jobs are assigned greedily in that order to a type with room
+//   for their gang; GPUs still left go to the unassigned jobs least served so far (their
+//   fastest type with room), so the mechanism is work-conserving. Each assigned job's
+//   rounds_on grows by one. Running jobs not assigned, or assigned to another type, are
+//   preempted; assigned waiting jobs are launched with the Placer restricted to their type.
+// - Between round boundaries (arrivals, departures, suspensions) the round's assigned jobs
+//   that could not start yet are launched where their GPUs have become free, and GPUs no
+//   assigned job will use go to unassigned waiting jobs in the same order; those runs are not
+//   counted in rounds_on (they use capacity the round would leave idle).
+// - Decisions::wake_at is the next round boundary (none while no job is active).
+//
+// State kept across cycles (X, the active set, matrix rows, rounds_active / rounds_on, the
+// round's assignment) is a function of the sequence of contexts Decide was called with: the
+// same inputs give the same decisions. Admission is FeasibilityAdmit's. Not for concurrent use.
+class RoundPolicy final : public SchedulingPolicy {
+ public:
+  RoundPolicy(RoundPolicyOptions options, Allocator allocate);
+
+  std::string_view Name() const override { return options_.name; }
+  const RoundPolicyOptions& options() const { return options_; }
+  // FIFO among waiting jobs (the round mechanism decides, not the queue order).
+  int64_t Rank(const JobView& job) const override { return 0; }
+  Fit Admit(const JobView& job, const SchedulingContext& ctx) const override {
+    return admit_.Admit(job, ctx);
+  }
+  Decisions Decide(const SchedulingContext& ctx) const override;
+
+  // For tests: the current allocation's X for a job (empty if not active), and how many times
+  // X was computed.
+  std::vector<double> AllocationOf(JobId job) const;
+  int allocations_computed() const { return state_.allocations_computed; }
+
+ private:
+  struct JobRecord {
+    std::vector<double> row;     // estimator's rates per type (type-blind if agnostic)
+    size_t failed_types = 0;     // Job::failed_gpu_types.size() when `row` was computed
+    int index = -1;              // row in the current allocation
+    int rounds_active = 0;       // round boundaries seen while active
+    std::vector<int> rounds_on;  // per type: rounds assigned there
+  };
+  struct State {
+    std::optional<ConsolidatedPlacements> placements;
+    std::map<JobId, JobRecord> jobs;  // active jobs
+    Allocation x;
+    Timestamp next_round = kTimeZero;
+    std::vector<std::pair<JobId, int>> assigned;  // this round: (job, type), in launch order
+    int allocations_computed = 0;
+  };
+
+  // Brings the active set and rows up to date; returns true when X must be recomputed.
+  bool SyncJobs(const SchedulingContext& ctx) const;
+  void ComputeAllocation(const SchedulingContext& ctx) const;
+  // Assigns jobs of `candidates` to types with room (`room`, GPUs per type), appending to
+  // state_.assigned, in the ranking order described above. `count_rounds`: boundary assignment.
+  void Assign(const SchedulingContext& ctx, const std::vector<JobId>& candidates,
+              std::vector<int>& room, bool count_rounds) const;
+
+  RoundPolicyOptions options_;
+  Allocator allocate_;
+  FeasibilityAdmit admit_;
+  mutable State state_;
+};
+
+}  // namespace dlsched::hetero

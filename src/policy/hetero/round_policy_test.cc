@@ -1,0 +1,186 @@
+#include "policy/hetero/round_policy.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+
+#include "dlsched/runtime/scheduler.h"
+#include "support/builders.h"
+
+namespace dlsched::hetero {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::IsEmpty;
+using testing::MakeCluster;
+using testing::MakeJob;
+using testing::RecordingExecutor;
+
+// Rates by (model, GPU type name); unknown pairs cannot run.
+class TableModel final : public ThroughputModel {
+ public:
+  explicit TableModel(std::map<std::pair<std::string, std::string>, double> rates)
+      : rates_(std::move(rates)) {}
+  double ItersPerSecond(const JobSpec& spec, const Cluster& cluster,
+                        const Placement& placement) const override {
+    const std::string& type = cluster.gpu_type_name(cluster.node_gpu_type(placement.parts[0].node));
+    auto it = rates_.find({spec.model, type});
+    return it == rates_.end() ? 0 : it->second;
+  }
+
+ private:
+  std::map<std::pair<std::string, std::string>, double> rates_;
+};
+
+// "flat" runs alike on both types, "fast" 3x faster on V100.
+const TableModel kModel(
+    {{{"flat", "K80"}, 1}, {{"flat", "V100"}, 1}, {{"fast", "K80"}, 1}, {{"fast", "V100"}, 3}});
+
+class RoundPolicyTest : public ::testing::Test {
+ protected:
+  void Start(const std::string& cluster_spec, Allocator allocator, bool agnostic = false) {
+    cluster_ = MakeCluster(cluster_spec);
+    RoundPolicyOptions options;
+    options.name = "test";
+    options.agnostic = agnostic;
+    auto policy = std::make_unique<RoundPolicy>(std::move(options), std::move(allocator));
+    policy_ = policy.get();
+    scheduler_ = std::make_unique<Scheduler>(cluster_, std::move(policy), executor_, kModel,
+                                             /*seed=*/1);
+  }
+  JobId Submit(const std::string& model, Timestamp at = kTimeZero, int gpus = 1) {
+    JobSpec spec = MakeJob(0).Gpus(gpus).Submit(at.time_since_epoch()).Spec();
+    spec.model = model;
+    auto id = scheduler_->Submit(spec, at);
+    EXPECT_TRUE(id.ok()) << id.status().ToString();
+    return *id;
+  }
+  std::string TypeOf(JobId id) const {
+    const Job& job = scheduler_->jobs().at(id);
+    if (job.state != JobState::kRunning) return "-";
+    return cluster_.gpu_type_name(cluster_.node_gpu_type(job.placement.parts[0].node));
+  }
+
+  Cluster cluster_;
+  RecordingExecutor executor_;
+  std::unique_ptr<Scheduler> scheduler_;
+  const RoundPolicy* policy_ = nullptr;
+};
+
+TEST_F(RoundPolicyTest, PlacesEachJobOnTheTypeItsAllocationGives) {
+  Start("1x1xK80+1x1xV100", AllocateGreedy);
+  const JobId fast = Submit("fast");
+  const JobId flat = Submit("flat");
+  const CycleResult cycle = scheduler_->RunCycle(kTimeZero);
+  EXPECT_EQ(cycle.launched, 2);
+  EXPECT_EQ(cycle.refused, 0);
+  EXPECT_EQ(TypeOf(fast), "V100");
+  EXPECT_EQ(TypeOf(flat), "K80");
+  EXPECT_THAT(policy_->AllocationOf(fast), ElementsAre(0, 1));
+  EXPECT_EQ(cycle.wake_at, AtSeconds(360));
+}
+
+TEST_F(RoundPolicyTest, TheAgnosticBaselineDoesNotSeeTheSpeedup) {
+  Start("1x1xK80+1x1xV100", AllocateGreedy, /*agnostic=*/true);
+  const JobId fast = Submit("fast");
+  const JobId flat = Submit("flat");
+  scheduler_->RunCycle(kTimeZero);
+  // Both types look alike to it, so the tie goes to the lower job and the first type.
+  EXPECT_EQ(TypeOf(fast), "K80");
+  EXPECT_EQ(TypeOf(flat), "V100");
+}
+
+TEST_F(RoundPolicyTest, TimeSharesAGpuInRoundsByTimeReceivedAgainstTheAllocation) {
+  Start("1x1xV100", AllocateGreedy);  // X = 0.5 each
+  const JobId a = Submit("flat");
+  const JobId b = Submit("flat");
+  std::string schedule;
+  for (int round = 0; round < 5; ++round) {
+    const Timestamp boundary = AtSeconds(360.0 * round);
+    const CycleResult cycle = scheduler_->RunCycle(boundary);
+    EXPECT_EQ(cycle.refused, 0);
+    EXPECT_EQ(cycle.wake_at, boundary + std::chrono::seconds(360));
+    // A preempted job holds its GPU until it has checkpointed; then the other one starts.
+    for (JobId id : {a, b}) {
+      if (scheduler_->jobs().at(id).preempt_requested) {
+        ASSERT_TRUE(
+            scheduler_->Handle(JobSuspended{id, 1}, boundary + std::chrono::seconds(30)).ok());
+        scheduler_->RunCycle(boundary + std::chrono::seconds(30));
+      }
+    }
+    schedule += TypeOf(a) != "-" ? "a" : "b";
+  }
+  // Round 2 ties (each had one of two rounds): the running job stays, saving a preemption.
+  EXPECT_EQ(schedule, "abbaa");
+}
+
+TEST_F(RoundPolicyTest, RecomputesTheAllocationOnlyWhenJobsArriveOrLeave) {
+  Start("1x2xV100", AllocateGreedy);
+  const JobId a = Submit("flat");
+  scheduler_->RunCycle(kTimeZero);
+  EXPECT_EQ(policy_->allocations_computed(), 1);
+  scheduler_->RunCycle(AtSeconds(360));
+  scheduler_->RunCycle(AtSeconds(720));
+  EXPECT_EQ(policy_->allocations_computed(), 1);
+  const JobId b = Submit("flat", AtSeconds(800));
+  scheduler_->RunCycle(AtSeconds(800));
+  EXPECT_EQ(policy_->allocations_computed(), 2);
+  // Mid-round, the arrival starts at once on the GPU nobody is assigned.
+  EXPECT_EQ(TypeOf(b), "V100");
+  ASSERT_TRUE(scheduler_->Handle(JobFinished{a}, AtSeconds(900)).ok());
+  scheduler_->RunCycle(AtSeconds(900));
+  EXPECT_EQ(policy_->allocations_computed(), 3);
+  EXPECT_THAT(policy_->AllocationOf(a), IsEmpty());
+}
+
+TEST_F(RoundPolicyTest, IdleGpusGoToJobsTheAllocationLeftOut) {
+  const Allocator nothing = [](const AllocationProblem& p) -> Result<Allocation> {
+    return Allocation{p.num_types, std::vector<double>(p.iters_per_s.size(), 0.0)};
+  };
+  Start("1x1xK80+1x1xV100", nothing);
+  const JobId a = Submit("fast");
+  const JobId b = Submit("fast");
+  scheduler_->RunCycle(kTimeZero);
+  EXPECT_EQ(TypeOf(a), "V100");  // the fastest type with room first
+  EXPECT_EQ(TypeOf(b), "K80");
+}
+
+TEST_F(RoundPolicyTest, AnAllocatorErrorFallsBackToTheGreedy) {
+  const Allocator failing = [](const AllocationProblem&) -> Result<Allocation> {
+    return Internal("solver broke");
+  };
+  Start("1x1xK80+1x1xV100", failing);
+  const JobId fast = Submit("fast");
+  const JobId flat = Submit("flat");
+  scheduler_->RunCycle(kTimeZero);
+  EXPECT_EQ(TypeOf(fast), "V100");
+  EXPECT_EQ(TypeOf(flat), "K80");
+}
+
+TEST_F(RoundPolicyTest, AdmitsLikeTheFeasibilityPlugin) {
+  Start("1x1xK80+1x1xV100", AllocateGreedy);
+  const JobId too_big = Submit("flat", kTimeZero, /*gpus=*/2);
+  const CycleResult cycle = scheduler_->RunCycle(kTimeZero);
+  EXPECT_EQ(cycle.rejected, 1);
+  EXPECT_EQ(scheduler_->jobs().at(too_big).state, JobState::kRejected);
+}
+
+TEST_F(RoundPolicyTest, AJobThatFailedOnATypeIsPlannedElsewhere) {
+  Start("1x1xK80+1x1xV100", AllocateGreedy);
+  const JobId fast = Submit("fast");
+  scheduler_->RunCycle(kTimeZero);
+  ASSERT_EQ(TypeOf(fast), "V100");
+  ASSERT_TRUE(
+      scheduler_->Handle(JobLaunchFailed{fast, "no memory", /*never_started=*/true}, AtSeconds(1))
+          .ok());
+  scheduler_->RunCycle(AtSeconds(1));
+  EXPECT_EQ(TypeOf(fast), "K80");
+  EXPECT_THAT(policy_->AllocationOf(fast), ElementsAre(1, 0));
+}
+
+}  // namespace
+}  // namespace dlsched::hetero
