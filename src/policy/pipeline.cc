@@ -132,12 +132,27 @@ class PipelinePolicy final : public SchedulingPolicy {
   int ShareToGpus(const SchedulingContext& ctx, double share) const {
     return static_cast<int>(share * ctx.cluster.total_gpus() + 1e-9);
   }
+  static int TenantGpus(const Cycle& cycle, std::string_view tenant) {
+    const auto it = cycle.tenant_gpus.find(tenant);
+    return it == cycle.tenant_gpus.end() ? 0 : it->second;
+  }
   // Whether the job's tenant would exceed its max_share by starting it.
   bool OverQuota(const Cycle& cycle, const JobView& job) const;
   // Whether the job's tenant holds less than its guarantee even with the job running.
   bool WithinGuarantee(const Cycle& cycle, const JobView& job) const;
+  // Resets the cycle's victim-search scratch: what_if = the cycle's free GPUs, nothing chosen.
+  static void BeginVictimSearch(Cycle& cycle) {
+    cycle.what_if = cycle.scratch;
+    cycle.chosen.clear();
+  }
+  // A running job a victim search must pass over: already stopping, or chosen this cycle.
+  static bool Unavailable(const Cycle& cycle, const Job& victim) {
+    return victim.preempt_requested ||
+           std::ranges::find(cycle.victims, victim.id) != cycle.victims.end();
+  }
   // Whether `victim` runs within its tenant's guarantee, which shields it from other tenants'
-  // jobs (counting this cycle's earlier preemptions).
+  // jobs. Counts the preemptions committed earlier this cycle, not the victims chosen earlier
+  // in the same search.
   bool GuaranteeProtects(const Cycle& cycle, const JobView& job, const Job& victim) const;
   // Reclaims GPUs for a job within its guarantee from borrowing tenants' jobs (any rank).
   bool TryReclaimFor(Cycle& cycle, const JobView& job) const;
@@ -390,20 +405,16 @@ PendingReason PipelinePolicy::ExplainBlocked(const Cycle& cycle, const JobView& 
 
 bool PipelinePolicy::TryPreemptFor(Cycle& cycle, const JobView& job) const {
   const SchedulingContext& ctx = cycle.ctx;
+  BeginVictimSearch(cycle);
   ClusterState& what_if = cycle.what_if;
-  what_if = cycle.scratch;
   std::vector<JobId>& chosen = cycle.chosen;
-  chosen.clear();
   Timestamp retry_at = kTimeNever;  // when a pair the guards refuse becomes fair game
   const RankKey mine = sort_->KeyOf(job);
   const RunningIndex& running = ctx.running_by_rank;
   for (auto it = running.victims().rbegin(); it != running.victims().rend(); ++it) {
     if (!(mine < running.KeyAt(it->id, ctx.now))) break;  // the rest rank at or above the job
     const JobView victim = ctx.View(it->id);
-    if (victim.job().preempt_requested ||
-        std::find(cycle.victims.begin(), cycle.victims.end(), victim.id()) != cycle.victims.end()) {
-      continue;
-    }
+    if (Unavailable(cycle, victim.job())) continue;
     if (!config_.quotas.empty() && GuaranteeProtects(cycle, job, victim.job())) continue;
     if (!MayPreempt(job, victim, ctx, retry_at)) continue;
     what_if.Release(victim.job().placement);
@@ -457,16 +468,14 @@ const PipelineConfig::Quota* PipelinePolicy::QuotaOf(std::string_view tenant) co
 bool PipelinePolicy::OverQuota(const Cycle& cycle, const JobView& job) const {
   const PipelineConfig::Quota* quota = QuotaOf(job.spec().queue);
   if (quota == nullptr) return false;
-  const auto it = cycle.tenant_gpus.find(job.spec().queue);
-  const int held = it == cycle.tenant_gpus.end() ? 0 : it->second;
+  const int held = TenantGpus(cycle, job.spec().queue);
   return held + job.num_gpus() > ShareToGpus(cycle.ctx, quota->max_share);
 }
 
 bool PipelinePolicy::WithinGuarantee(const Cycle& cycle, const JobView& job) const {
   const PipelineConfig::Quota* quota = QuotaOf(job.spec().queue);
   if (quota == nullptr) return false;
-  const auto it = cycle.tenant_gpus.find(job.spec().queue);
-  const int held = it == cycle.tenant_gpus.end() ? 0 : it->second;
+  const int held = TenantGpus(cycle, job.spec().queue);
   return held + job.num_gpus() <= ShareToGpus(cycle.ctx, quota->guaranteed_share);
 }
 
@@ -475,26 +484,21 @@ bool PipelinePolicy::GuaranteeProtects(const Cycle& cycle, const JobView& job,
   if (victim.spec.queue == job.spec().queue) return false;
   const PipelineConfig::Quota* quota = QuotaOf(victim.spec.queue);
   if (quota == nullptr) return false;
-  const auto it = cycle.tenant_gpus.find(victim.spec.queue);
-  const int held = it == cycle.tenant_gpus.end() ? 0 : it->second;
+  const int held = TenantGpus(cycle, victim.spec.queue);
   return held - victim.spec.num_gpus < ShareToGpus(cycle.ctx, quota->guaranteed_share);
 }
 
 bool PipelinePolicy::TryReclaimFor(Cycle& cycle, const JobView& job) const {
   const SchedulingContext& ctx = cycle.ctx;
+  BeginVictimSearch(cycle);
   ClusterState& what_if = cycle.what_if;
-  what_if = cycle.scratch;
   std::vector<JobId>& chosen = cycle.chosen;
-  chosen.clear();
   // GPUs each borrowing tenant would still hold after the victims chosen so far.
   std::map<std::string, int, std::less<>> held = cycle.tenant_gpus;
   const RunningIndex& running = ctx.running_by_rank;
   for (auto it = running.victims().rbegin(); it != running.victims().rend(); ++it) {
     const Job& victim = ctx.jobs.at(it->id);
-    if (victim.preempt_requested || victim.spec.queue == job.spec().queue ||
-        std::ranges::find(cycle.victims, victim.id) != cycle.victims.end()) {
-      continue;
-    }
+    if (Unavailable(cycle, victim) || victim.spec.queue == job.spec().queue) continue;
     const PipelineConfig::Quota* quota = QuotaOf(victim.spec.queue);
     const int guaranteed = quota == nullptr ? 0 : ShareToGpus(ctx, quota->guaranteed_share);
     int& tenant_held = held[victim.spec.queue];

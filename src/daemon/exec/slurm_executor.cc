@@ -575,7 +575,10 @@ ExecutorReport SlurmExecutor::Outcome(const Run& run, const std::string& final_s
     }
   } else if (final_state == "NODE_FAIL" || final_state == "BOOT_FAIL" ||
              final_state == "PREEMPTED" || final_state == "REVOKED") {
-    return {JobLaunchFailed{run.job, in_state + "; requeued"}, exit_code};
+    // Name the nodes: the node check may not have seen them go down yet.
+    std::string on;
+    for (NodeId node : run.nodes) on += (on.empty() ? " on " : ",") + sites_[node.index()].name;
+    return {JobLaunchFailed{run.job, in_state + on + "; requeued"}, exit_code};
   } else if (final_state.starts_with("CANCELLED")) {
     return {
         JobFinished{run.job, JobState::kKilled, slurm + " was cancelled in Slurm, not by dlsched"},
