@@ -174,6 +174,7 @@ int Queue(RestClient& client, const ClientFlags& f, std::ostream& out, std::ostr
     if (it != waiting.end()) {
       job["position"] = (*it->second)["position"];
       job["pending_reason"] = (*it->second)["reason"];
+      job["pending_cause"] = (*it->second)["cause"];
     }
   }
   if (f.json) {
@@ -181,7 +182,7 @@ int Queue(RestClient& client, const ClientFlags& f, std::ostream& out, std::ostr
     return kExitOk;
   }
   std::vector<std::vector<std::string>> rows = {
-      {"ID", "NAME", "USER", "STATE", "GPUS", "POS", "TIME", "WHERE / WHY"}};
+      {"ID", "NAME", "USER", "STATE", "GPUS", "POS", "TIME", "CAUSE", "WHERE / WHY"}};
   for (const json& job : list) {
     std::string where = Str(job, "placement");
     if (job.contains("pending_reason")) where = Str(job, "pending_reason");
@@ -191,12 +192,13 @@ int Queue(RestClient& client, const ClientFlags& f, std::ostream& out, std::ostr
     if (job.contains("stopping") && !job["stopping"].is_null()) {
       where += " (stopping: " + Str(job, "stopping") + ")";
     }
-    rows.push_back({Str(job, "id"), Truncate(Str(job, "name"), 20), Str(job, "user"),
-                    Str(job, "state"),
-                    std::to_string(job.value("gpus", 0)) +
-                        (job.value("gpu_type", "").empty() ? "" : "x" + Str(job, "gpu_type")),
-                    job.contains("position") ? Str(job, "position") : "-",
-                    Seconds3(job.value("run_time_s", 0.0)), Truncate(where, 70)});
+    rows.push_back(
+        {Str(job, "id"), Truncate(Str(job, "name"), 20), Str(job, "user"), Str(job, "state"),
+         std::to_string(job.value("gpus", 0)) +
+             (job.value("gpu_type", "").empty() ? "" : "x" + Str(job, "gpu_type")),
+         job.contains("position") ? Str(job, "position") : "-",
+         Seconds3(job.value("run_time_s", 0.0)),
+         job.contains("pending_cause") ? Str(job, "pending_cause") : "-", Truncate(where, 70)});
   }
   PrintTable(out, rows);
   const json& q = std::get<json>(queue);
@@ -218,11 +220,11 @@ int Show(RestClient& client, const ClientFlags& f, std::ostream& out, std::ostre
   }
   std::vector<std::vector<std::string>> rows;
   for (const char* key :
-       {"id",          "name",          "user",        "state",      "gpus",
-        "gpu_type",    "framework",     "priority",    "qos",        "deadline",
-        "submit_time", "first_start",   "finish_time", "run_time_s", "attained_gpu_s",
-        "preemptions", "placement",     "pid",         "stopping",   "exit_code",
-        "reason",      "pending_reason"}) {
+       {"id",          "name",           "user",         "state",      "gpus",
+        "gpu_type",    "framework",      "priority",     "qos",        "deadline",
+        "submit_time", "first_start",    "finish_time",  "run_time_s", "attained_gpu_s",
+        "preemptions", "placement",      "pid",          "stopping",   "exit_code",
+        "reason",      "pending_reason", "pending_cause"}) {
     if (!job.contains(key) || job[key].is_null()) continue;
     if (job[key].is_string() && job[key].get<std::string>().empty()) continue;
     rows.push_back({std::string(key) + ":", Str(job, key)});

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <sstream>
 #include <thread>
 #include <vector>
@@ -20,6 +21,7 @@
 #include "io/gavel_throughputs.h"
 #include "io/profile.h"
 #include "io/profile_store.h"
+#include "sim/deadline_rule.h"
 #include "sim/report.h"
 #include "sim/simulator.h"
 #include "sim/workload.h"
@@ -68,6 +70,7 @@ struct Prepared {
   std::vector<std::unique_ptr<SchedulingPolicy>> policies;  // moved into their runs
   std::unique_ptr<ThroughputModel> truth;
   std::unique_ptr<ThroughputModel> estimator;
+  std::optional<sim::DeadlineRule> deadlines;  // --deadlines
 };
 
 // "auto" picks Gavel's measured table for Gavel traces (their work is in Gavel steps) and the
@@ -121,6 +124,9 @@ Result<Prepared> PrepareSetup(const SimulateFlags& flags) {
   }
   if (p.policies.empty()) return InvalidArgument("--policy names no policy");
   DS_ASSIGN_OR_RETURN(p.cluster, ParseClusterSpec(DefaultCluster(flags), TracesDir(flags)));
+  if (!flags.deadlines.empty()) {
+    DS_ASSIGN_OR_RETURN(p.deadlines, sim::ParseDeadlineRule(flags.deadlines));
+  }
   return p;
 }
 
@@ -135,6 +141,8 @@ Status LoadData(const SimulateFlags& flags, Prepared& p, std::ostream& err) {
         << "\n";
   }
   DS_ASSIGN_OR_RETURN(p.truth, MakeTruth(ResolveThroughput(flags), TracesDir(flags), p.workload));
+  // After MakeTruth: a deadline follows the ideal run time, which the truth may have set.
+  if (p.deadlines) sim::ApplyDeadlineRule(*p.deadlines, p.workload.jobs);
   // Policies predict with the built-in model or a predictor fitted to profiles, never the truth.
   DS_ASSIGN_OR_RETURN(p.estimator, MakeEstimator(flags.predictor));
   return Status::Ok();
@@ -148,6 +156,7 @@ sim::SimOptions MakeOptions(const SimulateFlags& flags) {
   options.estimate_error = flags.estimate_error;
   if (flags.stop_at_s > 0) options.stop_at = AtSeconds(flags.stop_at_s);
   options.explain_every = Seconds(flags.explain_every_s);
+  options.lend_service_gpus = !flags.no_service_lending;
   return options;
 }
 
@@ -272,6 +281,14 @@ void AddSimulateFlags(CLI::App& command, SimulateFlags& flags) {
                   "wait_cause; 0 = off")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
+  command.add_option("--deadlines", flags.deadlines,
+                     "Give jobs without a deadline one by a rule: 'slack=LO:HI,strict=S,soft=F,"
+                     "seed=N' (deadline = submit + slack x ideal run time, slack uniform in "
+                     "[LO, HI]; a share S strict, F soft, the rest best-effort; defaults "
+                     "slack=1.5:3,strict=1,soft=0,seed=1)");
+  command.add_flag("--no-service-lending", flags.no_service_lending,
+                   "Online services keep the GPUs their load leaves idle (static reservations) "
+                   "instead of lending them to training jobs");
   command.add_option("--max-jobs", flags.max_jobs, "Use only the first N jobs of the trace");
   command.add_flag("--skip-bad-rows", flags.skip_bad_rows,
                    "Skip and count malformed trace rows instead of failing");

@@ -22,6 +22,7 @@ struct SimulateFlags {
   std::string traces_dir;
   std::string throughput = "auto";
   std::string predictor;  // profile store for the policies' estimator; empty = built-in model
+  std::string deadlines;  // sim::DeadlineRule for jobs without a deadline; empty = none
   // A daemon database: replay its event log instead of simulating (--policy: at most one).
   std::string replay;
   bool policy_given = false;  // --policy was on the command line
@@ -30,7 +31,8 @@ struct SimulateFlags {
   double restore_s = 30;
   double estimate_error = 0;
   double stop_at_s = 0;
-  double explain_every_s = 3600;  // why-pending sampling interval; 0 = off
+  double explain_every_s = 3600;    // why-pending sampling interval; 0 = off
+  bool no_service_lending = false;  // services keep their idle GPUs
   size_t max_jobs = 0;
   bool skip_bad_rows = false;
   bool quiet = false;

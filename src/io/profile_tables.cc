@@ -103,68 +103,63 @@ Result<std::vector<PerfProfile>> ParseStepTimeCsv(std::string_view text, std::st
   std::vector<PerfProfile> out;
   std::vector<std::string_view> header;
   int col_batch = -1, col_step = -1, col_placement = -1, col_nodes = -1, col_replicas = -1;
-  int line_number = 0;
-  size_t start = 0;
-  while (start < text.size()) {
-    size_t end = text.find('\n', start);
-    if (end == std::string_view::npos) end = text.size();
-    const std::string_view line = TrimCsvField(text.substr(start, end - start));
-    start = end + 1;
-    ++line_number;
-    if (line.empty()) continue;
-    const auto bad = [&](std::string_view what) {
-      return InvalidArgument(fmt::format("{}:{}: {}", origin, line_number, what));
-    };
-    std::vector<std::string_view> fields = SplitCsvLine(line);
-    if (header.empty()) {
-      header = std::move(fields);
-      const auto find = [&](std::string_view name) {
-        const auto it = std::find(header.begin(), header.end(), name);
-        return it == header.end() ? -1 : static_cast<int>(it - header.begin());
-      };
-      col_batch = find("local_bsz");
-      col_step = find("step_time");
-      col_placement = find("placement");
-      col_nodes = find("num_nodes");
-      col_replicas = find("num_replicas");
-      if (col_batch < 0 || col_step < 0 ||
-          (col_placement < 0 && (col_nodes < 0 || col_replicas < 0))) {
-        return bad("header needs local_bsz, step_time, and placement or num_nodes + num_replicas");
-      }
-      continue;
-    }
-    if (fields.size() != header.size()) {
-      return bad(fmt::format("expected {} fields, got {}", header.size(), fields.size()));
-    }
-    const std::optional<int> batch = ParsePositiveInt(fields[col_batch]);
-    if (!batch.has_value()) return bad("local_bsz must be a positive integer");
-    const std::optional<double> step = ParsePositiveDouble(fields[col_step]);
-    if (!step.has_value()) return bad("step_time must be a positive number of seconds");
-    int gpus = 0;
-    int nodes = 0;
-    if (col_placement >= 0) {
-      const std::string_view placement = fields[col_placement];
-      if (placement.empty()) return bad("empty placement");
-      for (char c : placement) {
-        if (c < '1' || c > '9') {
-          return bad(
-              fmt::format("placement \"{}\": expected digits 1-9 (GPUs per node)", placement));
+  DS_RETURN_IF_ERROR(
+      ForEachCsvLine(text, [&](std::vector<std::string_view> fields, int line_number) -> Status {
+        const auto bad = [&](std::string_view what) {
+          return InvalidArgument(fmt::format("{}:{}: {}", origin, line_number, what));
+        };
+        if (header.empty()) {
+          header = std::move(fields);
+          const auto find = [&](std::string_view name) {
+            const auto it = std::find(header.begin(), header.end(), name);
+            return it == header.end() ? -1 : static_cast<int>(it - header.begin());
+          };
+          col_batch = find("local_bsz");
+          col_step = find("step_time");
+          col_placement = find("placement");
+          col_nodes = find("num_nodes");
+          col_replicas = find("num_replicas");
+          if (col_batch < 0 || col_step < 0 ||
+              (col_placement < 0 && (col_nodes < 0 || col_replicas < 0))) {
+            return bad(
+                "header needs local_bsz, step_time, and placement or num_nodes + num_replicas");
+          }
+          return Status::Ok();
         }
-        gpus += c - '0';
-      }
-      nodes = static_cast<int>(placement.size());
-    } else {
-      const std::optional<int> n = ParsePositiveInt(fields[col_nodes]);
-      const std::optional<int> r = ParsePositiveInt(fields[col_replicas]);
-      if (!n.has_value() || !r.has_value() || *r < *n) {
-        return bad("num_nodes and num_replicas must be positive with num_replicas >= num_nodes");
-      }
-      gpus = *r;
-      nodes = *n;
-    }
-    out.push_back(
-        {info.source, info.model, *batch, info.gpu_type, gpus, nodes == 1, 1.0 / *step, {}});
-  }
+        if (fields.size() != header.size()) {
+          return bad(fmt::format("expected {} fields, got {}", header.size(), fields.size()));
+        }
+        const std::optional<int> batch = ParsePositiveInt(fields[col_batch]);
+        if (!batch.has_value()) return bad("local_bsz must be a positive integer");
+        const std::optional<double> step = ParsePositiveDouble(fields[col_step]);
+        if (!step.has_value()) return bad("step_time must be a positive number of seconds");
+        int gpus = 0;
+        int nodes = 0;
+        if (col_placement >= 0) {
+          const std::string_view placement = fields[col_placement];
+          if (placement.empty()) return bad("empty placement");
+          for (char c : placement) {
+            if (c < '1' || c > '9') {
+              return bad(
+                  fmt::format("placement \"{}\": expected digits 1-9 (GPUs per node)", placement));
+            }
+            gpus += c - '0';
+          }
+          nodes = static_cast<int>(placement.size());
+        } else {
+          const std::optional<int> n = ParsePositiveInt(fields[col_nodes]);
+          const std::optional<int> r = ParsePositiveInt(fields[col_replicas]);
+          if (!n.has_value() || !r.has_value() || *r < *n) {
+            return bad(
+                "num_nodes and num_replicas must be positive with num_replicas >= num_nodes");
+          }
+          gpus = *r;
+          nodes = *n;
+        }
+        out.push_back(
+            {info.source, info.model, *batch, info.gpu_type, gpus, nodes == 1, 1.0 / *step, {}});
+        return Status::Ok();
+      }));
   if (header.empty()) return InvalidArgument(fmt::format("{}: empty file", origin));
   return out;
 }

@@ -80,35 +80,26 @@ Status ForEachRow(std::string_view text, std::string_view origin,
                   const std::function<Status(const Row&, std::span<const int>)>& on_row) {
   std::vector<std::string_view> header;
   std::vector<int> cols;
-  int line_number = 0;
-  size_t start = 0;
-  while (start < text.size()) {
-    size_t end = text.find('\n', start);
-    if (end == std::string_view::npos) end = text.size();
-    const std::string_view line = TrimCsvField(text.substr(start, end - start));
-    start = end + 1;
-    ++line_number;
-    if (line.empty()) continue;
-    std::vector<std::string_view> fields = SplitCsvLine(line);
-    if (header.empty()) {
-      header = std::move(fields);
-      for (std::string_view name : columns) {
-        const auto it = std::find(header.begin(), header.end(), name);
-        if (it == header.end()) {
-          return InvalidArgument(
-              fmt::format("{}:{}: no column \"{}\" in the header", origin, line_number, name));
+  DS_RETURN_IF_ERROR(
+      ForEachCsvLine(text, [&](std::vector<std::string_view> fields, int line_number) -> Status {
+        if (header.empty()) {
+          header = std::move(fields);
+          for (std::string_view name : columns) {
+            const auto it = std::find(header.begin(), header.end(), name);
+            if (it == header.end()) {
+              return InvalidArgument(
+                  fmt::format("{}:{}: no column \"{}\" in the header", origin, line_number, name));
+            }
+            cols.push_back(static_cast<int>(it - header.begin()));
+          }
+          return Status::Ok();
         }
-        cols.push_back(static_cast<int>(it - header.begin()));
-      }
-      continue;
-    }
-    if (fields.size() != header.size()) {
-      return InvalidArgument(fmt::format("{}:{}: expected {} fields, got {}", origin, line_number,
-                                         header.size(), fields.size()));
-    }
-    const Row row(std::move(fields), origin, line_number);
-    DS_RETURN_IF_ERROR(on_row(row, cols));
-  }
+        if (fields.size() != header.size()) {
+          return InvalidArgument(fmt::format("{}:{}: expected {} fields, got {}", origin,
+                                             line_number, header.size(), fields.size()));
+        }
+        return on_row(Row(std::move(fields), origin, line_number), cols);
+      }));
   if (header.empty()) return InvalidArgument(fmt::format("{}: empty file", origin));
   return Status::Ok();
 }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <charconv>
 #include <cmath>
 
 namespace dlsched {
@@ -34,6 +35,73 @@ Result<QosClass> ParseQosClass(std::string_view name) {
                          "' (want strict, soft or best-effort)");
 }
 
+int ServiceLoad::NeedAt(Timestamp t, int reserved) const {
+  if (steps.empty()) return reserved;
+  const Duration offset = t.time_since_epoch() % kPeriod;
+  auto after = std::ranges::upper_bound(steps, offset, {}, [](const auto& s) { return s.first; });
+  return std::prev(after)->second;  // the first step is at 0, so `after` is not begin()
+}
+
+Timestamp ServiceLoad::NextChangeAfter(Timestamp t) const {
+  if (steps.size() <= 1) return kTimeNever;
+  const Duration offset = t.time_since_epoch() % kPeriod;
+  const Timestamp day_start = t - offset;
+  auto after = std::ranges::upper_bound(steps, offset, {}, [](const auto& s) { return s.first; });
+  return after == steps.end() ? day_start + kPeriod : day_start + after->first;
+}
+
+Result<ServiceLoad> ParseServiceLoad(std::string_view text) {
+  ServiceLoad load;
+  size_t start = 0;
+  while (start <= text.size()) {
+    const size_t end = std::min(text.find(';', start), text.size());
+    const std::string_view step = text.substr(start, end - start);
+    start = end + 1;
+    const size_t colon = step.find(':');
+    int64_t offset_s = -1;
+    int gpus = -1;
+    const auto parse = [](std::string_view field, auto& out) {
+      auto [ptr, ec] = std::from_chars(field.data(), field.data() + field.size(), out);
+      return ec == std::errc() && ptr == field.data() + field.size();
+    };
+    if (colon == std::string_view::npos || !parse(step.substr(0, colon), offset_s) ||
+        !parse(step.substr(colon + 1), gpus)) {
+      return InvalidArgument("service load step '" + std::string(step) +
+                             "': want SECONDS:GPUS (offset into the day, GPUs needed)");
+    }
+    load.steps.emplace_back(Seconds(static_cast<double>(offset_s)), gpus);
+  }
+  return load;
+}
+
+std::string FormatServiceLoad(const ServiceLoad& load) {
+  std::string text;
+  for (const auto& [offset, gpus] : load.steps) {
+    if (!text.empty()) text += ';';
+    text += std::to_string(offset / std::chrono::seconds(1)) + ":" + std::to_string(gpus);
+  }
+  return text;
+}
+
+Status ValidateServiceLoad(const ServiceLoad& load, int reserved) {
+  for (size_t i = 0; i < load.steps.size(); ++i) {
+    const auto& [offset, gpus] = load.steps[i];
+    const std::string step = "service load step " + std::to_string(i + 1) + ": ";
+    if (i == 0 && offset != Duration(0)) return InvalidArgument(step + "the first must be at 0");
+    if (i > 0 && offset <= load.steps[i - 1].first) {
+      return InvalidArgument(step + "offsets must ascend");
+    }
+    if (offset >= ServiceLoad::kPeriod) {
+      return InvalidArgument(step + "offset must be within the day (< 86400 s)");
+    }
+    if (gpus < 0 || gpus > reserved) {
+      return InvalidArgument(step + "needs " + std::to_string(gpus) + " GPUs; want 0.." +
+                             std::to_string(reserved) + " (its num_gpus)");
+    }
+  }
+  return Status::Ok();
+}
+
 Duration JobSpec::ideal_duration() const { return Seconds(iterations / ref_iters_per_s); }
 
 Status ValidateJobSpec(const JobSpec& spec) {
@@ -47,6 +115,7 @@ Status ValidateJobSpec(const JobSpec& spec) {
     return InvalidArgument("ref_iters_per_s must be positive");
   }
   if (spec.memory_mib < 0) return InvalidArgument("memory_mib must not be negative");
+  if (spec.service) return ValidateServiceLoad(*spec.service, spec.num_gpus);
   return Status::Ok();
 }
 

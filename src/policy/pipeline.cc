@@ -2,10 +2,10 @@
 
 #include <algorithm>
 #include <limits>
-#include <map>
 #include <optional>
 #include <span>
 #include <string>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "dlsched/policy/placement.h"
@@ -69,23 +69,42 @@ class PipelinePolicy final : public SchedulingPolicy {
 
  private:
   enum class QuotaPass { kAll, kGuaranteed, kBorrowing };
+  // With quotas: one tenant's GPUs held or promised this cycle and its quota in GPUs.
+  struct TenantUse {
+    int held = 0;
+    bool has_quota = false;
+    int guaranteed = 0;  // GPUs (0 without a quota)
+    int cap = 0;         // GPUs (has_quota only)
+  };
+  struct Deferred {
+    JobId job;
+    int gang = 0;
+  };
   // One cycle's working state.
   struct Cycle {
     const SchedulingContext& ctx;
     const Placer& placer;
-    ClusterState scratch;  // free GPUs after this cycle's launches and reservations
+    ClusterState& scratch;  // free GPUs after this cycle's launches and reservations
+    ClusterState& what_if;  // scratch for victim searches, reused across attempts
     Decisions decisions;
     std::vector<JobId> victims;  // chosen for preemption this cycle (few)
-    ClusterState what_if;        // scratch for victim searches, reused across attempts
     std::vector<JobId> chosen;   // one search's victims, reused across attempts
     int preemption_attempts = 0;
     int walked = 0;  // jobs TryStart looked at before the current one (for explanations)
-    // With quotas: GPUs each tenant holds or was promised this cycle, and which jobs this walk
-    // looks at.
-    std::map<std::string, int, std::less<>> tenant_gpus;
+    // With quotas: the tenants met this cycle, interned to small ints (indices into `tenants`),
+    // so that a walk's check of a job costs one hash lookup of its tenant, not searches of
+    // string-keyed maps; the keys view the jobs' JobSpec::queue.
+    std::unordered_map<std::string_view, int> tenant_ids;
+    std::vector<TenantUse> tenants;
     QuotaPass quota_pass = QuotaPass::kAll;
     // Jobs the first pass started or found victims for; the second pass leaves them alone.
     std::unordered_set<JobId> handled;
+    // The jobs the kGuaranteed pass of WalkFitting left to the kBorrowing pass (TryStart found
+    // them outside their guarantee), in the order its starving and policy-order walks met them.
+    // `record` names the list the current walk appends to (nullptr: none).
+    std::vector<Deferred> deferred_starving;
+    std::vector<Deferred> deferred_in_order;
+    std::vector<Deferred>* record = nullptr;
     // Gang size of the smallest untyped job whose victim search failed this cycle. Jobs are
     // searched in rank order, so a later job outranks only a subset of those victims: one as
     // large would fail too (a typed one all the more).
@@ -132,14 +151,13 @@ class PipelinePolicy final : public SchedulingPolicy {
   int ShareToGpus(const SchedulingContext& ctx, double share) const {
     return static_cast<int>(share * ctx.cluster.total_gpus() + 1e-9);
   }
-  static int TenantGpus(const Cycle& cycle, std::string_view tenant) {
-    const auto it = cycle.tenant_gpus.find(tenant);
-    return it == cycle.tenant_gpus.end() ? 0 : it->second;
-  }
+  // The tenant's index in cycle.tenants, interning it (holding 0 GPUs) on first sight.
+  // `tenant` must outlive the cycle (a JobSpec::queue of ctx.jobs).
+  int TenantOf(Cycle& cycle, std::string_view tenant) const;
   // Whether the job's tenant would exceed its max_share by starting it.
-  bool OverQuota(const Cycle& cycle, const JobView& job) const;
+  bool OverQuota(Cycle& cycle, const JobView& job) const;
   // Whether the job's tenant holds less than its guarantee even with the job running.
-  bool WithinGuarantee(const Cycle& cycle, const JobView& job) const;
+  bool WithinGuarantee(Cycle& cycle, const JobView& job) const;
   // Resets the cycle's victim-search scratch: what_if = the cycle's free GPUs, nothing chosen.
   static void BeginVictimSearch(Cycle& cycle) {
     cycle.what_if = cycle.scratch;
@@ -153,16 +171,22 @@ class PipelinePolicy final : public SchedulingPolicy {
   // Whether `victim` runs within its tenant's guarantee, which shields it from other tenants'
   // jobs. Counts the preemptions committed earlier this cycle, not the victims chosen earlier
   // in the same search.
-  bool GuaranteeProtects(const Cycle& cycle, const JobView& job, const Job& victim) const;
+  bool GuaranteeProtects(Cycle& cycle, const JobView& job, const Job& victim) const;
   // Reclaims GPUs for a job within its guarantee from borrowing tenants' jobs (any rank).
   bool TryReclaimFor(Cycle& cycle, const JobView& job) const;
   // Asks for the victims' preemption, reserves the free part of `placement` for `job`, and
   // moves the GPUs between tenants' counts.
   void CommitVictims(Cycle& cycle, const JobView& job, const Placement& placement,
                      const std::string& why) const;
-  // Why a job TryStart could not start is waiting (explain mode); `searched`: a victim search
-  // ran for it and failed.
-  PendingReason ExplainBlocked(const Cycle& cycle, const JobView& job, bool searched) const;
+  // Records why a job TryStart could not start is waiting (explain mode); `searched`: a victim
+  // search ran for it and failed.
+  void ExplainBlocked(Cycle& cycle, const JobView& job, bool searched) const;
+  // Records a why-pending entry; `text()` builds its reason only when the context wants texts.
+  template <typename Text>
+  static void Explain(Cycle& cycle, JobId job, PendingCause cause, const Text& text) {
+    cycle.decisions.pending_reasons.push_back(
+        {job, cycle.ctx.explain_text ? text() : std::string(), cause});
+  }
   // Looks for running jobs ranked below `job` whose GPUs would let it start; if found, asks for
   // their preemption and reserves the free part of the placement.
   bool TryPreemptFor(Cycle& cycle, const JobView& job) const;
@@ -192,6 +216,11 @@ class PipelinePolicy final : public SchedulingPolicy {
   std::vector<std::unique_ptr<PreemptPlugin>> preempt_;
   std::vector<const FilterPlugin*> filter_views_;
   std::vector<WeightedScore> score_views_;
+  // Cycle::scratch and Cycle::what_if, kept between cycles so that copying the cluster state
+  // into them reuses their buffers (a cycle is too short to pay for fresh ones). Decide runs on
+  // one thread at a time, as the Scheduler calls it.
+  mutable ClusterState scratch_;
+  mutable ClusterState what_if_;
 };
 
 Decisions PipelinePolicy::Decide(const SchedulingContext& ctx) const {
@@ -205,11 +234,12 @@ Decisions PipelinePolicy::Decide(const SchedulingContext& ctx) const {
   }
 
   const Placer placer(ctx, filter_views_, score_views_, config_.placement);
-  Cycle cycle{ctx, placer, ctx.state, std::move(decisions), {}, {}, {}};
+  scratch_ = ctx.state;
+  Cycle cycle{ctx, placer, scratch_, what_if_, std::move(decisions)};
   if (!config_.quotas.empty()) {
     for (JobId id : ctx.running) {
       const Job& job = ctx.jobs.at(id);
-      cycle.tenant_gpus[job.spec.queue] += job.spec.num_gpus;
+      cycle.tenants[TenantOf(cycle, job.spec.queue)].held += job.spec.num_gpus;
     }
   }
   // Starvation guard: jobs that waited past the limit go first, longest-waiting first.
@@ -242,18 +272,35 @@ int PipelinePolicy::LargestUsefulGang(const Cycle& cycle) const {
 template <typename Starving>
 void PipelinePolicy::WalkFitting(Cycle& cycle, const Starving& starving) const {
   const SchedulingContext& ctx = cycle.ctx;
-  if (config_.starvation_limit != Duration::max()) {
-    auto walk = ctx.queue.WalkByWait();
-    while (auto entry = walk.Next(LargestUsefulGang(cycle))) {
-      const Job& job = ctx.jobs.at(entry->second);
-      if (!WaitedPastLimit(job, ctx.now)) break;  // the rest waited less
-      if (IsGuarded(job)) TryStart(cycle, ctx.View(job.id));
+  if (cycle.quota_pass == QuotaPass::kBorrowing) {
+    // The walks below, replayed from the kGuaranteed pass's record. The largest useful gang
+    // never grows during a cycle (free GPUs only shrink, preemption attempts only grow), so
+    // this pass would meet no job the first one did not; of those, TryStart would pass over
+    // every one not recorded (handled, or late and rejected) without effect. A gang it skips
+    // here, GangWalk would have dropped with the same bound.
+    for (const std::vector<Deferred>* list : {&cycle.deferred_starving, &cycle.deferred_in_order}) {
+      for (const Deferred& d : *list) {
+        if (d.gang <= LargestUsefulGang(cycle)) TryStart(cycle, ctx.View(d.job));
+      }
     }
-  }
-  auto walk = ctx.queue.WalkInOrder();
-  while (auto key = walk.Next(LargestUsefulGang(cycle))) {
-    const JobView job = ctx.View(key->id);
-    if (!starving(job.job()) && !IsDeferredAsLate(job)) TryStart(cycle, job);
+  } else {
+    const bool recording = cycle.quota_pass == QuotaPass::kGuaranteed;
+    if (config_.starvation_limit != Duration::max()) {
+      cycle.record = recording ? &cycle.deferred_starving : nullptr;
+      auto walk = ctx.queue.WalkByWait();
+      while (auto entry = walk.Next(LargestUsefulGang(cycle))) {
+        const Job& job = ctx.jobs.at(entry->second);
+        if (!WaitedPastLimit(job, ctx.now)) break;  // the rest waited less
+        if (IsGuarded(job)) TryStart(cycle, ctx.View(job.id));
+      }
+    }
+    cycle.record = recording ? &cycle.deferred_in_order : nullptr;
+    auto walk = ctx.queue.WalkInOrder();
+    while (auto key = walk.Next(LargestUsefulGang(cycle))) {
+      const JobView job = ctx.View(key->id);
+      if (!starving(job.job()) && !IsDeferredAsLate(job)) TryStart(cycle, job);
+    }
+    cycle.record = nullptr;
   }
   if (config_.late_jobs_last) WalkLate(cycle);
 }
@@ -275,11 +322,10 @@ void PipelinePolicy::WalkAll(Cycle& cycle, const Starving& starving) const {
   while (auto key = walk.Next(kAnyGang)) {
     const JobId id = key->id;
     if (blocked_head.valid()) {  // only when explaining: say who holds the line
-      cycle.decisions.pending_reasons.push_back(
-          {id,
-           "behind job " + std::to_string(blocked_head.value()) +
-               " (head of line; this policy does not backfill)",
-           PendingCause::kHeadOfLine});
+      Explain(cycle, id, PendingCause::kHeadOfLine, [&] {
+        return "behind job " + std::to_string(blocked_head.value()) +
+               " (head of line; this policy does not backfill)";
+      });
       continue;
     }
     if (!ctx.explain && !MayStartMore(cycle)) return;
@@ -307,8 +353,9 @@ bool PipelinePolicy::TryStart(Cycle& cycle, const JobView& job) const {
   if (!cycle.ctx.explain && IsRejectedAsLate(job)) return true;  // rejected: blocks nothing
   const Placer& placer = cycle.placer;
   if (cycle.quota_pass != QuotaPass::kAll) {
-    if (cycle.handled.contains(job.id())) return true;
+    if (!cycle.handled.empty() && cycle.handled.contains(job.id())) return true;
     if (WithinGuarantee(cycle, job) != (cycle.quota_pass == QuotaPass::kGuaranteed)) {
+      if (cycle.record != nullptr) cycle.record->push_back({job.id(), job.num_gpus()});
       return false;  // the other pass's job
     }
     if (cycle.quota_pass == QuotaPass::kGuaranteed) cycle.handled.insert(job.id());
@@ -316,20 +363,21 @@ bool PipelinePolicy::TryStart(Cycle& cycle, const JobView& job) const {
   ++cycle.walked;
   if (!config_.quotas.empty() && OverQuota(cycle, job)) {
     if (cycle.ctx.explain) {
-      const PipelineConfig::Quota* quota = QuotaOf(job.spec().queue);
-      cycle.decisions.pending_reasons.push_back(
-          {job.id(),
-           "tenant '" + job.spec().queue + "' holds " +
-               std::to_string(cycle.tenant_gpus[job.spec().queue]) + " GPUs; its cap is " +
-               std::to_string(ShareToGpus(cycle.ctx, quota->max_share)),
-           PendingCause::kQuota});
+      Explain(cycle, job.id(), PendingCause::kQuota, [&] {
+        const PipelineConfig::Quota* quota = QuotaOf(job.spec().queue);
+        return "tenant '" + job.spec().queue + "' holds " +
+               std::to_string(cycle.tenants[TenantOf(cycle, job.spec().queue)].held) +
+               " GPUs; its cap is " + std::to_string(ShareToGpus(cycle.ctx, quota->max_share));
+      });
     }
     return false;
   }
   if (auto placement = placer.Find(job, cycle.scratch)) {
     cycle.scratch.Allocate(*placement);
     cycle.decisions.launches.push_back({job.id(), std::move(*placement)});
-    if (!config_.quotas.empty()) cycle.tenant_gpus[job.spec().queue] += job.num_gpus();
+    if (!config_.quotas.empty()) {
+      cycle.tenants[TenantOf(cycle, job.spec().queue)].held += job.num_gpus();
+    }
     return true;
   }
   const bool held_for_consolidation = placer.last_held_for_consolidation();
@@ -349,58 +397,58 @@ bool PipelinePolicy::TryStart(Cycle& cycle, const JobView& job) const {
   }
   if (cycle.ctx.explain) {
     if (held_for_consolidation) {
-      cycle.decisions.pending_reasons.push_back(
-          {job.id(),
-           "waiting to be consolidated: " + std::to_string(job.num_gpus()) +
+      Explain(cycle, job.id(), PendingCause::kConsolidation, [&] {
+        return "waiting to be consolidated: " + std::to_string(job.num_gpus()) +
                " GPUs would fit only spread over nodes, which the estimator puts below " +
                std::to_string(static_cast<int>(config_.placement.min_spread_speed * 100)) +
-               "% of its consolidated speed",
-           PendingCause::kConsolidation});
+               "% of its consolidated speed";
+      });
     } else {
-      cycle.decisions.pending_reasons.push_back(ExplainBlocked(cycle, job, searched));
+      ExplainBlocked(cycle, job, searched);
     }
   }
   return false;
 }
 
-PendingReason PipelinePolicy::ExplainBlocked(const Cycle& cycle, const JobView& job,
-                                             bool searched) const {
+void PipelinePolicy::ExplainBlocked(Cycle& cycle, const JobView& job, bool searched) const {
   const ClusterState& state = cycle.scratch;
   const int gpus = job.num_gpus();
-  const std::string need = std::to_string(gpus) + " GPU" + (gpus == 1 ? "" : "s");
-  const std::string free = std::to_string(state.free_total()) + " free";
+  const auto need = [&] { return std::to_string(gpus) + " GPU" + (gpus == 1 ? "" : "s"); };
+  const auto free = [&] { return std::to_string(state.free_total()) + " free"; };
   if (gpus > state.free_total()) {
     if (searched) {
-      return {job.id(),
-              "needs " + need + " (" + free +
-                  "); the running jobs holding the rest rank above it or are protected (" +
-                  std::string(sort_->Name()) + " order)",
-              PendingCause::kLowerPriority};
+      Explain(cycle, job.id(), PendingCause::kLowerPriority, [&] {
+        return "needs " + need() + " (" + free() +
+               "); the running jobs holding the rest rank above it or are protected (" +
+               std::string(sort_->Name()) + " order)";
+      });
+      return;
     }
-    const int ahead = cycle.walked - 1;
-    return {
-        job.id(),
-        "waiting for " + need + (gpus > 1 ? " at once (gang)" : "") + " (" + free + ")" +
-            (ahead > 0 ? "; " + std::to_string(ahead) + " job(s) ahead of it in this order" : ""),
-        PendingCause::kGpusBusy};
+    Explain(cycle, job.id(), PendingCause::kGpusBusy, [&] {
+      const int ahead = cycle.walked - 1;
+      return "waiting for " + need() + (gpus > 1 ? " at once (gang)" : "") + " (" + free() + ")" +
+             (ahead > 0 ? "; " + std::to_string(ahead) + " job(s) ahead of it in this order" : "");
+    });
+    return;
   }
   const int eligible = cycle.placer.EligibleFree(job, state);
   if (gpus > eligible) {
-    std::string wanted = job.spec().gpu_type;
-    if (!job.spec().selector.empty()) {
-      wanted += (wanted.empty() ? "" : " ") + std::string("on nodes labelled ") +
-                FormatLabels(job.spec().selector);
-    }
-    if (wanted.empty()) wanted = "of a type it can run on";
-    return {job.id(),
-            "needs " + need + " " + wanted + ": " + std::to_string(eligible) + " free there (" +
-                free + " in total)",
-            PendingCause::kNoMatchingGpus};
+    Explain(cycle, job.id(), PendingCause::kNoMatchingGpus, [&] {
+      std::string wanted = job.spec().gpu_type;
+      if (!job.spec().selector.empty()) {
+        wanted += (wanted.empty() ? "" : " ") + std::string("on nodes labelled ") +
+                  FormatLabels(job.spec().selector);
+      }
+      if (wanted.empty()) wanted = "of a type it can run on";
+      return "needs " + need() + " " + wanted + ": " + std::to_string(eligible) + " free there (" +
+             free() + " in total)";
+    });
+    return;
   }
-  return {job.id(),
-          "fragmentation: " + std::to_string(eligible) + " usable GPUs free in total, but no " +
-              "placement holds the gang of " + std::to_string(gpus),
-          PendingCause::kFragmentation};
+  Explain(cycle, job.id(), PendingCause::kFragmentation, [&] {
+    return "fragmentation: " + std::to_string(eligible) + " usable GPUs free in total, but no " +
+           "placement holds the gang of " + std::to_string(gpus);
+  });
 }
 
 bool PipelinePolicy::TryPreemptFor(Cycle& cycle, const JobView& job) const {
@@ -440,10 +488,10 @@ void PipelinePolicy::CommitVictims(Cycle& cycle, const JobView& job, const Place
     cycle.decisions.preemptions.push_back({id, why});
     if (quotas) {
       const JobSpec& victim = cycle.ctx.jobs.at(id).spec;
-      cycle.tenant_gpus[victim.queue] -= victim.num_gpus;
+      cycle.tenants[TenantOf(cycle, victim.queue)].held -= victim.num_gpus;
     }
   }
-  if (quotas) cycle.tenant_gpus[job.spec().queue] += job.num_gpus();
+  if (quotas) cycle.tenants[TenantOf(cycle, job.spec().queue)].held += job.num_gpus();
   // Hold the free part of the future placement so lower-ranked jobs do not take it.
   Placement reserve;
   for (const NodeGpus& part : placement.parts) {
@@ -452,10 +500,9 @@ void PipelinePolicy::CommitVictims(Cycle& cycle, const JobView& job, const Place
   }
   cycle.scratch.Allocate(reserve);
   if (cycle.ctx.explain) {
-    cycle.decisions.pending_reasons.push_back(
-        {job.id(),
-         "waiting for " + std::to_string(cycle.chosen.size()) + " preempted job(s) to stop",
-         PendingCause::kPreempting});
+    Explain(cycle, job.id(), PendingCause::kPreempting, [&] {
+      return "waiting for " + std::to_string(cycle.chosen.size()) + " preempted job(s) to stop";
+    });
   }
 }
 
@@ -465,27 +512,34 @@ const PipelineConfig::Quota* PipelinePolicy::QuotaOf(std::string_view tenant) co
   return nullptr;
 }
 
-bool PipelinePolicy::OverQuota(const Cycle& cycle, const JobView& job) const {
-  const PipelineConfig::Quota* quota = QuotaOf(job.spec().queue);
-  if (quota == nullptr) return false;
-  const int held = TenantGpus(cycle, job.spec().queue);
-  return held + job.num_gpus() > ShareToGpus(cycle.ctx, quota->max_share);
+int PipelinePolicy::TenantOf(Cycle& cycle, std::string_view tenant) const {
+  const auto [it, inserted] =
+      cycle.tenant_ids.try_emplace(tenant, static_cast<int>(cycle.tenants.size()));
+  if (inserted) {
+    TenantUse& use = cycle.tenants.emplace_back();
+    if (const PipelineConfig::Quota* quota = QuotaOf(tenant)) {
+      use.has_quota = true;
+      use.guaranteed = ShareToGpus(cycle.ctx, quota->guaranteed_share);
+      use.cap = ShareToGpus(cycle.ctx, quota->max_share);
+    }
+  }
+  return it->second;
 }
 
-bool PipelinePolicy::WithinGuarantee(const Cycle& cycle, const JobView& job) const {
-  const PipelineConfig::Quota* quota = QuotaOf(job.spec().queue);
-  if (quota == nullptr) return false;
-  const int held = TenantGpus(cycle, job.spec().queue);
-  return held + job.num_gpus() <= ShareToGpus(cycle.ctx, quota->guaranteed_share);
+bool PipelinePolicy::OverQuota(Cycle& cycle, const JobView& job) const {
+  const TenantUse& tenant = cycle.tenants[TenantOf(cycle, job.spec().queue)];
+  return tenant.has_quota && tenant.held + job.num_gpus() > tenant.cap;
 }
 
-bool PipelinePolicy::GuaranteeProtects(const Cycle& cycle, const JobView& job,
-                                       const Job& victim) const {
+bool PipelinePolicy::WithinGuarantee(Cycle& cycle, const JobView& job) const {
+  const TenantUse& tenant = cycle.tenants[TenantOf(cycle, job.spec().queue)];
+  return tenant.has_quota && tenant.held + job.num_gpus() <= tenant.guaranteed;
+}
+
+bool PipelinePolicy::GuaranteeProtects(Cycle& cycle, const JobView& job, const Job& victim) const {
   if (victim.spec.queue == job.spec().queue) return false;
-  const PipelineConfig::Quota* quota = QuotaOf(victim.spec.queue);
-  if (quota == nullptr) return false;
-  const int held = TenantGpus(cycle, victim.spec.queue);
-  return held - victim.spec.num_gpus < ShareToGpus(cycle.ctx, quota->guaranteed_share);
+  const TenantUse& tenant = cycle.tenants[TenantOf(cycle, victim.spec.queue)];
+  return tenant.has_quota && tenant.held - victim.spec.num_gpus < tenant.guaranteed;
 }
 
 bool PipelinePolicy::TryReclaimFor(Cycle& cycle, const JobView& job) const {
@@ -493,16 +547,18 @@ bool PipelinePolicy::TryReclaimFor(Cycle& cycle, const JobView& job) const {
   BeginVictimSearch(cycle);
   ClusterState& what_if = cycle.what_if;
   std::vector<JobId>& chosen = cycle.chosen;
-  // GPUs each borrowing tenant would still hold after the victims chosen so far.
-  std::map<std::string, int, std::less<>> held = cycle.tenant_gpus;
+  // GPUs each borrowing tenant would still hold after the victims chosen so far, by tenant
+  // index (a tenant first met below holds nothing yet in cycle.tenants either).
+  std::vector<int> held;
+  for (const TenantUse& tenant : cycle.tenants) held.push_back(tenant.held);
   const RunningIndex& running = ctx.running_by_rank;
   for (auto it = running.victims().rbegin(); it != running.victims().rend(); ++it) {
     const Job& victim = ctx.jobs.at(it->id);
     if (Unavailable(cycle, victim) || victim.spec.queue == job.spec().queue) continue;
-    const PipelineConfig::Quota* quota = QuotaOf(victim.spec.queue);
-    const int guaranteed = quota == nullptr ? 0 : ShareToGpus(ctx, quota->guaranteed_share);
-    int& tenant_held = held[victim.spec.queue];
-    if (tenant_held <= guaranteed) continue;  // not borrowing
+    const int t = TenantOf(cycle, victim.spec.queue);
+    if (static_cast<size_t>(t) >= held.size()) held.resize(t + 1, 0);
+    int& tenant_held = held[t];
+    if (tenant_held <= cycle.tenants[t].guaranteed) continue;  // not borrowing
     tenant_held -= victim.spec.num_gpus;
     what_if.Release(victim.placement);
     chosen.push_back(victim.id);

@@ -6,6 +6,30 @@
 #include "dlsched/policy/policy.h"
 
 namespace dlsched {
+namespace {
+
+// Rebuilds the re-key heap without its stale entries (jobs that stopped or were re-keyed since)
+// once they outnumber the live ones, which are at most `live`; after a rebuild the heap must
+// grow by `live` + 64 entries before the next, so the cost is amortised over the pushes. Most
+// running jobs stop before their announced rank change (Tiresias' next queue threshold), so without
+// this the heap grows with every launch of the run and each pop walks a heap of hundreds of
+// thousands. Keeps the order of the live entries, so nothing observable changes.
+template <typename Heap>
+void DropStale(Heap& due, const std::vector<Timestamp>& due_at, size_t live) {
+  if (due.size() <= 2 * live + 64) return;
+  std::vector<std::remove_cvref_t<decltype(due.top())>> kept;  // ascending: a valid heap
+  for (; !due.empty(); due.pop()) {
+    const auto& entry = due.top();
+    // The same (time, job) can be queued twice: a job stopped and restarted before its
+    // announced change (a grid-aligned one, as las' quantum) is queued again at the same time.
+    const bool repeated =
+        !kept.empty() && kept.back().at == entry.at && kept.back().job == entry.job;
+    if (due_at[entry.job.index()] == entry.at && !repeated) kept.push_back(entry);
+  }
+  due = Heap(typename Heap::value_compare(), std::move(kept));
+}
+
+}  // namespace
 
 RunningIndex::RunningIndex(const JobTable& jobs, const SchedulingPolicy* policy)
     : jobs_(&jobs), policy_(policy) {}
@@ -42,8 +66,10 @@ void RunningIndex::Insert(JobId id, Timestamp now) {
     where_[i] = kGuarded;
   }
   const Timestamp at = policy_->NextRankChange(view, now);
+  // An unchanged time means its entry is still queued (a guarded job refiled as a victim):
+  // pushing it again would only add a duplicate.
+  if (at != kTimeNever && at != due_at_[i]) due_.push({at, id});
   due_at_[i] = at;
-  if (at != kTimeNever) due_.push({at, id});
 }
 
 void RunningIndex::Take(JobId id) {
@@ -93,6 +119,7 @@ void RunningIndex::Refresh(Timestamp now) {
   for (JobId id : refile) Insert(id, now);
   for (JobId id : deferred_) Insert(id, now);
   deferred_.clear();
+  DropStale(due_, due_at_, size());  // every running job is filed: size() bounds the live entries
 }
 
 Timestamp RunningIndex::next_change() const {

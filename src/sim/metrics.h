@@ -114,6 +114,17 @@ struct GpuTypeUsage {
   double allocated_gpu_s = 0;
 };
 
+// The run's online services (JobSpec::service). They are not in RunResult::jobs: a service's
+// lifetime is not a completion time, and it never waits behind training.
+struct ServiceSummary {
+  int services = 0;
+  int reserved_gpus = 0;  // their num_gpus, summed
+  double lent_gpu_s = 0;  // GPU-time training jobs ran on GPUs services lent them
+  int yields = 0;         // training jobs preempted to give a service its GPUs (back)
+  // GPU-time services needed but had lent out, while their borrowers checkpointed.
+  double shortfall_gpu_s = 0;
+};
+
 // Everything one policy's run produced.
 struct RunResult {
   std::string policy;
@@ -121,6 +132,7 @@ struct RunResult {
   std::vector<JobRecord> jobs;           // in JobId order
   std::vector<TimeSample> series;        // in time order
   std::vector<GpuTypeUsage> type_usage;  // in GpuTypeId order; empty when not measured
+  ServiceSummary services;
   RunSummary summary;
 };
 

@@ -878,6 +878,13 @@ std::string RunsToJson(const std::vector<RunResult>& runs, const JsonMeta& meta)
     Json& types = r["gpu_type_utilization"] = Json::object();
     for (const auto& [type, utilization] : s.gpu_type_utilization) types[type] = utilization;
     r["wall_s"] = s.wall_s;
+    if (run.services.services > 0) {
+      r["services"] = {{"services", run.services.services},
+                       {"reserved_gpus", run.services.reserved_gpus},
+                       {"lent_gpu_s", run.services.lent_gpu_s},
+                       {"yields", run.services.yields},
+                       {"shortfall_gpu_s", run.services.shortfall_gpu_s}};
+    }
     if (with_qos) {
       r["qos_jobs"] = s.qos_jobs;
       r["qos_met_rate"] = s.qos_met_rate;

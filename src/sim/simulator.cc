@@ -32,18 +32,32 @@ class EventQueue {
  public:
   void Push(Timestamp time, SimEventKind kind, JobId job = JobId(), uint32_t generation = 0,
             double iterations = 0) {
-    heap_.push(SimEvent{time, next_seq_++, kind, job, generation, iterations});
+    heap_.push_back(SimEvent{time, next_seq_++, kind, job, generation, iterations});
+    std::ranges::push_heap(heap_, std::greater<>());
   }
   bool empty() const { return heap_.empty(); }
-  const SimEvent& top() const { return heap_.top(); }
+  const SimEvent& top() const { return heap_.front(); }
   SimEvent Pop() {
-    SimEvent e = heap_.top();
-    heap_.pop();
+    std::ranges::pop_heap(heap_, std::greater<>());
+    SimEvent e = heap_.back();
+    heap_.pop_back();
     return e;
+  }
+  // Drops the events `stale` says will be ignored (superseded finishes, outdated wake-ups) once
+  // the queue has doubled since it was last cleaned: preemptions leave a far-future finish behind
+  // for every run segment, and each pop pays for the size of the heap. Events keep their
+  // (time, seq) order, so the run does not change.
+  template <typename Stale>
+  void Clean(const Stale& stale) {
+    if (heap_.size() <= 2 * cleaned_size_ + 1024) return;
+    std::erase_if(heap_, stale);
+    std::ranges::make_heap(heap_, std::greater<>());
+    cleaned_size_ = heap_.size();
   }
 
  private:
-  std::priority_queue<SimEvent, std::vector<SimEvent>, std::greater<>> heap_;
+  std::vector<SimEvent> heap_;  // a min-heap by (time, seq)
+  size_t cleaned_size_ = 0;
   uint64_t next_seq_ = 0;
 };
 
@@ -72,7 +86,9 @@ class SimExecutor final : public Executor {
   void Launch(const Job& job, const Placement& placement, Timestamp now) override {
     TrueProgress& p = progress_[job.id.index()];
     ++p.generation;
-    p.iters_per_s = truth_.ItersPerSecond(job.spec, cluster_, placement);
+    // A service's work is its lifetime: wall time on any GPUs.
+    p.iters_per_s = job.spec.is_service() ? job.spec.ref_iters_per_s
+                                          : truth_.ItersPerSecond(job.spec, cluster_, placement);
     if (!(p.iters_per_s > 0)) {
       events_.Push(now, SimEventKind::kLaunchFailed, job.id, p.generation);
       return;
@@ -174,8 +190,14 @@ class TypeUsageMeter {
   std::vector<double> at_last_completion_;
 };
 
-// Samples why waiting jobs wait: each sample's explanation counts until the next sample.
+// Samples why waiting jobs wait: each sample's explanation counts until the next sample. A
+// sample costs a walk of the whole queue, so with more than kJobsPerInterval jobs waiting the
+// next one comes proportionally later: a run with a queue of 30,000 (fifo on Philly) would
+// otherwise spend most of its time explaining, and jobs behind such a queue wait far longer
+// than the stretched interval anyway.
 class PendingSampler {
+  static constexpr size_t kJobsPerInterval = 2000;
+
  public:
   PendingSampler(Duration every, size_t jobs) : every_(every) {
     if (every_ > Duration::zero()) by_job_.resize(jobs);
@@ -185,11 +207,13 @@ class PendingSampler {
     if (every_ <= Duration::zero() || now < next_) return;
     Account(now);
     last_.clear();
-    if (scheduler.queue().size() > 0) {
-      for (const PendingReason& p : scheduler.ExplainPending(now))
+    const size_t waiting = scheduler.queue().size();
+    if (waiting > 0) {
+      for (const PendingReason& p : scheduler.ExplainPending(now, /*with_text=*/false)) {
         last_.emplace_back(p.job, p.cause);
+      }
     }
-    next_ = now + every_;
+    next_ = now + every_ * static_cast<int64_t>(std::max<size_t>(1, waiting / kJobsPerInterval));
   }
 
   // Counts the last sample up to the end of the run and hands the per-job totals to `jobs`.
@@ -217,14 +241,26 @@ class PendingSampler {
   std::vector<std::array<double, kNumPendingCauses>> by_job_;
 };
 
+// With services running: whether every training job is done (services alone would keep the
+// run going for their whole lifetime). False without services, whose runs end with the events.
+bool TrainingDone(const Scheduler& scheduler) {
+  return (!scheduler.running_services().empty() || !scheduler.waiting_services().empty()) &&
+         scheduler.pending() == 0 && scheduler.queue().empty() && scheduler.running().empty();
+}
+
 RunResult CollectResult(const Scheduler& scheduler, std::vector<TimeSample> series,
-                        std::string policy) {
+                        std::string policy, Timestamp end) {
   RunResult run;
   run.policy = std::move(policy);
   run.total_gpus = scheduler.cluster().total_gpus();
   run.series = std::move(series);
   run.jobs.reserve(scheduler.jobs().size());
   for (const Job& job : scheduler.jobs().all()) {
+    if (job.spec.is_service()) {
+      ++run.services.services;
+      run.services.reserved_gpus += job.spec.num_gpus;
+      continue;
+    }
     JobRecord& r = run.jobs.emplace_back();
     r.id = job.id;
     r.name = job.spec.name;
@@ -242,6 +278,9 @@ RunResult CollectResult(const Scheduler& scheduler, std::vector<TimeSample> seri
     r.deadline = job.spec.deadline;
     r.qos = job.spec.qos;
   }
+  run.services.lent_gpu_s = ToSeconds(scheduler.lent_gpu_time(end));
+  run.services.yields = scheduler.service_yields();
+  run.services.shortfall_gpu_s = ToSeconds(scheduler.service_shortfall_gpu_time());
   return run;
 }
 
@@ -254,6 +293,7 @@ RunResult Simulate(const SimInputs& inputs, std::unique_ptr<SchedulingPolicy> po
   EventQueue events;
   SimExecutor executor(inputs.cluster, inputs.truth, options, events);
   Scheduler scheduler(inputs.cluster, std::move(policy), executor, inputs.estimator, options.seed);
+  scheduler.set_lend_idle_service_gpus(options.lend_service_gpus);
   const std::vector<JobSpec>& jobs = inputs.workload.jobs;
   scheduler.ReserveJobs(jobs.size());
   executor.Reserve(jobs.size());
@@ -274,6 +314,7 @@ RunResult Simulate(const SimInputs& inputs, std::unique_ptr<SchedulingPolicy> po
         next_arrival < jobs.size() ? jobs[next_arrival].submit_time : kTimeNever;
     const Timestamp now = std::min(next_event, next_submit);
     if (now == kTimeNever || now > options.stop_at) break;
+    if (next_arrival == jobs.size() && TrainingDone(scheduler)) break;  // services only
     last_instant = now;
 
     bool act = false;
@@ -309,6 +350,10 @@ RunResult Simulate(const SimInputs& inputs, std::unique_ptr<SchedulingPolicy> po
       pending_wake = cycle.wake_at;
       if (pending_wake != kTimeNever) events.Push(pending_wake, SimEventKind::kWake);
     }
+    events.Clean([&](const SimEvent& e) {
+      return e.kind == SimEventKind::kWake ? e.time != pending_wake
+                                           : e.generation != executor.generation(e.job);
+    });
 
     type_usage.Observe(now, scheduler.state(), completed);
     pending.MaybeSample(now, scheduler);
@@ -331,7 +376,7 @@ RunResult Simulate(const SimInputs& inputs, std::unique_ptr<SchedulingPolicy> po
     }
   }
 
-  RunResult run = CollectResult(scheduler, std::move(series), policy_name);
+  RunResult run = CollectResult(scheduler, std::move(series), policy_name, last_instant);
   run.type_usage = type_usage.Usage();
   const Timestamp end = run.series.empty() ? kTimeZero : run.series.back().time;
   pending.Finish(last_instant, run.jobs);

@@ -32,7 +32,12 @@ struct SimOptions {
   double estimate_error = 0;
   // Sample why waiting jobs wait (Scheduler::ExplainPending) this often in simulated time, for
   // RunSummary::pending_s_by_cause; zero turns sampling off. Sampling never changes decisions.
+  // With more than 2,000 jobs waiting the interval is multiplied by waiting / 2,000 (rounded
+  // down; 4,000 waiting: twice as long), so the queue walks stay cheap beside the run.
   Duration explain_every = std::chrono::hours(1);
+  // Online services lend the GPUs their load leaves idle to training jobs
+  // (Scheduler::set_lend_idle_service_gpus); false: static reservations.
+  bool lend_service_gpus = true;
   // Stop at this simulated time; jobs still waiting or running are reported unfinished.
   Timestamp stop_at = kTimeNever;
   // Called about every `progress_every` of wall time, from the simulating thread.

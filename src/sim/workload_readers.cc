@@ -322,13 +322,16 @@ enum class Column {
   kRuntimeEstimate,
   kSelector,
   kPrefer,
+  kKind,
+  kServiceLoad,
 };
-constexpr int kNumColumns = 17;
+constexpr int kNumColumns = 19;
 // Indexed by Column; the first kNumRequired are required.
 constexpr std::array<std::string_view, kNumColumns> kColumnNames = {
-    "submit_time", "num_gpus",   "duration",         "job_id",   "user",      "queue",
-    "model",       "batch_size", "gpu_type",         "deadline", "qos_class", "priority",
-    "memory_mib",  "iterations", "runtime_estimate", "selector", "prefer"};
+    "submit_time", "num_gpus", "duration",   "job_id",      "user",
+    "queue",       "model",    "batch_size", "gpu_type",    "deadline",
+    "qos_class",   "priority", "memory_mib", "iterations",  "runtime_estimate",
+    "selector",    "prefer",   "kind",       "service_load"};
 constexpr int kNumRequired = 3;
 
 std::string KnownColumns() {
@@ -351,6 +354,8 @@ Result<JobSpec> ParseNativeRow(const std::vector<std::string_view>& fields,
   double duration_s = 0;
   std::optional<double> iterations;
   std::optional<double> deadline_s;
+  bool service = false;
+  std::optional<ServiceLoad> load;
   for (size_t i = 0; i < fields.size(); ++i) {
     const std::string_view cell = TrimSpace(fields[i]);
     const Column column = column_of[i];
@@ -448,8 +453,22 @@ Result<JobSpec> ParseNativeRow(const std::vector<std::string_view>& fields,
         iterations = *v;
         break;
       }
+      case Column::kKind:
+        if (cell != "training" && cell != "service") {
+          return InvalidArgument(BadValue(name, cell, "training or service"));
+        }
+        service = cell == "service";
+        break;
+      case Column::kServiceLoad: {
+        Result<ServiceLoad> parsed = ParseServiceLoad(cell);
+        if (!parsed.ok()) return parsed.status().WithPrefix(std::string(name));
+        load = *std::move(parsed);
+        break;
+      }
     }
   }
+  if (load && !service) return InvalidArgument("service_load is for rows of kind service");
+  if (service) spec.service = load.value_or(ServiceLoad{});
   if (spec.name.empty()) spec.name = std::to_string(row_number);
   spec.submit_time = AtSeconds(submit_s);
   if (iterations) {

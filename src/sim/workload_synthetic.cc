@@ -103,6 +103,20 @@ Status BadOption(std::string_view key, std::string_view value, std::string_view 
                          std::string(value) + ": want " + std::string(want));
 }
 
+// The k-th (0-based) of `count` synthetic services: see GenerateSyntheticJobs.
+JobSpec OnlineService(int k, int gpus, Duration lifetime, int count) {
+  JobSpec spec;
+  spec.name = "svc" + PaddedIndex(k + 1, count + 1);
+  spec.user = "online";
+  spec.queue = "online";
+  spec.num_gpus = gpus;
+  spec.iterations = ToSeconds(lifetime);
+  spec.ref_iters_per_s = 1.0;
+  const int off_peak = std::max(1, gpus / 4);
+  spec.service = ServiceLoad{{{Hours(0), off_peak}, {Hours(8), gpus}, {Hours(20), off_peak}}};
+  return spec;
+}
+
 }  // namespace
 
 Result<SyntheticOptions> ParseSyntheticOptions(std::string_view text) {
@@ -118,8 +132,9 @@ Result<SyntheticOptions> ParseSyntheticOptions(std::string_view text) {
   for (std::string_view item : items) {
     const size_t eq = item.find('=');
     if (eq == std::string_view::npos) {
-      return InvalidArgument("synthetic workload option '" + std::string(item) +
-                             "': want key=value (keys: jobs, seed, load, gpus, users)");
+      return InvalidArgument(
+          "synthetic workload option '" + std::string(item) +
+          "': want key=value (keys: jobs, seed, load, gpus, users, services, service_gpus)");
     }
     const std::string_view key = TrimSpace(item.substr(0, eq));
     const std::string_view value = TrimSpace(item.substr(eq + 1));
@@ -148,9 +163,19 @@ Result<SyntheticOptions> ParseSyntheticOptions(std::string_view text) {
       const auto v = ParseInt(value);
       if (!v || *v < 1 || *v > 1'000'000) return BadOption(key, value, "an integer >= 1");
       options.users = static_cast<int>(*v);
+    } else if (key == "services") {
+      const auto v = ParseInt(value);
+      if (!v || *v < 0 || *v > 10'000) return BadOption(key, value, "an integer in [0, 10000]");
+      options.services = static_cast<int>(*v);
+    } else if (key == "service_gpus") {
+      const auto v = ParseInt(value);
+      if (!v || *v < 1 || *v > kMaxGpusPerNode) {
+        return BadOption(key, value, "an integer in [1, 64]");
+      }
+      options.service_gpus = static_cast<int>(*v);
     } else {
       return InvalidArgument("unknown synthetic workload option '" + std::string(key) +
-                             "' (keys: jobs, seed, load, gpus, users)");
+                             "' (keys: jobs, seed, load, gpus, users, services, service_gpus)");
     }
   }
   return options;
@@ -220,6 +245,14 @@ std::vector<JobSpec> GenerateSyntheticJobs(const SyntheticOptions& options) {
   const double span_s = gpu_seconds / (options.load * options.gpus);
   const double scale = arrival.back() > 0 ? span_s / arrival.back() : 0.0;
   for (size_t i = 0; i < jobs.size(); ++i) jobs[i].submit_time = AtSeconds(arrival[i] * scale);
+  if (options.services > 0) {
+    const Duration lifetime = jobs.back().submit_time.time_since_epoch() + Hours(24 * 7);
+    jobs.insert(jobs.begin(), static_cast<size_t>(options.services), JobSpec{});
+    for (int k = 0; k < options.services; ++k) {
+      jobs[static_cast<size_t>(k)] = OnlineService(k, std::min(options.service_gpus, options.gpus),
+                                                   lifetime, options.services);
+    }
+  }
   return jobs;
 }
 

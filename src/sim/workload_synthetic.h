@@ -16,16 +16,18 @@
 namespace dlsched::sim {
 
 struct SyntheticOptions {
-  int jobs = 4000;    // number of jobs, in [1, 1e6]
-  uint64_t seed = 1;  // same options (seed included) -> identical jobs, on every platform
-  double load = 1.0;  // offered load: total GPU-time / (arrival span x gpus), [0.01, 1000]
-  int gpus = 128;     // cluster size the load refers to; no job asks for more, >= 1
-  int users = 8;      // distinct users, >= 1
+  int jobs = 4000;       // number of jobs, in [1, 1e6]
+  uint64_t seed = 1;     // same options (seed included) -> identical jobs, on every platform
+  double load = 1.0;     // offered load: total GPU-time / (arrival span x gpus), [0.01, 1000]
+  int gpus = 128;        // cluster size the load refers to; no job asks for more, >= 1
+  int users = 8;         // distinct users, >= 1
+  int services = 0;      // online services beside the training jobs, [0, 10000]
+  int service_gpus = 8;  // each service's reservation (at most `gpus`), >= 1
 };
 
 // Parses "k=v,k=v" (the part after "synthetic:"; may be empty) over the defaults. Keys: jobs,
-// seed, load, gpus, users. Unknown keys, repeated keys and out-of-range values are
-// InvalidArgument naming the key.
+// seed, load, gpus, users, services, service_gpus. Unknown keys, repeated keys and out-of-range
+// values are InvalidArgument naming the key.
 Result<SyntheticOptions> ParseSyntheticOptions(std::string_view text);
 
 // Generates options.jobs jobs sorted by submit time, the first at t = 0. Precondition: options
@@ -40,6 +42,10 @@ Result<SyntheticOptions> ParseSyntheticOptions(std::string_view text);
 //    "vc<k mod max(1, users/2)>" of its user; ~60% of jobs carry a Gavel model name and batch
 //    size; priority 0 (70%), 1 (20%), 2 (10%).
 //  - name = 1-based position.
+// Then `services` online services ("svc<k>", user and queue "online"), submitted at t = 0 and
+// placed first, each reserving min(service_gpus, gpus) GPUs for the whole run (until 7 days
+// after the last arrival) with a daily load: all its GPUs from 08:00 to 20:00, a quarter (at
+// least 1) otherwise. The offered `load` counts training jobs only.
 std::vector<JobSpec> GenerateSyntheticJobs(const SyntheticOptions& options);
 
 }  // namespace dlsched::sim

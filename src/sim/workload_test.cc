@@ -443,8 +443,60 @@ TEST(NativeCsvReaderTest, BadRowsNameFileAndLine) {
   }
 }
 
+TEST(NativeCsvReaderTest, ServiceRowsCarryTheirLoad) {
+  TempDir dir;
+  const std::string path = dir.Write("svc.csv",
+                                     "submit_time,num_gpus,duration,kind,service_load\n"
+                                     "0,8,86400,service,0:2;28800:8\n"
+                                     "0,4,86400,service,\n"
+                                     "0,1,60,training,\n");
+  const Workload w = MustLoad("csv:" + path);
+  ASSERT_EQ(w.jobs.size(), 3u);
+  ASSERT_TRUE(w.jobs[0].is_service());
+  EXPECT_EQ(FormatServiceLoad(*w.jobs[0].service), "0:2;28800:8");
+  ASSERT_TRUE(w.jobs[1].is_service());
+  EXPECT_TRUE(w.jobs[1].service->steps.empty());  // all its GPUs all day
+  EXPECT_FALSE(w.jobs[2].is_service());
+
+  const struct {
+    const char* row;
+    const char* want;
+  } bad[] = {
+      {"0,8,60,online,", "bad kind 'online': want training or service"},
+      {"0,8,60,training,0:2", "service_load is for rows of kind service"},
+      {"0,8,60,service,0:9", "needs 9 GPUs; want 0..8"},
+      {"0,8,60,service,8h:2", "want SECONDS:GPUS"},
+  };
+  for (const auto& c : bad) {
+    SCOPED_TRACE(c.row);
+    const std::string file = dir.Write(
+        "bad.csv", std::string("submit_time,num_gpus,duration,kind,service_load\n") + c.row + "\n");
+    Result<Workload> r = LoadWorkload("csv:" + file, {});
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.status().message().rfind(file + ":2: ", 0), 0u) << r.status().message();
+    EXPECT_NE(r.status().message().find(c.want), std::string::npos) << r.status().message();
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // synthetic
+
+TEST(SyntheticWorkloadTest, ServicesComeFirstAndLeaveTheTrainingJobsAsTheyWere) {
+  const Workload plain = MustLoad("synthetic:jobs=200,gpus=64");
+  const Workload with = MustLoad("synthetic:jobs=200,gpus=64,services=3,service_gpus=8");
+  ASSERT_EQ(with.jobs.size(), 203u);
+  for (size_t k = 0; k < 3; ++k) {
+    const JobSpec& service = with.jobs[k];
+    ASSERT_TRUE(service.is_service());
+    EXPECT_EQ(service.name, "svc" + std::to_string(k + 1));
+    EXPECT_EQ(service.num_gpus, 8);
+    EXPECT_EQ(service.submit_time, kTimeZero);
+    EXPECT_EQ(FormatServiceLoad(*service.service), "0:2;28800:8;72000:2");
+    EXPECT_EQ(service.ideal_duration(),
+              plain.jobs.back().submit_time.time_since_epoch() + Hours(24 * 7));
+  }
+  for (size_t i = 0; i < plain.jobs.size(); ++i) ExpectSameSpec(with.jobs[i + 3], plain.jobs[i]);
+}
 
 TEST(SyntheticWorkloadTest, SameOptionsGiveIdenticalJobs) {
   const Workload a = MustLoad("synthetic:jobs=500,seed=7,load=0.6,gpus=64,users=5");
@@ -529,10 +581,11 @@ TEST(SyntheticWorkloadTest, SmallClusterCapsJobSizes) {
 
 TEST(SyntheticWorkloadTest, RejectsBadOptions) {
   const std::vector<std::pair<std::string, std::string>> cases = {
-      {"synthetic:jobs=0", "jobs=0"},     {"synthetic:load=-1", "load=-1"},
-      {"synthetic:gpus=x", "gpus=x"},     {"synthetic:users=0", "users=0"},
-      {"synthetic:colour=red", "colour"}, {"synthetic:jobs=5,jobs=6", "twice"},
-      {"synthetic:jobs", "key=value"},    {"synthetic:seed=-3", "seed=-3"},
+      {"synthetic:jobs=0", "jobs=0"},           {"synthetic:load=-1", "load=-1"},
+      {"synthetic:gpus=x", "gpus=x"},           {"synthetic:users=0", "users=0"},
+      {"synthetic:colour=red", "colour"},       {"synthetic:jobs=5,jobs=6", "twice"},
+      {"synthetic:jobs", "key=value"},          {"synthetic:seed=-3", "seed=-3"},
+      {"synthetic:services=-1", "services=-1"}, {"synthetic:service_gpus=0", "service_gpus=0"},
   };
   for (const auto& [spec, want] : cases) {
     SCOPED_TRACE(spec);

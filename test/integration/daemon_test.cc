@@ -550,6 +550,44 @@ TEST_F(DaemonIntegrationTest, Kill9LosesNoAcceptedJobAndRunningJobsAreReadopted)
   EXPECT_EQ(std::count(log.begin(), log.end(), '\n'), 20);
 }
 
+TEST_F(DaemonIntegrationTest, AServiceLendsItsIdleGpusAndLoansSurviveARestart) {
+  StartDaemon();
+  const fs::path go = dir_ / "go";
+  const std::string wait_go = "while [ ! -e " + go.string() + " ]; do sleep 0.02; done";
+  // A service holding all 4 GPUs that needs only 1 of them all day.
+  json service_spec = Script(wait_go, 4);
+  service_spec["kind"] = "service";
+  service_spec["service_load"] = "0:1";
+  auto [s1, service] = Submit(service_spec);
+  ASSERT_EQ(s1, 201) << service;
+  ASSERT_TRUE(WaitForState(service["id"], "running"));
+  EXPECT_EQ(Job(service["id"])["kind"], "service");
+  // A 3-GPU training job runs beside it on the lent GPUs; a 4-GPU one cannot.
+  auto [s2, borrower] = Submit(Script(wait_go, 3));
+  auto [s3, wide] = Submit(Script("true", 4));
+  ASSERT_EQ(s2, 201);
+  ASSERT_EQ(s3, 201);
+  ASSERT_TRUE(WaitForState(borrower["id"], "running"));
+  EXPECT_EQ(Job(wide["id"])["state"], "queued");
+
+  // The loan is re-adopted after a crash: both keep running (the same processes), and nothing
+  // is double-booked.
+  const int service_pid = Job(service["id"])["pid"];
+  const int borrower_pid = Job(borrower["id"])["pid"];
+  Kill9();
+  StartDaemon();
+  EXPECT_EQ(Job(service["id"])["state"], "running");
+  EXPECT_EQ(Job(borrower["id"])["state"], "running");
+  EXPECT_EQ(Job(service["id"])["pid"], service_pid);
+  EXPECT_EQ(Job(borrower["id"])["pid"], borrower_pid);
+  EXPECT_EQ(Job(wide["id"])["state"], "queued");
+
+  std::ofstream(go) << "";
+  for (const json* j : {&service, &borrower, &wide}) {
+    EXPECT_TRUE(WaitForState((*j)["id"], "succeeded"));
+  }
+}
+
 TEST_F(DaemonIntegrationTest, TheEventLogReplaysToTheSameDecisions) {
   StartDaemon();
   const fs::path go = dir_ / "go";
@@ -694,6 +732,7 @@ TEST_F(DaemonIntegrationTest, CliOverRest) {
   EXPECT_EQ(json::parse(queue.out)["jobs"][0]["state"], "running");
   RunResult table = Cli({"queue"});
   EXPECT_NE(table.out.find("cli"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("CAUSE"), std::string::npos) << table.out;
   RunResult show = Cli({"show", id, "--json"});
   ASSERT_EQ(show.code, 0);
   EXPECT_EQ(json::parse(show.out)["gpus"], 2);
@@ -755,6 +794,13 @@ TEST_F(DaemonIntegrationTest, TheOpenApiDocumentDescribesEveryJobField) {
   const json running = Job(job["id"]);
   const json pending = Get("/v1/jobs/" + std::to_string(waiting["id"].get<int>())).second;
   ASSERT_TRUE(pending.contains("pending_reason"));
+  // 4 GPUs wanted, 2 free, nothing it may preempt.
+  EXPECT_EQ(pending["pending_cause"], "gpus-busy");
+  const json queue = Get("/v1/queue").second;
+  ASSERT_EQ(queue["jobs"].size(), 1u) << queue.dump();
+  EXPECT_EQ(queue["jobs"][0]["id"], waiting["id"]);
+  EXPECT_EQ(queue["jobs"][0]["reason"], pending["pending_reason"]);
+  EXPECT_EQ(queue["jobs"][0]["cause"], "gpus-busy");
   for (const json* j : {&running, &pending}) {
     for (const auto& [key, value] : j->items()) {
       EXPECT_NE(job_schema.find("\n        " + key + ":"), std::string::npos) << "Job." << key;

@@ -51,6 +51,16 @@ JobBuilder& JobBuilder::Prefer(std::string_view labels) {
   job_.spec.preferences = *std::move(parsed);
   return *this;
 }
+JobBuilder& JobBuilder::Service(std::string_view load) {
+  if (load.empty()) {
+    job_.spec.service = ServiceLoad{};
+    return *this;
+  }
+  Result<ServiceLoad> parsed = ParseServiceLoad(load);
+  DS_CHECK(parsed.ok()) << parsed.status().ToString();
+  job_.spec.service = *std::move(parsed);
+  return *this;
+}
 JobBuilder& JobBuilder::Estimate(Duration total, Duration remaining) {
   job_.estimated_total = total;
   job_.estimated_remaining = remaining;

@@ -27,6 +27,9 @@ class JobBuilder {
   // "key=value;key=value" (ParseLabels); aborts on a malformed text.
   JobBuilder& Selector(std::string_view labels);
   JobBuilder& Prefer(std::string_view labels);
+  // An online service with the load "SECONDS:GPUS;..." (ParseServiceLoad; "" = all its GPUs all
+  // day); aborts on a malformed text.
+  JobBuilder& Service(std::string_view load = "");
   JobBuilder& Estimate(Duration total, Duration remaining);
   JobBuilder& Running(Timestamp since);
   Job Build() const { return job_; }

@@ -37,6 +37,28 @@ enum class QosClass { kBestEffort, kSoft, kStrict };
 std::string_view QosClassName(QosClass qos);  // "best-effort", "soft", "strict"
 Result<QosClass> ParseQosClass(std::string_view name);
 
+// An online service's load (seed 001): how many of its reserved GPUs it needs at each time of
+// day. The rest are idle, and the scheduler lends them to training jobs, which yield them when
+// the service needs them back.
+struct ServiceLoad {
+  static constexpr Duration kPeriod = Hours(24);
+  // (offset into the day, GPUs needed from then on until the next step): offsets ascending in
+  // [0, kPeriod), the first at 0. Empty: it needs every reserved GPU all the time.
+  std::vector<std::pair<Duration, int>> steps;
+
+  // GPUs needed at time `t` (of `reserved`, the service's gang).
+  int NeedAt(Timestamp t, int reserved) const;
+  // The first step change after `t`; kTimeNever when the need never changes.
+  Timestamp NextChangeAfter(Timestamp t) const;
+};
+
+// "SECONDS:GPUS;SECONDS:GPUS..." (offsets into the day), e.g. "0:2;28800:8;72000:2". Fails
+// naming the bad step.
+Result<ServiceLoad> ParseServiceLoad(std::string_view text);
+std::string FormatServiceLoad(const ServiceLoad& load);
+// Steps at offsets 0 = first < ... < kPeriod, each needing 0..`reserved` GPUs.
+Status ValidateServiceLoad(const ServiceLoad& load, int reserved);
+
 // What a user asks for. Immutable once submitted.
 struct JobSpec {
   std::string name;  // the trace's job id or the user's name for it; need not be unique
@@ -67,7 +89,13 @@ struct JobSpec {
   // plus the first time. Relative to submit_time, so it needs no shifting. Empty = none given
   // (a strict job has at most one step; a soft job's utility decays over several).
   std::vector<std::pair<Duration, double>> utility_steps;
+  // Set for a long-running online service: it holds its num_gpus GPUs as a steady reservation
+  // from its start until its work (its lifetime: iterations / ref_iters_per_s, on any GPU type)
+  // is done or it is cancelled, is placed before every training job, is never preempted, and
+  // lends the GPUs its load leaves idle (see Scheduler). Policies never see services.
+  std::optional<ServiceLoad> service;
 
+  bool is_service() const { return service.has_value(); }
   // The run time at the reference speed: iterations / ref_iters_per_s.
   Duration ideal_duration() const;
 };
@@ -99,6 +127,10 @@ struct Job {
   Duration estimated_total{0};      // whole job on its reference placement
   Duration estimated_remaining{0};  // at the last checkpoint, reference placement
   std::string reason;               // why rejected, or the last why-pending explanation
+  // A training job: how many of its GPUs are on loan from services (it yields them when a
+  // service needs them back), since when.
+  int loaned_gpus = 0;
+  Timestamp loan_since;
 };
 
 // A read-only view of a job at an instant: time-dependent quantities (attained service of a

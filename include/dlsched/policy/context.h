@@ -39,6 +39,9 @@ struct SchedulingContext {
   CycleTrigger trigger;
   // Fill Decisions::pending_reasons (costs string building; off in the simulator's hot loop).
   bool explain = false;
+  // With `explain`: also write each reason's text. False: causes only, texts left empty (the
+  // simulator's why-pending sampler, which visits every waiting job many times a run).
+  bool explain_text = true;
 
   JobView View(JobId id) const { return JobView(jobs.at(id), now); }
 };

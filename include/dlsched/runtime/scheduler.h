@@ -16,6 +16,8 @@
 
 namespace dlsched {
 
+class Placer;
+
 // What one cycle did.
 struct CycleResult {
   int admitted = 0;
@@ -51,8 +53,9 @@ class Scheduler {
   Status SetNodeOnline(NodeId node, bool online);
   // One scheduling cycle at `now`.
   CycleResult RunCycle(Timestamp now);
-  // Asks the policy, without acting, why each waiting job it looks at does not start.
-  std::vector<PendingReason> ExplainPending(Timestamp now);
+  // Asks the policy, without acting, why each waiting job it looks at does not start;
+  // `with_text` false leaves the reasons' texts empty (causes only, cheaper).
+  std::vector<PendingReason> ExplainPending(Timestamp now, bool with_text = true);
 
   const Cluster& cluster() const { return *cluster_; }
   const ClusterState& state() const { return state_; }
@@ -63,6 +66,26 @@ class Scheduler {
   size_t pending() const { return pending_.size(); }
   const SchedulingPolicy& policy() const { return *policy_; }
   void ReserveJobs(size_t n);
+
+  // Online services (JobSpec::service) are the scheduler's own, not the policy's: they are in
+  // none of queue(), running() or running_by_rank(), so no policy can order, place or preempt
+  // them. Each cycle, before the policy decides, waiting services start in submission order
+  // (preempting training jobs, lowest rank first, when one does not fit: a service's
+  // reservation is steady); then each running service lends the GPUs its load leaves idle to
+  // the free pool, and takes back what its load needs again, preempting the training jobs that
+  // borrowed them.
+  const std::vector<JobId>& waiting_services() const { return waiting_services_; }
+  const std::vector<JobId>& running_services() const { return running_services_; }
+  // Whether running services lend their idle GPUs (default true). Off, a service holds its whole
+  // reservation whatever its load: the static-reservation baseline.
+  void set_lend_idle_service_gpus(bool lend) { lend_idle_service_gpus_ = lend; }
+  // Training jobs preempted to give a service its GPUs (back).
+  int service_yields() const { return service_yields_; }
+  // GPU-time training jobs ran on GPUs services lent them, up to `now`.
+  Duration lent_gpu_time(Timestamp now) const;
+  // GPU-time services needed but still had lent out (their borrowers were checkpointing), up to
+  // the last cycle.
+  Duration service_shortfall_gpu_time() const { return shortfall_gpu_time_; }
 
   // A job as a driver persisted it: what Restore needs to put it back.
   struct RestoredJob {
@@ -88,6 +111,10 @@ class Scheduler {
   // RunCycle does a full pass. Fails, changing nothing, on an invalid spec or state, or a
   // running job whose placement has the wrong size or GPUs that are not free.
   Result<JobId> Restore(RestoredJob restored);
+  // Whether Restore would let a running job with `spec` keep `placement` now: its GPUs are free,
+  // or the overlap is a loan between it and running services (a training job on a service's GPUs,
+  // or a service under its borrowers). Placement validity (size, nodes) is not checked here.
+  bool CanKeepGpus(const JobSpec& spec, const Placement& placement) const;
 
  private:
   SchedulingContext Context(Timestamp now);
@@ -98,10 +125,43 @@ class Scheduler {
   void StopRunning(Job& job, Timestamp now);
   // Puts a job into the queue as `state` (kQueued or kSuspended) with fresh estimates.
   void Enqueue(Job& job, JobState state, Timestamp now);
+  // Takes a waiting job out of the queue (or the waiting services).
+  void Dequeue(const Job& job);
   // Whether some GPU type the job may use is not among those it failed to start on.
   bool CanRunOnSomeGpuType(const Job& job) const;
   void AddRunning(JobId id);
   void RemoveRunning(JobId id);
+
+  // Services: see waiting_services(). PlaceServices starts what fits and makes room for the
+  // first that does not; SyncServiceLoans moves each running service's lent GPUs to its load.
+  void PlaceServices(Timestamp now, CycleResult& result);
+  void StartService(Job& service, Placement placement, Timestamp now);
+  // Preempts training jobs, lowest rank first, until the service would fit in `available` (the
+  // GPUs services may take); holds the free part of its future placement until the next cycle.
+  // False when even that cannot make room.
+  bool MakeRoomFor(Job& service, const Placer& placer, ClusterState& available, Timestamp now,
+                   CycleResult& result);
+  void SyncServiceLoans(Timestamp now, CycleResult& result);
+  // Frees `gpus` more of the service's own GPUs into the pool, as loans.
+  void Lend(Job& service, int gpus);
+  // Takes back `gpus` lent GPUs: free ones at once, the rest by preempting their borrowers.
+  void TakeBack(Job& service, int gpus, CycleResult& result, Timestamp now);
+  // A stopping service: releases its own GPUs; its lent GPUs stay with their borrowers.
+  void StopService(Job& service, Timestamp now);
+  // The placement's GPUs that services lend (LentGpus) or that are not lent (OwnGpus).
+  Placement LentGpus(const Placement& placement) const;
+  Placement OwnGpus(const Placement& placement) const;
+  int CountLent(const Placement& placement) const;
+  // Every GPU of the cluster, as one placement.
+  Placement AllGpus() const;
+  // GPUs two placements share.
+  static int Overlap(const Placement& a, const Placement& b);
+  // Books a training job's loan time so far and recounts its loaned GPUs.
+  void SettleLoan(Job& job, Timestamp now);
+  // The earliest change of a running service's load.
+  Timestamp NextLoadChange(Timestamp now) const;
+  // Restore: a running job takes its placement's free GPUs; the rest become loans.
+  void AdoptRunning(Job& job);
 
   Status OnFinished(const JobFinished& e, Timestamp now);
   Status OnSuspended(const JobSuspended& e, Timestamp now);
@@ -119,7 +179,18 @@ class Scheduler {
   RunningIndex running_by_rank_;
   std::vector<JobId> pending_;
   std::vector<JobId> running_;
-  std::vector<int32_t> running_pos_;  // per job: index in running_, or -1
+  std::vector<int32_t> running_pos_;     // per job: index in running_, or -1
+  std::vector<JobId> waiting_services_;  // submission order
+  std::vector<JobId> running_services_;
+  std::vector<GpuMask> lent_mask_;  // per node: GPUs lent by services (free or borrowed)
+  Placement service_hold_;          // free GPUs held for a service whose room is being made
+  bool lend_idle_service_gpus_ = true;
+  int service_yields_ = 0;
+  Duration lent_gpu_time_{0};  // booked by SettleLoan
+  // Services' GPUs needed but lent, summed over services, as of the last SyncServiceLoans.
+  int shortfall_gpus_ = 0;
+  Timestamp shortfall_since_;
+  Duration shortfall_gpu_time_{0};
   CycleTrigger since_last_cycle_{false, false, false, false};
   Timestamp wake_at_ = kTimeNever;  // what the last cycle asked for
 };

@@ -301,14 +301,17 @@ void ApiServer::Routes() {
     std::shared_ptr<const Snapshot> s;
     const JobRecord* job = find_job(req, res, *who, s);
     if (!job) return;
-    std::string reason;
-    const std::string* why = nullptr;
+    PendingReason reason;
+    const PendingReason* why = nullptr;
     if (IsWaiting(job->state) && req.get_param_value("explain") != "false") {
       std::future<Result<QueueView>> future = daemon.Queue();
       const std::optional<Result<QueueView>> view = Await(future, options.reply_timeout);
       if (view && view->ok()) {
         auto it = (*view)->reasons.find(job->id);
-        reason = it != (*view)->reasons.end() ? it->second : "not looked at in the last cycle";
+        reason =
+            it != (*view)->reasons.end()
+                ? it->second
+                : PendingReason{job->id, "not looked at in the last cycle", PendingCause::kOther};
         why = &reason;
       }
     }
@@ -427,7 +430,11 @@ void ApiServer::Routes() {
       const JobRecord* job = s->jobs.Find(id);
       if (job == nullptr || !who->MayAccess(job->user())) continue;
       auto it = (*view)->reasons.find(id);
-      entries.push_back({position, job, it != (*view)->reasons.end() ? it->second : ""});
+      if (it == (*view)->reasons.end()) {
+        entries.push_back({position, job, "", PendingCause::kOther});
+      } else {
+        entries.push_back({position, job, it->second.reason, it->second.cause});
+      }
     }
     Reply(res, 200, QueueJson(entries, (*view)->at, *s));
   });

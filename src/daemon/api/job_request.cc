@@ -88,11 +88,11 @@ bool ValidEnvName(const std::string& name) {
 
 bool HasNul(const std::string& s) { return s.find('\0') != std::string::npos; }
 
-constexpr std::array<std::string_view, 21> kKnownFields = {
-    "name",       "user",     "queue", "model",          "batch_size",         "command",
-    "script",     "workdir",  "env",   "gpus",           "gpu_type",           "memory_mib",
-    "priority",   "deadline", "qos",   "max_run_time_s", "runtime_estimate_s", "framework",
-    "iterations", "selector", "prefer"};
+constexpr std::array<std::string_view, 23> kKnownFields = {
+    "name",       "user",     "queue",  "model",          "batch_size",         "command",
+    "script",     "workdir",  "env",    "gpus",           "gpu_type",           "memory_mib",
+    "priority",   "deadline", "qos",    "max_run_time_s", "runtime_estimate_s", "framework",
+    "iterations", "selector", "prefer", "kind",           "service_load"};
 
 int64_t DaysFromCivil(int64_t y, unsigned m, unsigned d) {
   // Howard Hinnant's days_from_civil: days since 1970-01-01 of a proleptic Gregorian date.
@@ -354,6 +354,22 @@ Result<JobRequest> ParseJobRequestJson(const json& doc, std::string_view default
     DS_ASSIGN_OR_RETURN(std::string name, GetString(doc, "framework"));
     DS_ASSIGN_OR_RETURN(r.framework, ParseFramework(name));
   }
+  if (doc.contains("kind")) {
+    DS_ASSIGN_OR_RETURN(std::string kind, GetString(doc, "kind"));
+    if (kind != "training" && kind != "service") {
+      return FieldError("kind", "must be training or service, got '" + kind + "'");
+    }
+    if (kind == "service") spec.service = ServiceLoad{};
+  }
+  if (doc.contains("service_load")) {
+    if (!spec.service) return FieldError("service_load", "is for jobs of kind service");
+    DS_ASSIGN_OR_RETURN(std::string load, GetString(doc, "service_load"));
+    Result<ServiceLoad> parsed = ParseServiceLoad(load);
+    if (!parsed.ok()) return FieldError("service_load", parsed.status().message());
+    const Status fits = ValidateServiceLoad(*parsed, spec.num_gpus);
+    if (!fits.ok()) return FieldError("service_load", fits.message());
+    spec.service = *std::move(parsed);
+  }
   if (doc.contains("iterations")) {
     const json& v = doc.at("iterations");
     if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() <= 0) {
@@ -435,6 +451,10 @@ json JobRequestToJson(const JobRequest& r) {
   if (spec.deadline) doc["deadline"] = FormatTime(*spec.deadline);
   doc["qos"] = std::string(QosClassName(spec.qos));
   if (r.max_run_time) doc["max_run_time_s"] = ToSeconds(*r.max_run_time);
+  if (spec.service) {
+    doc["kind"] = "service";
+    if (!spec.service->steps.empty()) doc["service_load"] = FormatServiceLoad(*spec.service);
+  }
   if (spec.runtime_estimate) doc["runtime_estimate_s"] = ToSeconds(*spec.runtime_estimate);
   doc["framework"] = std::string(FrameworkName(r.framework));
   if (r.total_iterations > 0) doc["iterations"] = r.total_iterations;

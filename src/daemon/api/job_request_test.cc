@@ -73,6 +73,13 @@ TEST(JobRequestTest, RejectsBadInputNamingTheField) {
       {"malformed", R"({"command": ["a"],)", "body"},
       {"not an object", R"([1, 2])", "body"},
       {"empty user", R"({"command": ["a"], "user": ""})", "user"},
+      {"bad kind", R"({"command": ["a"], "kind": "batch"})", "kind"},
+      {"load without service", R"({"command": ["a"], "service_load": "0:1"})", "service_load"},
+      {"malformed load", R"({"command": ["a"], "kind": "service", "service_load": "x"})",
+       "service_load"},
+      {"load above the gang",
+       R"({"command": ["a"], "gpus": 2, "kind": "service", "service_load": "0:1;3600:3"})",
+       "service_load"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
@@ -122,6 +129,28 @@ TEST(JobRequestTest, ChecksTheClusterCanEverRunIt) {
       EXPECT_EQ(fits.message().rfind(c.field + ":", 0), 0u) << fits.message();
     }
   }
+}
+
+TEST(JobRequestTest, ServicesRoundTripWithTheirLoad) {
+  Result<JobRequest> r = ParseJobRequest(
+      R"({"script": "serve", "gpus": 4, "kind": "service", "service_load": "0:1;28800:4"})", "ann");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_TRUE(r->spec.is_service());
+  EXPECT_EQ(r->spec.service->NeedAt(AtSeconds(30000), 4), 4);
+  const nlohmann::json doc = JobRequestToJson(*r);
+  EXPECT_EQ(doc["kind"], "service");
+  EXPECT_EQ(doc["service_load"], "0:1;28800:4");
+  Result<JobRequest> again = ParseJobRequestJson(doc, "ann");
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(JobRequestToJson(*again), doc);
+  // Without a load, a service needs all its GPUs; training jobs carry no kind.
+  Result<JobRequest> full = ParseJobRequest(R"({"script": "serve", "kind": "service"})", "ann");
+  ASSERT_TRUE(full.ok());
+  EXPECT_FALSE(JobRequestToJson(*full).contains("service_load"));
+  Result<JobRequest> training = ParseJobRequest(R"({"script": "t", "kind": "training"})", "ann");
+  ASSERT_TRUE(training.ok());
+  EXPECT_FALSE(training->spec.is_service());
+  EXPECT_FALSE(JobRequestToJson(*training).contains("kind"));
 }
 
 TEST(JobRequestTest, CanonicalJsonRoundTrips) {

@@ -21,7 +21,7 @@ std::string Number(double v) {
 json TimeJson(Timestamp t) { return t == kTimeNever ? json(nullptr) : json(FormatTime(t)); }
 
 json JobJson(const JobRecord& job, Timestamp now, const std::optional<Progress>& progress,
-             const std::string* pending_reason, const JobPrediction* prediction) {
+             const PendingReason* pending, const JobPrediction* prediction) {
   const JobRequest& request = *job.request;
   const JobSpec& spec = request.spec;
   const bool running = job.state == JobState::kRunning;
@@ -32,6 +32,7 @@ json JobJson(const JobRecord& job, Timestamp now, const std::optional<Progress>&
       {"name", spec.name},
       {"user", spec.user},
       {"state", std::string(JobStateName(job.state))},
+      {"kind", spec.is_service() ? "service" : "training"},
       {"gpus", spec.num_gpus},
       {"gpu_type", spec.gpu_type},
       {"selector", spec.selector},
@@ -92,7 +93,10 @@ json JobJson(const JobRecord& job, Timestamp now, const std::optional<Progress>&
     }
     j["progress"] = p;
   }
-  if (pending_reason) j["pending_reason"] = *pending_reason;
+  if (pending) {
+    j["pending_reason"] = pending->reason;
+    j["pending_cause"] = std::string(PendingCauseName(pending->cause));
+  }
   return j;
 }
 
@@ -140,7 +144,8 @@ json QueueJson(const std::vector<QueueEntry>& entries, Timestamp at, const Snaps
                     {"gpu_type", spec.gpu_type},
                     {"priority", spec.priority},
                     {"queued_since", TimeJson(e.job->queued_since)},
-                    {"reason", e.reason}});
+                    {"reason", e.reason},
+                    {"cause", std::string(PendingCauseName(e.cause))}});
   }
   return {{"at", TimeJson(at)},
           {"policy", s.profile},

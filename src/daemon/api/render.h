@@ -11,11 +11,13 @@
 #include "daemon/core/snapshot.h"
 #include "daemon/exec/job_env.h"
 #include "dlsched/common/status.h"
+#include "dlsched/policy/context.h"
 
 namespace dlsched::daemon {
 
 // A job. `now` computes the running segment's share of run time and the ETA; `progress` is
-// what the job reported (ReadProgress); `pending_reason` is set for waiting jobs when known;
+// what the job reported (ReadProgress); `pending` is set for waiting jobs when known (rendered as
+// "pending_reason", its text, and "pending_cause", PendingCauseName of its cause);
 // `prediction` is the daemon's predictor's view of a running job (Snapshot::prediction).
 //
 // The ETA of a running job with progress and a known total: with a prediction of positive
@@ -24,18 +26,19 @@ namespace dlsched::daemon {
 // now + the run time so far x (1 - fraction) / fraction, "observed" (needs 0 < fraction < 1).
 nlohmann::json JobJson(const JobRecord& job, Timestamp now,
                        const std::optional<Progress>& progress = std::nullopt,
-                       const std::string* pending_reason = nullptr,
+                       const PendingReason* pending = nullptr,
                        const JobPrediction* prediction = nullptr);
 
 // GPUs per node with the job holding each, and totals.
 nlohmann::json NodesJson(const Snapshot& snapshot);
 
-// Waiting jobs in order with their reasons; `visible` filters whose jobs are listed (positions
-// stay global).
+// Waiting jobs in order with their reasons ("reason", the text, and "cause", PendingCauseName of
+// the cause); `visible` filters whose jobs are listed (positions stay global).
 struct QueueEntry {
   int position = 0;  // 1-based, in the whole queue
   const JobRecord* job = nullptr;
-  std::string reason;
+  std::string reason;  // empty: the policy did not look at the job in the last cycle
+  PendingCause cause = PendingCause::kOther;
 };
 nlohmann::json QueueJson(const std::vector<QueueEntry>& entries, Timestamp at,
                          const Snapshot& snapshot);

@@ -42,7 +42,20 @@ TEST(RenderTest, RunningJobWithProgressAndEta) {
   EXPECT_EQ(j["progress"]["eta"], FormatTime(AtSeconds(1090)));
   EXPECT_EQ(j["progress"]["eta_basis"], "observed");
   EXPECT_EQ(j["spec"]["command"], json::array({"train"}));
+  EXPECT_EQ(j["kind"], "training");
   EXPECT_FALSE(j.contains("pending_reason"));
+}
+
+TEST(RenderTest, AServiceShowsItsKindAndLoad) {
+  JobRecord r = Running();
+  Result<JobRequest> request = ParseJobRequest(
+      R"({"command": ["serve"], "gpus": 4, "kind": "service", "service_load": "0:1;28800:4"})",
+      "ann");
+  ASSERT_TRUE(request.ok()) << request.status().ToString();
+  r.request = std::make_shared<const JobRequest>(*request);
+  const json j = JobJson(r, AtSeconds(1030), std::nullopt);
+  EXPECT_EQ(j["kind"], "service");
+  EXPECT_EQ(j["spec"]["service_load"], "0:1;28800:4");
 }
 
 TEST(RenderTest, APredictionGivesTheEtaAndShowsItsCorrection) {
@@ -77,13 +90,53 @@ TEST(RenderTest, WaitingJobCarriesItsReason) {
   JobRecord r = Running();
   r.state = JobState::kQueued;
   r.queued_since = AtSeconds(1000);
-  const std::string why = "waiting for 2 GPUs (0 free)";
+  const PendingReason why{r.id, "waiting for 2 GPUs (0 free)", PendingCause::kGpusBusy};
   const json j = JobJson(r, AtSeconds(1030), std::nullopt, &why);
-  EXPECT_EQ(j["pending_reason"], why);
+  EXPECT_EQ(j["pending_reason"], "waiting for 2 GPUs (0 free)");
+  EXPECT_EQ(j["pending_cause"], "gpus-busy");
   EXPECT_TRUE(j["placement"].is_null());
   EXPECT_TRUE(j["pid"].is_null());
   EXPECT_TRUE(j["progress"].is_null());
   EXPECT_EQ(j["queued_since"], FormatTime(AtSeconds(1000)));
+  EXPECT_FALSE(JobJson(r, AtSeconds(1030)).contains("pending_cause"));
+}
+
+TEST(RenderTest, QueueEntriesCarryReasonAndCause) {
+  JobRecord a = Running();
+  a.state = JobState::kQueued;
+  JobRecord b = a;
+  b.id = JobId(5);
+  b.state = JobState::kSuspended;
+  const Cluster cluster = testing::MakeCluster("1x4xV100");
+  Snapshot s;
+  s.cluster = &cluster;
+  s.profile = "priority-quota";
+  s.jobs_by_state[static_cast<size_t>(JobState::kQueued)] = 1;
+  s.jobs_by_state[static_cast<size_t>(JobState::kSuspended)] = 1;
+  const json q = QueueJson({{1, &a, "tenant 'x' holds 4 GPUs; its cap is 4", PendingCause::kQuota},
+                            {3, &b, "", PendingCause::kOther}},
+                           AtSeconds(10), s);
+  EXPECT_EQ(q["length"], 2);
+  EXPECT_EQ(q["policy"], "priority-quota");
+  ASSERT_EQ(q["jobs"].size(), 2u);
+  struct Case {
+    int position;
+    int id;
+    const char* state;
+    const char* reason;
+    const char* cause;
+  };
+  const Case cases[] = {{1, 4, "queued", "tenant 'x' holds 4 GPUs; its cap is 4", "quota"},
+                        {3, 5, "suspended", "", "other"}};
+  for (size_t i = 0; i < std::size(cases); ++i) {
+    SCOPED_TRACE(i);
+    const json& e = q["jobs"][i];
+    EXPECT_EQ(e["position"], cases[i].position);
+    EXPECT_EQ(e["id"], cases[i].id);
+    EXPECT_EQ(e["state"], cases[i].state);
+    EXPECT_EQ(e["reason"], cases[i].reason);
+    EXPECT_EQ(e["cause"], cases[i].cause);
+  }
 }
 
 TEST(RenderTest, ErrorsNameTheFieldAndMapToHttp) {

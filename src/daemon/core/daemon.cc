@@ -177,7 +177,7 @@ Status Daemon::Restore() {
     if (!request.ok()) return request.status().WithPrefix(where);
     request->spec.submit_time = row.submit_time;
 
-    RestartedJob restarted = RestartJob(row, request->spec, cluster_, scheduler_->state(), now);
+    RestartedJob restarted = RestartJob(row, request->spec, cluster_, *scheduler_, now);
     Scheduler::RestoredJob& r = restarted.job;
     const bool adopt = restarted.keeps_gpus;
     const bool requeued = row.state == JobState::kRunning && !adopt;
@@ -543,7 +543,8 @@ Result<QueueView> Daemon::ComputeQueue(Timestamp now) {
   view.at = now;
   view.order = scheduler_->queue().InOrder();
   for (PendingReason& p : scheduler_->ExplainPending(now)) {
-    view.reasons[p.job] = std::move(p.reason);
+    const JobId id = p.job;
+    view.reasons[id] = std::move(p);
   }
   queue_cache_ = view;
   return view;

@@ -87,7 +87,8 @@ struct DaemonOptions {
 struct QueueView {
   Timestamp at;
   std::vector<JobId> order;  // waiting jobs (queued, suspended), first to run first
-  std::map<JobId, std::string> reasons;
+  // The policy's reason (text and cause) for each waiting job it looked at in the last cycle.
+  std::map<JobId, PendingReason> reasons;
 };
 
 using SubmitResult = Result<std::shared_ptr<const JobRecord>>;

@@ -109,7 +109,8 @@ TEST_F(DaemonTest, CancelsWaitingJobsAndRefusesEndedOnes) {
   ASSERT_TRUE(queue.ok());
   ASSERT_EQ(queue->order.size(), 1u);
   EXPECT_EQ(queue->order[0], waiting);
-  EXPECT_NE(queue->reasons.at(waiting).find("GPU"), std::string::npos);
+  EXPECT_NE(queue->reasons.at(waiting).reason.find("GPU"), std::string::npos);
+  EXPECT_EQ(queue->reasons.at(waiting).cause, PendingCause::kGpusBusy);  // 2 of 2 GPUs held
 
   EXPECT_TRUE(daemon_->Cancel(waiting).get().ok());
   EXPECT_EQ(daemon_->snapshot()->jobs.Find(waiting)->state, JobState::kKilled);

@@ -183,8 +183,8 @@ class Replayer {
     next.scheduler->ReserveJobs(jobs);
     for (size_t i = 0; i < jobs; ++i) {
       const Job& job = run_.scheduler->jobs().at(JobId(static_cast<uint32_t>(i)));
-      RestartedJob restarted = RestartJob(RowOf(job, *run_.cluster), job.spec, *next.cluster,
-                                          next.scheduler->state(), e.time);
+      RestartedJob restarted =
+          RestartJob(RowOf(job, *run_.cluster), job.spec, *next.cluster, *next.scheduler, e.time);
       running += restarted.keeps_gpus;
       DS_ASSIGN_OR_RETURN(const JobId id, next.scheduler->Restore(std::move(restarted.job)));
       DS_CHECK(id.value() == i) << "restore assigned id " << id << " to job " << i;

@@ -7,7 +7,7 @@
 namespace dlsched::daemon {
 
 RestartedJob RestartJob(const JobRow& row, JobSpec spec, const Cluster& cluster,
-                        const ClusterState& state, Timestamp now) {
+                        const Scheduler& scheduler, Timestamp now) {
   RestartedJob out;
   Scheduler::RestoredJob& r = out.job;
   r.spec = std::move(spec);
@@ -23,7 +23,8 @@ RestartedJob RestartJob(const JobRow& row, JobSpec spec, const Cluster& cluster,
   r.reason = row.reason;
   if (row.state != JobState::kRunning) return out;
   Result<Placement> placement = ParsePlacementText(cluster, row.placement);
-  if (placement.ok() && placement->num_gpus() == r.spec.num_gpus && state.IsFree(*placement)) {
+  if (placement.ok() && placement->num_gpus() == r.spec.num_gpus &&
+      scheduler.CanKeepGpus(r.spec, *placement)) {
     r.placement = *std::move(placement);
     out.keeps_gpus = true;
     return out;

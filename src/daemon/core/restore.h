@@ -14,15 +14,17 @@ namespace dlsched::daemon {
 struct RestartedJob {
   Scheduler::RestoredJob job;
   // A running job that keeps its GPUs (the daemon re-adopts its process). False for a running
-  // job whose placement `cluster` does not have free: it waits again (suspended if it had made
-  // progress, else queued, since `now`, with the reason), and the daemon stops its process.
+  // job whose placement `cluster` lacks or cannot give it (Scheduler::CanKeepGpus): it waits again
+  // (suspended if it had made progress, else queued, since `now`, with the reason), and the daemon
+  // stops its process.
   bool keeps_gpus = false;
 };
 
-// `row` is the stored job, `spec` its parsed spec (submit_time set), `state` the GPUs of the
-// jobs restored before it. Placements are read by node name (ParsePlacementText), so a running
-// job keeps its GPUs across a change of --gpus that keeps its node.
+// `row` is the stored job, `spec` its parsed spec (submit_time set), `scheduler` holds the jobs
+// restored before it (Scheduler::CanKeepGpus: free GPUs, or a service's loan). Placements are
+// read by node name (ParsePlacementText), so a running job keeps its GPUs across a change of
+// --gpus that keeps its node.
 RestartedJob RestartJob(const JobRow& row, JobSpec spec, const Cluster& cluster,
-                        const ClusterState& state, Timestamp now);
+                        const Scheduler& scheduler, Timestamp now);
 
 }  // namespace dlsched::daemon
