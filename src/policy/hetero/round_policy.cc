@@ -86,8 +86,15 @@ void RoundPolicy::ComputeAllocation(const SchedulingContext& ctx) const {
   const int types = ctx.cluster.num_gpu_types();
   AllocationProblem problem;
   problem.num_types = types;
+  // The GPUs training can have: free ones and those training jobs hold. Without online services
+  // or offline nodes, every GPU of the type.
   for (int t = 0; t < types; ++t) {
-    problem.gpus_per_type.push_back(ctx.cluster.gpus_of_type(GpuTypeId(static_cast<uint32_t>(t))));
+    problem.gpus_per_type.push_back(ctx.state.free_of_type(GpuTypeId(static_cast<uint32_t>(t))));
+  }
+  for (JobId id : ctx.running) {
+    const Job& job = ctx.jobs.at(id);
+    problem.gpus_per_type[ctx.cluster.node_gpu_type(job.placement.parts.front().node).index()] +=
+        job.spec.num_gpus;
   }
   const size_t n = state_.jobs.size();
   problem.gang.reserve(n);

@@ -84,6 +84,16 @@ TEST_F(RoundPolicyTest, PlacesEachJobOnTheTypeItsAllocationGives) {
   EXPECT_EQ(cycle.wake_at, AtSeconds(360));
 }
 
+TEST_F(RoundPolicyTest, GpusAServiceHoldsAreNotAllocated) {
+  Start("1x1xK80+1x1xV100", AllocateGreedy);
+  ASSERT_TRUE(scheduler_->Submit(MakeJob(0).Service().GpuType("V100").Spec(), kTimeZero).ok());
+  const JobId fast = Submit("fast");
+  scheduler_->RunCycle(kTimeZero);
+  // The V100 is the service's, so the allocation gives the fast job the K80.
+  EXPECT_THAT(policy_->AllocationOf(fast), ElementsAre(1, 0));
+  EXPECT_EQ(TypeOf(fast), "K80");
+}
+
 TEST_F(RoundPolicyTest, TheAgnosticBaselineDoesNotSeeTheSpeedup) {
   Start("1x1xK80+1x1xV100", AllocateGreedy, /*agnostic=*/true);
   const JobId fast = Submit("fast");
