@@ -1,5 +1,6 @@
 #pragma once
 
+#include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -13,6 +14,9 @@ namespace dlsched {
 std::string_view TrimCsvField(std::string_view s);
 // The comma-separated fields of `line`, each trimmed.
 std::vector<std::string_view> SplitCsvLine(std::string_view line);
+
+// The whole file: NotFound when it does not exist, IoError when it cannot be read.
+Result<std::string> ReadTableFile(const std::string& path);
 
 // Calls `on_line(fields, line_number)` (SplitCsvLine's fields, 1-based line numbers) for each
 // line of `text` that is not blank; stops at, and returns, the first error it returns.

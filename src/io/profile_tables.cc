@@ -6,8 +6,6 @@
 #include <charconv>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <system_error>
 #include <utility>
 
@@ -35,15 +33,6 @@ std::optional<double> ParsePositiveDouble(std::string_view s) {
   return value;
 }
 
-Result<std::string> ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return IoError(fmt::format("cannot open {}", path));
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) return IoError(fmt::format("cannot read {}", path));
-  return text.str();
-}
-
 // Subdirectories of `dir`, by name. NotFound when `dir` is not a directory.
 Result<std::vector<std::filesystem::path>> ListDirs(const std::string& dir, std::string_view what) {
   std::error_code ec;
@@ -61,7 +50,7 @@ Result<std::vector<std::filesystem::path>> ListDirs(const std::string& dir, std:
 
 Status AppendCsv(const std::filesystem::path& path, const StepTimeCsvInfo& info,
                  std::vector<PerfProfile>& out) {
-  DS_ASSIGN_OR_RETURN(const std::string text, ReadFile(path.string()));
+  DS_ASSIGN_OR_RETURN(const std::string text, ReadTableFile(path.string()));
   DS_ASSIGN_OR_RETURN(std::vector<PerfProfile> rows, ParseStepTimeCsv(text, path.string(), info));
   out.insert(out.end(), std::make_move_iterator(rows.begin()), std::make_move_iterator(rows.end()));
   return Status::Ok();

@@ -6,12 +6,10 @@
 #include <charconv>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <functional>
 #include <memory>
 #include <optional>
 #include <span>
-#include <sstream>
 #include <utility>
 
 #include "io/csv_fields.h"
@@ -112,17 +110,6 @@ Result<JobTypeKey> ReadKey(const Row& row, int model, int batch, int amp) {
   DS_ASSIGN_OR_RETURN(const int amp_flag, row.Integer(amp, "amp", 0, 1));
   key.amp = amp_flag == 1;
   return key;
-}
-
-Result<std::string> ReadFile(const std::string& path) {
-  std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) return NotFound(fmt::format("{} not found", path));
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return IoError(fmt::format("cannot open {}", path));
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) return IoError(fmt::format("cannot read {}", path));
-  return text.str();
 }
 
 // The Lucid row (amp off) of `model` whose batch size is nearest `batch_size` in log2 (ties to
@@ -312,8 +299,8 @@ Result<SharingMeasurements> LoadSharingMeasurements(const std::string& traces_di
   const std::filesystem::path dir(traces_dir);
   const std::string single_path = (dir / "lucid" / "single_data.csv").string();
   const std::string pairs_path = (dir / "lucid" / "colocate_info.csv").string();
-  DS_ASSIGN_OR_RETURN(const std::string single_text, ReadFile(single_path));
-  DS_ASSIGN_OR_RETURN(const std::string pairs_text, ReadFile(pairs_path));
+  DS_ASSIGN_OR_RETURN(const std::string single_text, ReadTableFile(single_path));
+  DS_ASSIGN_OR_RETURN(const std::string pairs_text, ReadTableFile(pairs_path));
   DS_ASSIGN_OR_RETURN(const std::vector<LucidJobProfile> singles,
                       ParseLucidSingle(single_text, single_path));
   DS_ASSIGN_OR_RETURN(const std::vector<LucidPair> pairs,
@@ -329,7 +316,7 @@ Result<SharingMeasurements> LoadSharingMeasurements(const std::string& traces_di
 }
 
 Result<std::vector<int>> LoadAlibabaGpuMilli(const std::string& path) {
-  DS_ASSIGN_OR_RETURN(const std::string text, ReadFile(path));
+  DS_ASSIGN_OR_RETURN(const std::string text, ReadTableFile(path));
   return ParseAlibabaGpuMilli(text, path);
 }
 
