@@ -71,6 +71,7 @@ struct Prepared {
   std::unique_ptr<ThroughputModel> truth;
   std::unique_ptr<ThroughputModel> estimator;
   std::optional<sim::DeadlineRule> deadlines;  // --deadlines
+  std::unique_ptr<sim::SharingWorld> sharing;  // each run copies it
 };
 
 // "auto" picks Gavel's measured table for Gavel traces (their work is in Gavel steps) and the
@@ -140,11 +141,22 @@ Status LoadData(const SimulateFlags& flags, Prepared& p, std::ostream& err) {
     err << "dlsched: skipped " << p.workload.skipped_rows << " malformed rows of " << flags.trace
         << "\n";
   }
+  if (p.workload.excluded_rows > 0) {
+    err << "dlsched: left out " << p.workload.excluded_rows << " rows of " << flags.trace
+        << " by the format's rules (alibaba: CPU-only and never-run pods)\n";
+  }
   DS_ASSIGN_OR_RETURN(p.truth, MakeTruth(ResolveThroughput(flags), TracesDir(flags), p.workload));
   // After MakeTruth: a deadline follows the ideal run time, which the truth may have set.
   if (p.deadlines) sim::ApplyDeadlineRule(*p.deadlines, p.workload.jobs);
   // Policies predict with the built-in model or a predictor fitted to profiles, never the truth.
   DS_ASSIGN_OR_RETURN(p.estimator, MakeEstimator(flags.predictor));
+  sim::SharingOptions sharing;
+  sharing.traces_dir = flags.sharing_data == "auto"      ? TracesDir(flags)
+                       : flags.sharing_data == "builtin" ? ""
+                                                         : flags.sharing_data;
+  sharing.seed = flags.seed;
+  DS_ASSIGN_OR_RETURN(p.sharing, sim::SharingWorld::Build(p.workload.jobs, p.cluster, sharing));
+  if (!flags.quiet) err << "dlsched: GPU sharing model: " << p.sharing->source() << "\n";
   return Status::Ok();
 }
 
@@ -164,8 +176,9 @@ sim::SimOptions MakeOptions(const SimulateFlags& flags) {
 std::vector<sim::RunResult> RunAll(Prepared& p, const SimulateFlags& flags, std::ostream& err) {
   std::vector<sim::RunResult> runs(p.policies.size());
   std::mutex err_mutex;
-  const sim::SimInputs inputs{p.cluster, p.workload, *p.truth, *p.estimator};
   auto run_one = [&](size_t i) {
+    sim::SharingWorld sharing = *p.sharing;  // a run feeds its histories
+    const sim::SimInputs inputs{p.cluster, p.workload, *p.truth, *p.estimator, &sharing};
     sim::SimOptions options = MakeOptions(flags);
     const std::string name(p.policies[i]->Name());
     if (!flags.quiet) {
@@ -292,6 +305,9 @@ void AddSimulateFlags(CLI::App& command, SimulateFlags& flags) {
   command.add_option("--max-jobs", flags.max_jobs, "Use only the first N jobs of the trace");
   command.add_flag("--skip-bad-rows", flags.skip_bad_rows,
                    "Skip and count malformed trace rows instead of failing");
+  command.add_option("--sharing-data", flags.sharing_data,
+                     "Job types and interference for GPU sharing: auto (the traces folder's "
+                     "Lucid and Gavel measurements, else built-in), builtin, or a traces folder");
   command.add_option("--traces-dir", flags.traces_dir,
                      "Folder of third-party traces (for the 'philly' cluster preset); default "
                      "$DLSCHED_TRACES or ../shared/traces");

@@ -15,7 +15,7 @@ namespace dlsched::cli {
 struct SimulateFlags {
   std::string trace = "synthetic";
   std::string cluster;  // default depends on the trace (see DefaultCluster)
-  std::string policies = "fifo,fifo-backfill,sjf,srtf,las,tiresias";
+  std::string policies = "fifo,fifo-backfill,sjf,srtf,las,tiresias,greedy-share";
   std::string json_path;
   std::string report_path;
   std::string jobs_csv_prefix;
@@ -23,6 +23,9 @@ struct SimulateFlags {
   std::string throughput = "auto";
   std::string predictor;  // profile store for the policies' estimator; empty = built-in model
   std::string deadlines;  // sim::DeadlineRule for jobs without a deadline; empty = none
+  // GPU sharing's job types and interference: "auto" (the traces folder's Lucid and Gavel
+  // measurements, the built-in ones when absent), "builtin", or a traces folder.
+  std::string sharing_data = "auto";
   // A daemon database: replay its event log instead of simulating (--policy: at most one).
   std::string replay;
   bool policy_given = false;  // --policy was on the command line

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "io/hetero_profile.h"
+#include "io/sharing_profile.h"
 
 namespace dlsched {
 namespace {
@@ -137,6 +138,9 @@ Result<PipelineConfig> ParseProfileJson(const json& doc) {
     return InvalidArgument(
         "a round-based heterogeneity-aware profile (docs/hetero.md), not a plugin pipeline: "
         "only `dlsched simulate` runs it");
+  }
+  if (IsSharingProfile(doc)) {
+    return InvalidArgument("a GPU-sharing profile (docs/sharing.md), not a plugin pipeline");
   }
   PipelineConfig config;
   for (const auto& [key, value] : doc.items()) {
@@ -276,16 +280,25 @@ Result<ProfileSource> ReadProfileSource(std::string_view name_or_path) {
 
 // The JSON of a round-based profile, or nullopt for a pipeline profile (or invalid JSON, which
 // ParseProfile reports).
-std::optional<json> RoundProfileJson(std::string_view text) {
+Result<std::unique_ptr<SchedulingPolicy>> LoadNonSharingPolicy(std::string_view name_or_path);
+
+// The profile's JSON when it is one of the kinds that are not a plugin pipeline.
+std::optional<json> OtherKindJson(std::string_view text) {
   json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (doc.is_discarded() || !IsRoundProfile(doc)) return std::nullopt;
+  if (doc.is_discarded() || !(IsRoundProfile(doc) || IsSharingProfile(doc))) return std::nullopt;
   return doc;
 }
 
 }  // namespace
 
 bool IsRoundProfileText(std::string_view json_text) {
-  return RoundProfileJson(json_text).has_value();
+  const json doc = json::parse(json_text, nullptr, /*allow_exceptions=*/false);
+  return !doc.is_discarded() && IsRoundProfile(doc);
+}
+
+bool IsPipelineProfileText(std::string_view json_text) {
+  const json doc = json::parse(json_text, nullptr, /*allow_exceptions=*/false);
+  return !doc.is_discarded() && doc.is_object() && !OtherKindJson(json_text);
 }
 
 Result<PipelineConfig> LoadProfile(std::string_view name_or_path) {
@@ -294,17 +307,35 @@ Result<PipelineConfig> LoadProfile(std::string_view name_or_path) {
 }
 
 Result<std::string> ProfileDescription(std::string_view json_text, std::string_view origin) {
-  if (std::optional<json> doc = RoundProfileJson(json_text)) {
+  if (std::optional<json> doc = OtherKindJson(json_text)) {
     return doc->value("description", std::string());
   }
   DS_ASSIGN_OR_RETURN(PipelineConfig profile, ParseProfile(json_text, origin));
   return profile.description;
 }
 
+namespace {
+
+// A sharing profile's base: any kind but another sharing profile.
+Result<std::unique_ptr<SchedulingPolicy>> LoadNonSharingPolicy(std::string_view name_or_path) {
+  DS_ASSIGN_OR_RETURN(ProfileSource source, ReadProfileSource(name_or_path));
+  const json doc = json::parse(source.text, nullptr, /*allow_exceptions=*/false);
+  if (!doc.is_discarded() && IsSharingProfile(doc)) {
+    return InvalidArgument(source.origin + ": a sharing profile cannot be another's base");
+  }
+  return LoadPolicy(name_or_path);
+}
+
+}  // namespace
+
 Result<std::unique_ptr<SchedulingPolicy>> LoadPolicy(std::string_view name_or_path) {
   DS_ASSIGN_OR_RETURN(ProfileSource source, ReadProfileSource(name_or_path));
-  if (std::optional<json> doc = RoundProfileJson(source.text)) {
-    Result<std::unique_ptr<SchedulingPolicy>> policy = BuildRoundPolicy(*doc);
+  if (std::optional<json> doc = OtherKindJson(source.text)) {
+    Result<std::unique_ptr<SchedulingPolicy>> policy =
+        IsRoundProfile(*doc) ? BuildRoundPolicy(*doc)
+                             : BuildSharingPolicy(*doc, [](std::string_view base) {
+                                 return LoadNonSharingPolicy(base);
+                               });
     if (!policy.ok()) return policy.status().WithPrefix(source.origin);
     return policy;
   }

@@ -32,14 +32,18 @@ const std::vector<std::pair<std::string_view, std::string_view>>& BuiltinProfile
 // `name_or_path`: a built-in profile name ("fifo"), or a path to a .json profile file.
 Result<PipelineConfig> LoadProfile(std::string_view name_or_path);
 
-// A ready policy from a profile of either kind: a plugin pipeline (LoadProfile, then
-// BuildPipeline with the in-tree plugins), or a round-based heterogeneity-aware profile
-// (io/hetero_profile.h, docs/hetero.md), which LoadProfile refuses.
+// A ready policy from a profile of any kind: a plugin pipeline (LoadProfile, then BuildPipeline
+// with the in-tree plugins), a round-based heterogeneity-aware profile (io/hetero_profile.h,
+// docs/hetero.md), or a GPU-sharing profile over a base of another kind (io/sharing_profile.h,
+// docs/sharing.md); LoadProfile refuses the last two.
 Result<std::unique_ptr<SchedulingPolicy>> LoadPolicy(std::string_view name_or_path);
 
 // Whether a profile's JSON text is a round-based heterogeneity-aware profile rather than a
 // plugin pipeline (false for text that is not valid JSON).
 bool IsRoundProfileText(std::string_view json_text);
+// Whether it is a plugin pipeline profile: a JSON object of neither other kind (round-based,
+// io/hetero_profile.h; GPU sharing, io/sharing_profile.h).
+bool IsPipelineProfileText(std::string_view json_text);
 
 // The "description" of a profile of either kind (for `dlsched policies -v`).
 Result<std::string> ProfileDescription(std::string_view json_text, std::string_view origin);

@@ -12,7 +12,7 @@ TEST(ProfileTest, EveryBuiltinProfileParsesAndBuilds) {
   ASSERT_GE(BuiltinProfiles().size(), 7u);
   for (const auto& [name, text] : BuiltinProfiles()) {
     SCOPED_TRACE(std::string(name));
-    if (IsRoundProfileText(text)) continue;  // not a pipeline: io/hetero_profile_test.cc
+    if (!IsPipelineProfileText(text)) continue;  // io/{hetero,sharing}_profile_test.cc
     Result<PipelineConfig> config = LoadProfile(name);
     ASSERT_TRUE(config.ok()) << config.status().ToString();
     EXPECT_EQ(config->name, name);  // file name and "name" agree
@@ -34,7 +34,7 @@ TEST(ProfileTest, ItsJsonTextReadsBackToTheSameProfile) {
   ASSERT_TRUE(custom.ok()) << custom.status().ToString();
   std::vector<PipelineConfig> profiles = {*custom};
   for (const auto& [name, text] : BuiltinProfiles()) {
-    if (!IsRoundProfileText(text)) profiles.push_back(*LoadProfile(name));
+    if (IsPipelineProfileText(text)) profiles.push_back(*LoadProfile(name));
   }
   for (const PipelineConfig& profile : profiles) {
     SCOPED_TRACE(profile.name);

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <bit>
+
 #include "dlsched/common/rng.h"
 #include "support/builders.h"
 
@@ -32,6 +35,23 @@ void ExpectViewsAgree(const Cluster& cluster, const ClusterState& state) {
   }
 }
 
+// Random-walk steps shared by the tests below: release a random held placement; take a node
+// offline or bring it back.
+void ReleaseOneOf(std::vector<Placement>& held, ClusterState& state, Rng& rng) {
+  if (held.empty()) return;
+  const size_t i = rng.Below(held.size());
+  state.Release(held[i]);
+  held.erase(held.begin() + static_cast<ptrdiff_t>(i));
+}
+
+void ToggleOnline(NodeId node, ClusterState& state) {
+  if (state.offline(node)) {
+    state.SetOnline(node);
+  } else {
+    state.SetOffline(node);
+  }
+}
+
 TEST(ClusterStateDualViewTest, AggregateCountsMatchThePerGpuDetailAfterEveryChange) {
   // Two types, two racks of each: four label classes.
   Cluster cluster = testing::MakeCluster("4x8xV100+4x4xK80", 2);
@@ -53,18 +73,10 @@ TEST(ClusterStateDualViewTest, AggregateCountsMatchThePerGpuDetailAfterEveryChan
         }
         break;
       case 2:
-        if (!held.empty()) {
-          const size_t i = rng.Below(held.size());
-          state.Release(held[i]);
-          held.erase(held.begin() + static_cast<ptrdiff_t>(i));
-        }
+        ReleaseOneOf(held, state, rng);
         break;
       default:
-        if (state.offline(node)) {
-          state.SetOnline(node);
-        } else {
-          state.SetOffline(node);
-        }
+        ToggleOnline(node, state);
     }
     ExpectViewsAgree(cluster, state);
     if (::testing::Test::HasFatalFailure()) return;
@@ -112,6 +124,201 @@ TEST(ClusterStateOfflineTest, AJobStillRunningOnANodeBackOnlineKeepsItsGpus) {
   EXPECT_EQ(state.allocated_total(), 1);
   state.Release(On(0, 0b0001));
   EXPECT_EQ(state.free_total(), 4);
+}
+
+TEST(ClusterStateSharingTest, ASharedGpuLeavesTheFreePoolOnceAndReturnsWithItsLastHolder) {
+  const Cluster cluster = testing::MakeCluster("2x4xV100");
+  const GpuTypeId v100 = cluster.FindGpuType("V100");
+  const LabelClassId klass = cluster.node_label_class(NodeId(1));
+  ClusterState state(cluster);
+  ASSERT_TRUE(state.CanShare(NodeId(1), 2));
+
+  state.AllocateShared(NodeId(1), 2);
+  EXPECT_EQ(state.free_total(), 7);
+  EXPECT_EQ(state.free_of_type(v100), 7);
+  EXPECT_EQ(state.free_of_class(klass), 7);
+  EXPECT_EQ(state.allocated_total(), 1);
+  EXPECT_EQ(state.free_mask(NodeId(1)), 0b1011u);
+  EXPECT_EQ(state.shared_mask(NodeId(1)), 0b0100u);
+  EXPECT_EQ(state.sharers(NodeId(1), 2), 1);
+
+  // A second holder changes no count.
+  ASSERT_TRUE(state.CanShare(NodeId(1), 2));
+  state.AllocateShared(NodeId(1), 2);
+  EXPECT_EQ(state.sharers(NodeId(1), 2), 2);
+  EXPECT_EQ(state.free_total(), 7);
+  EXPECT_EQ(state.free_of_type(v100), 7);
+  EXPECT_EQ(state.free_of_class(klass), 7);
+  EXPECT_EQ(state.allocated_total(), 1);
+  ExpectViewsAgree(cluster, state);
+
+  // A policy that does not share sees it as busy.
+  EXPECT_FALSE(state.IsFree(On(1, 0b0100)));
+  EXPECT_FALSE(state.IsFree(On(1, 0b1100)));
+  EXPECT_TRUE(state.IsFree(On(1, 0b1011)));
+
+  // One holder leaves: still shared, still not free.
+  state.Release(On(1, 0b0100));
+  EXPECT_EQ(state.sharers(NodeId(1), 2), 1);
+  EXPECT_EQ(state.shared_mask(NodeId(1)), 0b0100u);
+  EXPECT_FALSE(state.IsFree(On(1, 0b0100)));
+  EXPECT_EQ(state.free_total(), 7);
+  EXPECT_TRUE(state.CanShare(NodeId(1), 2));
+
+  // The last leaves: free again, no longer shared.
+  state.Release(On(1, 0b0100));
+  EXPECT_EQ(state.sharers(NodeId(1), 2), 0);
+  EXPECT_EQ(state.shared_mask(NodeId(1)), 0u);
+  EXPECT_TRUE(state.IsFree(On(1, 0b0100)));
+  EXPECT_EQ(state.free_total(), 8);
+  EXPECT_EQ(state.free_of_type(v100), 8);
+  EXPECT_EQ(state.free_of_class(klass), 8);
+  EXPECT_EQ(state.allocated_total(), 0);
+  ExpectViewsAgree(cluster, state);
+
+  // Exclusive again: the freed GPU can be allocated whole.
+  state.Allocate(On(1, 0b0100));
+  EXPECT_EQ(state.free_total(), 7);
+}
+
+TEST(ClusterStateSharingTest, AnExclusivelyHeldGpuCannotBeShared) {
+  const Cluster cluster = testing::MakeCluster("1x4xV100");
+  ClusterState state(cluster);
+  state.Allocate(On(0, 0b0011));
+  EXPECT_FALSE(state.CanShare(NodeId(0), 0));
+  EXPECT_FALSE(state.CanShare(NodeId(0), 1));
+  EXPECT_TRUE(state.CanShare(NodeId(0), 2));
+  // Releasing the exclusive holder touches no sharing state.
+  state.AllocateShared(NodeId(0), 2);
+  state.Release(On(0, 0b0011));
+  EXPECT_EQ(state.free_mask(NodeId(0)), 0b1011u);
+  EXPECT_EQ(state.shared_mask(NodeId(0)), 0b0100u);
+  EXPECT_EQ(state.sharers(NodeId(0), 2), 1);
+  ExpectViewsAgree(cluster, state);
+}
+
+TEST(ClusterStateSharingTest, ASharedGpuOfAnOfflineNodeTakesNoHolderAndIsWithheldByItsLast) {
+  const Cluster cluster = testing::MakeCluster("2x4xV100");
+  ClusterState state(cluster);
+  state.AllocateShared(NodeId(1), 0);
+  state.AllocateShared(NodeId(1), 0);
+  state.SetOffline(NodeId(1));
+  EXPECT_FALSE(state.CanShare(NodeId(1), 0));  // shared, but the node is out of service
+  EXPECT_FALSE(state.CanShare(NodeId(1), 1));  // free GPUs are withheld
+  EXPECT_EQ(state.offline_total(), 3);
+  EXPECT_EQ(state.free_total(), 4);
+  EXPECT_EQ(state.allocated_total(), 1);
+
+  state.Release(On(1, 0b0001));
+  EXPECT_EQ(state.sharers(NodeId(1), 0), 1);
+  EXPECT_EQ(state.offline_total(), 3);
+  EXPECT_EQ(state.allocated_total(), 1);
+
+  // The last holder leaves: withheld, not freed.
+  state.Release(On(1, 0b0001));
+  EXPECT_EQ(state.sharers(NodeId(1), 0), 0);
+  EXPECT_EQ(state.shared_mask(NodeId(1)), 0u);
+  EXPECT_EQ(state.free_mask(NodeId(1)), 0u);
+  EXPECT_EQ(state.offline_total(), 4);
+  EXPECT_EQ(state.free_total(), 4);
+  EXPECT_EQ(state.allocated_total(), 0);
+  ExpectViewsAgree(cluster, state);
+
+  state.SetOnline(NodeId(1));
+  EXPECT_EQ(state.free_mask(NodeId(1)), 0b1111u);
+  EXPECT_EQ(state.free_total(), 8);
+  EXPECT_EQ(state.offline_total(), 0);
+  EXPECT_TRUE(state.CanShare(NodeId(1), 0));
+  ExpectViewsAgree(cluster, state);
+}
+
+TEST(ClusterStateSharingTest, ANodeBackOnlineLetsItsSharedGpuTakeHoldersAgain) {
+  const Cluster cluster = testing::MakeCluster("1x4xV100");
+  ClusterState state(cluster);
+  state.AllocateShared(NodeId(0), 3);
+  state.SetOffline(NodeId(0));
+  EXPECT_FALSE(state.CanShare(NodeId(0), 3));
+  state.SetOnline(NodeId(0));
+  ASSERT_TRUE(state.CanShare(NodeId(0), 3));
+  state.AllocateShared(NodeId(0), 3);
+  EXPECT_EQ(state.sharers(NodeId(0), 3), 2);
+  EXPECT_EQ(state.free_total(), 3);
+}
+
+TEST(ClusterStateSharingTest, AWhatIfCopyReleasingOneOfTwoHoldersFreesNothing) {
+  const Cluster cluster = testing::MakeCluster("1x4xV100");
+  ClusterState state(cluster);
+  state.AllocateShared(NodeId(0), 1);
+  state.AllocateShared(NodeId(0), 1);
+  ClusterState what_if = state;
+  what_if.Release(On(0, 0b0010));
+  EXPECT_EQ(what_if.free_total(), 3);
+  EXPECT_FALSE(what_if.IsFree(On(0, 0b0010)));
+  EXPECT_EQ(what_if.sharers(NodeId(0), 1), 1);
+  // The original is untouched.
+  EXPECT_EQ(state.sharers(NodeId(0), 1), 2);
+  // A second what-if release does free it, in the copy only.
+  what_if.Release(On(0, 0b0010));
+  EXPECT_TRUE(what_if.IsFree(On(0, 0b0010)));
+  EXPECT_EQ(what_if.free_total(), 4);
+  EXPECT_EQ(state.free_total(), 3);
+  EXPECT_EQ(state.shared_mask(NodeId(0)), 0b0010u);
+}
+
+TEST(ClusterStateSharingTest, AggregateCountsMatchThePerGpuDetailUnderRandomSharing) {
+  Cluster cluster = testing::MakeCluster("4x8xV100+4x4xK80", 2);
+  Rng rng(11);
+  ClusterState state(cluster);
+  std::vector<Placement> held;  // one entry per holder
+  for (int step = 0; step < 5000; ++step) {
+    SCOPED_TRACE("step " + std::to_string(step));
+    const NodeId node(static_cast<uint32_t>(rng.Below(cluster.num_nodes())));
+    const int gpus = static_cast<int>(cluster.node(node).gpus.size());
+    switch (rng.Below(5)) {
+      case 0:
+      case 1: {
+        const int gpu = static_cast<int>(rng.Below(static_cast<uint64_t>(gpus)));
+        if (state.CanShare(node, gpu)) {
+          state.AllocateShared(node, gpu);
+          held.push_back(On(static_cast<int>(node.index()), GpuMask{1} << gpu));
+        }
+        break;
+      }
+      case 2:
+        if (GpuMask free = state.free_mask(node); free != 0) {
+          const Placement p = On(static_cast<int>(node.index()), free & -free);
+          state.Allocate(p);
+          held.push_back(p);
+        }
+        break;
+      case 3:
+        ReleaseOneOf(held, state, rng);
+        break;
+      default:
+        ToggleOnline(node, state);
+    }
+    ExpectViewsAgree(cluster, state);
+    if (::testing::Test::HasFatalFailure()) return;
+    // Every held GPU is neither free nor withheld; each shared GPU has as many holders as held.
+    int distinct_held = 0;
+    for (int n = 0; n < cluster.num_nodes(); ++n) {
+      const NodeId id(static_cast<uint32_t>(n));
+      GpuMask mask = 0;
+      for (const Placement& p : held) {
+        if (p.parts[0].node == id) mask |= p.parts[0].gpus;
+      }
+      ASSERT_EQ(state.free_mask(id) & mask, 0u) << "node " << n;
+      distinct_held += CountGpus(mask);
+      for (GpuMask m = state.shared_mask(id); m != 0; m &= m - 1) {
+        const int gpu = std::countr_zero(m);
+        const auto holders = std::count_if(held.begin(), held.end(), [&](const Placement& p) {
+          return p.parts[0].node == id && p.parts[0].gpus == (GpuMask{1} << gpu);
+        });
+        ASSERT_EQ(state.sharers(id, gpu), holders) << "node " << n << " gpu " << gpu;
+      }
+    }
+    ASSERT_EQ(state.allocated_total(), distinct_held);
+  }
 }
 
 }  // namespace

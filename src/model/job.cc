@@ -16,6 +16,18 @@ constexpr std::array<std::string_view, 3> kQosNames = {"best-effort", "soft", "s
 
 std::string_view JobStateName(JobState state) { return kJobStateNames[static_cast<size_t>(state)]; }
 
+std::string_view ShareModeName(ShareMode mode) {
+  switch (mode) {
+    case ShareMode::kExclusive:
+      return "exclusive";
+    case ShareMode::kPacked:
+      return "packed";
+    case ShareMode::kTimeSliced:
+      return "time-sliced";
+  }
+  return "unknown";
+}
+
 Result<JobState> ParseJobState(std::string_view name) {
   for (size_t i = 0; i < kJobStateNames.size(); ++i) {
     if (kJobStateNames[i] == name) return static_cast<JobState>(i);

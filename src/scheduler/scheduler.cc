@@ -1,6 +1,7 @@
 #include "dlsched/runtime/scheduler.h"
 
 #include <algorithm>
+#include <bit>
 
 #include "dlsched/common/overloaded.h"
 #include "dlsched/policy/placement.h"
@@ -73,6 +74,7 @@ SchedulingContext Scheduler::Context(Timestamp now) {
                         running_, running_by_rank_, *estimator_, rng_};
   ctx.trigger = since_last_cycle_;
   ctx.trigger.timer = now >= wake_at_;
+  ctx.sharing = sharing_;
   return ctx;
 }
 
@@ -80,6 +82,7 @@ void Scheduler::Enqueue(Job& job, JobState state, Timestamp now) {
   job.state = state;
   job.queued_since = now;
   job.preempt_requested = false;
+  job.migrating = false;
   job.estimated_total = job.spec.runtime_estimate.value_or(job.spec.ideal_duration());
   const double left = std::clamp(1.0 - job.iterations_done / job.spec.iterations, 0.0, 1.0);
   job.estimated_remaining =
@@ -152,6 +155,7 @@ CycleResult Scheduler::RunCycle(Timestamp now) {
       continue;
     }
     job.preempt_requested = true;
+    job.migrating = preempt.migration;
     executor_->Preempt(job, now);
     ++result.preempted;
   }
@@ -188,13 +192,28 @@ bool Scheduler::Apply(const LaunchDecision& launch, Timestamp now) {
   if (!jobs_.contains(launch.job)) return false;
   Job& job = jobs_.at(launch.job);
   if (!IsWaiting(job.state) || job.spec.is_service() ||
-      launch.placement.num_gpus() != job.spec.num_gpus || !state_.IsFree(launch.placement)) {
+      launch.placement.num_gpus() != job.spec.num_gpus) {
     return false;
   }
+  // Assume: the GPUs are the job's from now on.
+  if (launch.share == ShareMode::kExclusive) {
+    if (!state_.IsFree(launch.placement)) return false;
+    state_.Allocate(launch.placement);
+  } else {
+    // One part with one GPU of a real node: CanShare does not check its arguments.
+    if (job.spec.num_gpus != 1 || launch.placement.parts.size() != 1) return false;
+    const NodeGpus& part = launch.placement.parts.front();
+    if (!part.node.valid() || part.node.index() >= static_cast<size_t>(cluster_->num_nodes())) {
+      return false;
+    }
+    const int gpu = std::countr_zero(part.gpus);
+    if (!state_.CanShare(part.node, gpu)) return false;
+    state_.AllocateShared(part.node, gpu);
+  }
   queue_.Erase(job.id);
-  state_.Allocate(launch.placement);  // assume: the GPUs are the job's from now on
   job.state = JobState::kRunning;
   job.placement = launch.placement;
+  job.share = launch.share;
   job.segment_start = now;
   if (job.first_start == kTimeNever) job.first_start = now;
   job.reason.clear();
@@ -213,6 +232,7 @@ std::vector<PendingReason> Scheduler::ExplainPending(Timestamp now, bool with_te
                         running_, running_by_rank_, *estimator_, scratch_rng};
   ctx.explain = true;
   ctx.explain_text = with_text;
+  ctx.sharing = sharing_;
   return policy_->Decide(ctx).pending_reasons;
 }
 
@@ -236,6 +256,7 @@ void Scheduler::StopRunning(Job& job, Timestamp now) {
   } else {
     state_.Release(job.placement);
     job.placement = {};
+    job.share = ShareMode::kExclusive;
     SettleLoan(job, now);  // no GPUs: no loans
     RemoveRunning(job.id);
   }
@@ -254,6 +275,7 @@ Status Scheduler::OnFinished(const JobFinished& e, Timestamp now) {
   job.state = e.final_state;
   job.finish_time = now;
   job.preempt_requested = false;
+  job.migrating = false;
   if (e.final_state == JobState::kSucceeded) job.iterations_done = job.spec.iterations;
   job.reason = e.detail;
   return Status::Ok();
@@ -266,7 +288,11 @@ Status Scheduler::OnSuspended(const JobSuspended& e, Timestamp now) {
   StopRunning(job, now);
   since_last_cycle_.suspensions = true;
   job.iterations_done = std::max(job.iterations_done, e.iterations_done);
-  ++job.preemptions;
+  if (job.migrating) {
+    ++job.migrations;
+  } else {
+    ++job.preemptions;
+  }
   Enqueue(job, JobState::kSuspended, now);
   return Status::Ok();
 }
@@ -286,6 +312,7 @@ Status Scheduler::OnLaunchFailed(const JobLaunchFailed& e, Timestamp now) {
   }
   StopRunning(job, now);  // forget the assumed allocation
   since_last_cycle_.departures = true;
+  if (e.out_of_memory) job.last_oom = now;
   const std::string reason = "launch failed" + where + ": " + e.reason;
   if (!CanRunOnSomeGpuType(job)) {
     job.state = JobState::kFailed;

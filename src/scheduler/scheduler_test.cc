@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <utility>
+
 #include "dlsched/policy/pipeline.h"
 #include "support/builders.h"
 
@@ -687,6 +689,163 @@ TEST_F(ServiceTest, RestoreAdoptsLoansInEitherOrder) {
   Scheduler again(cluster_, std::move(policy).value(), executor, model_, 1);
   ASSERT_TRUE(again.Restore(restored(borrower)).ok());
   EXPECT_FALSE(again.Restore(restored(borrower)).ok());
+}
+
+// ---------------------------------------------------------------------------------------------
+// GPU sharing: the scheduler's validation of shared launches and migrations, whatever the policy
+
+// Admits everything and decides what the test scripted for the next cycle (then nothing).
+class ScriptedPolicy final : public SchedulingPolicy {
+ public:
+  explicit ScriptedPolicy(Decisions* script) : script_(script) {}
+  std::string_view Name() const override { return "scripted"; }
+  int64_t Rank(const JobView&) const override { return 0; }
+  Fit Admit(const JobView&, const SchedulingContext&) const override { return Fit::Yes(); }
+  Decisions Decide(const SchedulingContext&) const override { return std::exchange(*script_, {}); }
+
+ private:
+  Decisions* script_;
+};
+
+class SchedulerSharingTest : public SchedulerTest {
+ protected:
+  void StartScripted(const std::string& cluster_spec) {
+    cluster_ = MakeCluster(cluster_spec);
+    scheduler_ = std::make_unique<Scheduler>(cluster_, std::make_unique<ScriptedPolicy>(&script_),
+                                             executor_, model_, /*seed=*/1);
+  }
+  static LaunchDecision Launch(JobId job, int node, GpuMask gpus,
+                               ShareMode share = ShareMode::kPacked) {
+    return {job, Placement{{NodeGpus{NodeId(node), gpus}}}, share};
+  }
+
+  Decisions script_;
+};
+
+TEST_F(SchedulerSharingTest, SharedLaunchesOfSingleGpuJobsOnFreeOrSharedGpusOnly) {
+  StartScripted("1x4xV100");
+  const JobId a = Submit(MakeJob(0).Spec());
+  const JobId b = Submit(MakeJob(1).Spec());
+  const JobId wide = Submit(MakeJob(2).Gpus(2).Spec());
+  const JobId whole = Submit(MakeJob(3).Spec());
+  const JobId late = Submit(MakeJob(4).Spec());
+  script_.launches = {
+      Launch(a, 0, 0b0001),                             // free GPU: taken in shared mode
+      Launch(b, 0, 0b0001, ShareMode::kTimeSliced),     // joins a
+      Launch(wide, 0, 0b0110),                          // 2 GPUs: never shared
+      Launch(whole, 0, 0b1000, ShareMode::kExclusive),  // exclusive, as ever
+      Launch(late, 0, 0b1000),                          // exclusively held: refused
+  };
+  const CycleResult cycle = scheduler_->RunCycle(kTimeZero);
+  EXPECT_EQ(cycle.launched, 3);
+  EXPECT_EQ(cycle.refused, 2);
+  EXPECT_THAT(executor_.Launched(), ElementsAre(a, b, whole));
+  const ClusterState& state = scheduler_->state();
+  EXPECT_EQ(state.sharers(NodeId(0), 0), 2);
+  EXPECT_EQ(state.shared_mask(NodeId(0)), 0b0001u);
+  EXPECT_EQ(state.free_total(), 2);
+  EXPECT_EQ(job(a).state, JobState::kRunning);
+  EXPECT_EQ(job(a).share, ShareMode::kPacked);
+  EXPECT_EQ(job(b).share, ShareMode::kTimeSliced);
+  EXPECT_EQ(job(whole).share, ShareMode::kExclusive);
+  EXPECT_EQ(job(wide).state, JobState::kQueued);
+  EXPECT_EQ(job(late).state, JobState::kQueued);
+  EXPECT_EQ(job(wide).share, ShareMode::kExclusive);
+
+  // The 2-GPU job's exclusive launch on the free GPUs is fine; a shared job cannot join them.
+  script_.launches = {Launch(wide, 0, 0b0110, ShareMode::kExclusive), Launch(late, 0, 0b0010)};
+  const CycleResult second = scheduler_->RunCycle(AtSeconds(1));
+  EXPECT_EQ(second.launched, 1);
+  EXPECT_EQ(second.refused, 1);
+  EXPECT_EQ(job(wide).state, JobState::kRunning);
+
+  // One sharer ends: the GPU stays shared by the other; the job's share is reset.
+  ASSERT_TRUE(scheduler_->Handle(JobFinished{a, JobState::kSucceeded, ""}, AtSeconds(10)).ok());
+  EXPECT_EQ(job(a).share, ShareMode::kExclusive);
+  EXPECT_TRUE(job(a).placement.empty());
+  EXPECT_EQ(state.sharers(NodeId(0), 0), 1);
+  EXPECT_EQ(state.free_total(), 0);
+  EXPECT_EQ(job(a).attained_gpu_time, seconds(10));
+  // An exclusive launch onto the still-shared GPU is refused; a shared one joins it.
+  script_.launches = {Launch(late, 0, 0b0001, ShareMode::kExclusive)};
+  EXPECT_EQ(scheduler_->RunCycle(AtSeconds(11)).refused, 1);
+  script_.launches = {Launch(late, 0, 0b0001)};
+  EXPECT_EQ(scheduler_->RunCycle(AtSeconds(12)).launched, 1);
+  EXPECT_EQ(state.sharers(NodeId(0), 0), 2);
+
+  // Both end: the GPU is free again.
+  ASSERT_TRUE(scheduler_->Handle(JobFinished{b, JobState::kSucceeded, ""}, AtSeconds(20)).ok());
+  ASSERT_TRUE(scheduler_->Handle(JobFinished{late, JobState::kFailed, "x"}, AtSeconds(20)).ok());
+  EXPECT_EQ(job(b).share, ShareMode::kExclusive);
+  EXPECT_EQ(job(late).share, ShareMode::kExclusive);
+  EXPECT_EQ(state.shared_mask(NodeId(0)), 0u);
+  EXPECT_EQ(state.free_mask(NodeId(0)), 0b0001u);
+}
+
+TEST_F(SchedulerSharingTest, ASharedLaunchNamingNoRealGpuIsRefused) {
+  StartScripted("1x4xV100");
+  const JobId a = Submit(MakeJob(0).Spec());
+  struct Case {
+    std::string name;
+    Placement placement;
+  };
+  const std::vector<Case> cases = {
+      {"no such node", Placement{{NodeGpus{NodeId(7), 0b0001}}}},
+      {"no such GPU on the node", Placement{{NodeGpus{NodeId(0), 0b10000}}}},
+      {"an empty part first", Placement{{NodeGpus{NodeId(0), 0}, NodeGpus{NodeId(0), 0b0010}}}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    script_.launches = {{a, c.placement, ShareMode::kPacked}};
+    const CycleResult cycle = scheduler_->RunCycle(kTimeZero);
+    EXPECT_EQ(cycle.launched, 0);
+    EXPECT_EQ(cycle.refused, 1);
+    EXPECT_EQ(job(a).state, JobState::kQueued);
+    EXPECT_EQ(scheduler_->state().free_total(), 4);
+    EXPECT_EQ(scheduler_->state().shared_mask(NodeId(0)), 0u);
+  }
+}
+
+TEST_F(SchedulerSharingTest, AMigrationCountsInMigrationsNotPreemptions) {
+  StartScripted("1x4xV100");
+  const JobId a = Submit(MakeJob(0).Spec());
+  const JobId b = Submit(MakeJob(1).Spec());
+  script_.launches = {Launch(a, 0, 0b0001), Launch(b, 0, 0b0001)};
+  ASSERT_EQ(scheduler_->RunCycle(kTimeZero).launched, 2);
+
+  // b migrates off the shared GPU.
+  script_.preemptions = {{b, "slowed by its sharer", /*migration=*/true}};
+  EXPECT_EQ(scheduler_->RunCycle(AtSeconds(100)).preempted, 1);
+  EXPECT_THAT(executor_.Preempted(), ElementsAre(b));
+  EXPECT_TRUE(job(b).migrating);
+  ASSERT_TRUE(scheduler_->Handle(JobSuspended{b, 100}, AtSeconds(110)).ok());
+  EXPECT_EQ(job(b).state, JobState::kSuspended);
+  EXPECT_EQ(job(b).migrations, 1);
+  EXPECT_EQ(job(b).preemptions, 0);
+  EXPECT_FALSE(job(b).migrating);
+  EXPECT_EQ(job(b).share, ShareMode::kExclusive);
+  EXPECT_EQ(scheduler_->state().sharers(NodeId(0), 0), 1);  // a still holds it
+  EXPECT_EQ(scheduler_->state().free_total(), 3);
+
+  // Placed on a GPU of its own, then preempted plainly: a preemption, not a migration.
+  script_.launches = {Launch(b, 0, 0b0100, ShareMode::kExclusive)};
+  ASSERT_EQ(scheduler_->RunCycle(AtSeconds(110)).launched, 1);
+  script_.preemptions = {{b, "for a higher priority job"}};
+  EXPECT_EQ(scheduler_->RunCycle(AtSeconds(200)).preempted, 1);
+  EXPECT_FALSE(job(b).migrating);
+  ASSERT_TRUE(scheduler_->Handle(JobSuspended{b, 190}, AtSeconds(210)).ok());
+  EXPECT_EQ(job(b).migrations, 1);
+  EXPECT_EQ(job(b).preemptions, 1);
+
+  // A migration that ends with the job finishing instead is not counted.
+  script_.preemptions = {{a, "move", /*migration=*/true}};
+  EXPECT_EQ(scheduler_->RunCycle(AtSeconds(300)).preempted, 1);
+  ASSERT_TRUE(scheduler_->Handle(JobFinished{a, JobState::kSucceeded, ""}, AtSeconds(301)).ok());
+  EXPECT_FALSE(job(a).migrating);
+  EXPECT_EQ(job(a).migrations, 0);
+  EXPECT_EQ(job(a).preemptions, 0);
+  EXPECT_EQ(scheduler_->state().shared_mask(NodeId(0)), 0u);
+  EXPECT_EQ(scheduler_->state().free_total(), 4);
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <limits>
 #include <numeric>
 #include <optional>
 #include <string>
@@ -57,14 +58,13 @@ class GroupEvaluator {
   std::vector<double> speeds_;
 };
 
-// A max-tree over GPU slots' free memory (-1 for a full GPU) answering "the lowest slot >= pos
-// with at least `need` free" in O(log n).
+// A max-tree over GPU slots' free memory (-1 for a slot nothing may join: unopened, full or
+// closed) answering "the lowest slot >= pos with at least `need` free" in O(log n). All slots
+// start at -1.
 class FreeMemoryTree {
  public:
-  FreeMemoryTree(size_t slots, int64_t initial) : size_(std::bit_ceil(std::max<size_t>(slots, 1))) {
+  explicit FreeMemoryTree(size_t slots) : size_(std::bit_ceil(std::max<size_t>(slots, 1))) {
     tree_.assign(2 * size_, -1);
-    for (size_t i = 0; i < slots; ++i) tree_[size_ + i] = initial;
-    for (size_t i = size_ - 1; i >= 1; --i) tree_[i] = std::max(tree_[2 * i], tree_[2 * i + 1]);
   }
 
   void Set(size_t slot, int64_t free_mib) {
@@ -89,21 +89,156 @@ class FreeMemoryTree {
   std::vector<int64_t> tree_;
 };
 
-// Fills slowdowns and the total from the GPU lists; sorts each list and drops empty ones.
-Packing Finish(std::vector<std::vector<int>> gpus, std::vector<int> unplaced, GroupEvaluator& eval,
-               size_t num_jobs) {
+// The GPU slots a packer may use, by position in ascending slot index: with max_gpus, slots
+// 0 .. max_gpus-1; without, the pinned slots, then one new slot per unpinned job numbered from
+// the largest pinned index + 1.
+struct Slots {
+  std::vector<int> index;                 // slot index per position, ascending
+  std::vector<std::vector<int>> members;  // jobs per position
+  std::vector<int64_t> used_mib;
+  // The pinned group on this position breaks a rule: it stays as it is and nothing joins it.
+  std::vector<bool> closed;
+  // Slot indices from here on are the packer's own (none with max_gpus): Finish renumbers the
+  // non-empty ones without gaps.
+  int first_new = 0;
+};
+
+// The slots with the pinned jobs on theirs; `jobs` and `options` are valid.
+Slots PinnedSlots(std::span<const PackJob> jobs, const PackOptions& options, GroupEvaluator& eval) {
+  Slots slots;
+  if (options.max_gpus > 0) {
+    slots.index.resize(static_cast<size_t>(options.max_gpus));
+    std::iota(slots.index.begin(), slots.index.end(), 0);
+    slots.first_new = options.max_gpus;
+  } else {
+    size_t num_free = 0;
+    for (const PackJob& job : jobs) {
+      if (job.pinned_gpu >= 0) {
+        slots.index.push_back(job.pinned_gpu);
+      } else {
+        ++num_free;
+      }
+    }
+    std::sort(slots.index.begin(), slots.index.end());
+    slots.index.erase(std::unique(slots.index.begin(), slots.index.end()), slots.index.end());
+    slots.first_new = slots.index.empty() ? 0 : slots.index.back() + 1;
+    for (size_t i = 0; i < num_free; ++i) {
+      slots.index.push_back(slots.first_new + static_cast<int>(i));
+    }
+  }
+  const size_t positions = slots.index.size();
+  slots.members.resize(positions);
+  slots.used_mib.assign(positions, 0);
+  slots.closed.assign(positions, false);
+  for (size_t j = 0; j < jobs.size(); ++j) {
+    if (jobs[j].pinned_gpu < 0) continue;
+    const size_t p = static_cast<size_t>(
+        std::lower_bound(slots.index.begin(), slots.index.end(), jobs[j].pinned_gpu) -
+        slots.index.begin());
+    slots.members[p].push_back(static_cast<int>(j));
+    slots.used_mib[p] += jobs[j].memory_mib;
+  }
+  for (size_t p = 0; p < positions; ++p) {
+    const std::vector<int>& members = slots.members[p];
+    if (members.empty()) continue;
+    slots.closed[p] = members.size() > static_cast<size_t>(options.max_jobs_per_gpu) ||
+                      slots.used_mib[p] > options.gpu_memory_mib ||
+                      !eval.Cost(members, -1, -1).has_value();
+  }
+  return slots;
+}
+
+// Fills gpu_of, slowdowns and the total from the slots; sorts each list and drops empty ones.
+Packing Finish(Slots slots, std::vector<int> unplaced, GroupEvaluator& eval, size_t num_jobs) {
   Packing packing;
   packing.slowdown.assign(num_jobs, 0.0);
-  for (std::vector<int>& members : gpus) {
+  packing.gpu_of.assign(num_jobs, -1);
+  int next_new = slots.first_new;
+  for (size_t p = 0; p < slots.members.size(); ++p) {
+    std::vector<int>& members = slots.members[p];
     if (members.empty()) continue;
+    const int slot = slots.index[p] < slots.first_new ? slots.index[p] : next_new++;
     std::sort(members.begin(), members.end());
     eval.Slowdowns(members, packing.slowdown);
+    for (int j : members) packing.gpu_of[j] = slot;
     packing.gpus.push_back(std::move(members));
   }
   std::sort(unplaced.begin(), unplaced.end());
   packing.unplaced = std::move(unplaced);
   for (double s : packing.slowdown) packing.total_slowdown += s;
   return packing;
+}
+
+// GreedyPack before Finish.
+Slots GreedySlots(std::span<const PackJob> jobs, const PackOptions& options, GroupEvaluator& eval,
+                  std::vector<int>& unplaced) {
+  const int64_t capacity = options.gpu_memory_mib;
+  const size_t k = static_cast<size_t>(options.max_jobs_per_gpu);
+  std::vector<int> order;
+  for (size_t j = 0; j < jobs.size(); ++j) {
+    if (jobs[j].pinned_gpu < 0) order.push_back(static_cast<int>(j));
+  }
+  std::sort(order.begin(), order.end(), [&](int a, int b) {
+    if (jobs[a].memory_mib != jobs[b].memory_mib) return jobs[a].memory_mib > jobs[b].memory_mib;
+    if (jobs[a].job.sm_util != jobs[b].job.sm_util)
+      return jobs[a].job.sm_util > jobs[b].job.sm_util;
+    return a < b;
+  });
+
+  Slots slots = PinnedSlots(jobs, options, eval);
+  const size_t positions = slots.index.size();
+  FreeMemoryTree tree(positions);
+  const auto update = [&](size_t p) {
+    const bool open = !slots.closed[p] && slots.members[p].size() < k;
+    tree.Set(p, open ? capacity - slots.used_mib[p] : -1);
+  };
+  for (size_t p = 0; p < positions; ++p) {
+    if (!slots.members[p].empty()) update(p);
+  }
+  // Positions below this one are all open (non-empty).
+  size_t next_unopened = 0;
+  const auto open_new = [&]() -> std::optional<size_t> {
+    while (next_unopened < positions && !slots.members[next_unopened].empty()) ++next_unopened;
+    if (next_unopened == positions) return std::nullopt;
+    return next_unopened;
+  };
+  const auto place = [&](size_t p, int job) {
+    slots.members[p].push_back(job);
+    slots.used_mib[p] += jobs[job].memory_mib;
+    update(p);
+  };
+
+  for (int job : order) {
+    const int64_t need = jobs[job].memory_mib;
+    if (need > capacity) {
+      unplaced.push_back(job);
+      continue;
+    }
+    int probes = 0;
+    size_t pos = 0;
+    bool placed = false;
+    while (true) {
+      const int64_t found = tree.FindFirst(pos, need);
+      if (found < 0) break;
+      const size_t p = static_cast<size_t>(found);
+      if (eval.Cost(slots.members[p], -1, job).has_value()) {
+        place(p, job);
+        placed = true;
+        break;
+      }
+      if (++probes >= options.max_probes) break;
+      pos = p + 1;
+    }
+    if (!placed) {
+      // No open GPU takes the job: a new one, alone (slowdown 1), while any is left.
+      if (const std::optional<size_t> p = open_new(); p.has_value()) {
+        place(*p, job);
+      } else {
+        unplaced.push_back(job);
+      }
+    }
+  }
+  return slots;
 }
 
 }  // namespace
@@ -118,98 +253,76 @@ Status ValidatePackOptions(const PackOptions& options) {
   return Status::Ok();
 }
 
+Status ValidatePackJobs(std::span<const PackJob> jobs, const PackOptions& options) {
+  // Without max_gpus new slots are numbered after the largest pinned one, one per job at most.
+  const int64_t max_pinned = options.max_gpus > 0 ? int64_t{options.max_gpus} - 1
+                                                  : int64_t{std::numeric_limits<int>::max()} -
+                                                        static_cast<int64_t>(jobs.size());
+  for (size_t j = 0; j < jobs.size(); ++j) {
+    const std::string which = "pack: job " + std::to_string(j) + ": ";
+    if (jobs[j].memory_mib < 0) return InvalidArgument(which + "memory_mib must be >= 0");
+    const int pinned = jobs[j].pinned_gpu;
+    if (pinned < -1) return InvalidArgument(which + "pinned_gpu must be -1 or a slot >= 0");
+    if (pinned > max_pinned) {
+      return InvalidArgument(which + "pinned_gpu " + std::to_string(pinned) +
+                             (options.max_gpus > 0
+                                  ? " must be < max_gpus " + std::to_string(options.max_gpus)
+                                  : std::string(" too large")));
+    }
+  }
+  return Status::Ok();
+}
+
 Result<Packing> GreedyPack(std::span<const PackJob> jobs, const InterferenceModel& model,
                            const PackOptions& options) {
   DS_RETURN_IF_ERROR(ValidatePackOptions(options));
-  const size_t n = jobs.size();
-  const int64_t capacity = options.gpu_memory_mib;
-  const size_t k = static_cast<size_t>(options.max_jobs_per_gpu);
-  std::vector<int> order(n);
-  std::iota(order.begin(), order.end(), 0);
-  std::sort(order.begin(), order.end(), [&](int a, int b) {
-    if (jobs[a].memory_mib != jobs[b].memory_mib) return jobs[a].memory_mib > jobs[b].memory_mib;
-    if (jobs[a].job.sm_util != jobs[b].job.sm_util)
-      return jobs[a].job.sm_util > jobs[b].job.sm_util;
-    return a < b;
-  });
-
-  const size_t slots = options.max_gpus > 0 ? static_cast<size_t>(options.max_gpus) : n;
-  FreeMemoryTree tree(slots, capacity);
-  std::vector<std::vector<int>> gpus;  // opened slots
-  std::vector<int64_t> used_mib;
-  std::vector<int> unplaced;
+  DS_RETURN_IF_ERROR(ValidatePackJobs(jobs, options));
   GroupEvaluator eval(jobs, model, options.max_slowdown);
-  const auto place = [&](size_t slot, int job) {
-    if (slot == gpus.size()) {
-      gpus.emplace_back();
-      used_mib.push_back(0);
-    }
-    gpus[slot].push_back(job);
-    used_mib[slot] += jobs[job].memory_mib;
-    tree.Set(slot, gpus[slot].size() >= k ? -1 : capacity - used_mib[slot]);
-  };
-
-  for (int job : order) {
-    const int64_t need = jobs[job].memory_mib;
-    if (need > capacity) {
-      unplaced.push_back(job);
-      continue;
-    }
-    int probes = 0;
-    size_t pos = 0;
-    bool placed = false;
-    while (!placed) {
-      const int64_t found = tree.FindFirst(pos, need);
-      if (found < 0) break;
-      const size_t slot = static_cast<size_t>(found);
-      // Unopened slots are all free, so the first one found is the next to open.
-      if (slot >= gpus.size() || eval.Cost(gpus[slot], -1, job).has_value()) {
-        place(slot, job);
-        placed = true;
-      } else if (++probes >= options.max_probes) {
-        if (gpus.size() < slots) {
-          place(gpus.size(), job);
-          placed = true;
-        }
-        break;
-      } else {
-        pos = slot + 1;
-      }
-    }
-    if (!placed) unplaced.push_back(job);
-  }
-  return Finish(std::move(gpus), std::move(unplaced), eval, n);
+  std::vector<int> unplaced;
+  Slots slots = GreedySlots(jobs, options, eval, unplaced);
+  return Finish(std::move(slots), std::move(unplaced), eval, jobs.size());
 }
 
 Result<Packing> HeuristicPack(std::span<const PackJob> jobs, const InterferenceModel& model,
                               const PackOptions& options) {
-  DS_ASSIGN_OR_RETURN(Packing greedy, GreedyPack(jobs, model, options));
+  DS_RETURN_IF_ERROR(ValidatePackOptions(options));
+  DS_RETURN_IF_ERROR(ValidatePackJobs(jobs, options));
   const size_t n = jobs.size();
   const size_t k = static_cast<size_t>(options.max_jobs_per_gpu);
   const int64_t capacity = options.gpu_memory_mib;
-  const size_t budget =
-      options.max_gpus > 0 ? static_cast<size_t>(options.max_gpus) : greedy.gpus.size();
-  std::vector<std::vector<int>> gpus = std::move(greedy.gpus);
-  gpus.resize(std::max(budget, gpus.size()));
-  std::vector<int> gpu_of(n, -1);
-  std::vector<int64_t> used_mib(gpus.size(), 0);
+  GroupEvaluator eval(jobs, model, options.max_slowdown);
+  std::vector<int> unplaced;
+  Slots slots = GreedySlots(jobs, options, eval, unplaced);
+  if (options.max_gpus == 0) {
+    // Keep to the GPUs the greedy used: its new slots are a prefix of the new positions.
+    size_t used = slots.members.size();
+    while (used > 0 && slots.members[used - 1].empty()) --used;
+    slots.index.resize(used);
+    slots.members.resize(used);
+    slots.used_mib.resize(used);
+    slots.closed.resize(used);
+  }
+  std::vector<std::vector<int>>& gpus = slots.members;
+  const std::vector<int64_t>& used_mib = slots.used_mib;
+  std::vector<int> gpu_of(n, -1);  // position
   std::vector<double> cost(gpus.size(), 0.0);
-  std::vector<double>& slowdown = greedy.slowdown;
+  std::vector<double> slowdown(n, 0.0);
   for (size_t g = 0; g < gpus.size(); ++g) {
+    std::sort(gpus[g].begin(), gpus[g].end());
+    eval.Slowdowns(gpus[g], slowdown);
     for (int j : gpus[g]) {
       gpu_of[j] = static_cast<int>(g);
-      used_mib[g] += jobs[j].memory_mib;
       cost[g] += slowdown[j];
     }
   }
-  GroupEvaluator eval(jobs, model, options.max_slowdown);
   const int rounds = options.max_rounds > 0
                          ? options.max_rounds
                          : static_cast<int>(std::bit_width(static_cast<uint64_t>(n)));
 
+  // Pinned jobs are never visited, and never a swap partner below.
   std::vector<int> order;
   for (size_t j = 0; j < n; ++j) {
-    if (gpu_of[j] >= 0) order.push_back(static_cast<int>(j));
+    if (gpu_of[j] >= 0 && jobs[j].pinned_gpu < 0) order.push_back(static_cast<int>(j));
   }
   int rounds_run = 0;
   for (int round = 0; round < rounds; ++round) {
@@ -232,7 +345,8 @@ Result<Packing> HeuristicPack(std::span<const PackJob> jobs, const InterferenceM
       };
       bool tried_empty = false;
       for (size_t h = 0; h < gpus.size(); ++h) {
-        if (h == g) continue;
+        // A closed slot holds only its pinned group: nothing joins it, nothing there may move.
+        if (h == g || slots.closed[h]) continue;
         const std::vector<int>& there = gpus[h];
         if (there.empty()) {
           // Every empty GPU is alike: evaluate one.
@@ -248,6 +362,7 @@ Result<Packing> HeuristicPack(std::span<const PackJob> jobs, const InterferenceM
           }
         }
         for (int j : there) {
+          if (jobs[j].pinned_gpu >= 0) continue;
           const int64_t diff = jobs[j].memory_mib - jobs[i].memory_mib;
           if (used_mib[g] + diff > capacity || used_mib[h] - diff > capacity) continue;
           const std::optional<double> cg = eval.Cost(gpus[g], i, j);
@@ -260,16 +375,16 @@ Result<Packing> HeuristicPack(std::span<const PackJob> jobs, const InterferenceM
       if (best_gpu < 0) continue;
       const size_t h = static_cast<size_t>(best_gpu);
       std::erase(gpus[g], i);
-      used_mib[g] -= jobs[i].memory_mib;
+      slots.used_mib[g] -= jobs[i].memory_mib;
       if (best_partner >= 0) {
         std::erase(gpus[h], best_partner);
-        used_mib[h] -= jobs[best_partner].memory_mib;
+        slots.used_mib[h] -= jobs[best_partner].memory_mib;
         gpus[g].push_back(best_partner);
-        used_mib[g] += jobs[best_partner].memory_mib;
+        slots.used_mib[g] += jobs[best_partner].memory_mib;
         gpu_of[best_partner] = static_cast<int>(g);
       }
       gpus[h].push_back(i);
-      used_mib[h] += jobs[i].memory_mib;
+      slots.used_mib[h] += jobs[i].memory_mib;
       gpu_of[i] = static_cast<int>(h);
       for (size_t slot : {g, h}) {
         eval.Slowdowns(gpus[slot], slowdown);
@@ -280,7 +395,7 @@ Result<Packing> HeuristicPack(std::span<const PackJob> jobs, const InterferenceM
     }
     if (!moved) break;
   }
-  Packing packing = Finish(std::move(gpus), std::move(greedy.unplaced), eval, n);
+  Packing packing = Finish(std::move(slots), std::move(unplaced), eval, n);
   packing.rounds = rounds_run;
   return packing;
 }
@@ -298,24 +413,45 @@ Status CheckPacking(const Packing& packing, std::span<const PackJob> jobs,
                   std::to_string(options.max_gpus));
   }
   if (packing.slowdown.size() != jobs.size()) return broken("slowdown has the wrong size");
+  if (packing.gpu_of.size() != jobs.size()) return broken("gpu_of has the wrong size");
   std::vector<SharingJob> group;
   std::vector<double> speeds;
+  int last_slot = -1;
   for (size_t g = 0; g < packing.gpus.size(); ++g) {
     const std::vector<int>& members = packing.gpus[g];
-    const std::string where = "GPU " + std::to_string(g) + ": ";
+    std::string where = "GPU " + std::to_string(g) + ": ";
     if (members.empty()) return broken(where + "empty");
-    if (members.size() > static_cast<size_t>(options.max_jobs_per_gpu)) {
-      return broken(where + std::to_string(members.size()) + " jobs, k is " +
-                    std::to_string(options.max_jobs_per_gpu));
-    }
+    bool all_pinned = true;
     int64_t used = 0;
     group.clear();
     for (int j : members) {
       if (!mark(j)) return broken(where + "job " + std::to_string(j) + " bad or placed twice");
+      all_pinned = all_pinned && jobs[j].pinned_gpu >= 0;
       used += jobs[j].memory_mib;
       group.push_back(jobs[j].job);
     }
-    if (used > options.gpu_memory_mib) {
+    const int slot = packing.gpu_of[members.front()];
+    where = "GPU " + std::to_string(g) + " (slot " + std::to_string(slot) + "): ";
+    if (slot <= last_slot) return broken(where + "slots not ascending");
+    if (options.max_gpus > 0 && slot >= options.max_gpus) {
+      return broken(where + "slot outside max_gpus " + std::to_string(options.max_gpus));
+    }
+    last_slot = slot;
+    for (int j : members) {
+      if (packing.gpu_of[j] != slot) {
+        return broken(where + "gpu_of of job " + std::to_string(j) + " disagrees");
+      }
+      if (jobs[j].pinned_gpu >= 0 && jobs[j].pinned_gpu != slot) {
+        return broken(where + "job " + std::to_string(j) + " is pinned to slot " +
+                      std::to_string(jobs[j].pinned_gpu));
+      }
+    }
+    // A pinned group alone is accepted as it is; one that others joined obeys every rule.
+    if (!all_pinned && members.size() > static_cast<size_t>(options.max_jobs_per_gpu)) {
+      return broken(where + std::to_string(members.size()) + " jobs, k is " +
+                    std::to_string(options.max_jobs_per_gpu));
+    }
+    if (!all_pinned && used > options.gpu_memory_mib) {
       return broken(where + std::to_string(used) + " MiB over " +
                     std::to_string(options.gpu_memory_mib));
     }
@@ -323,17 +459,23 @@ Status CheckPacking(const Packing& packing, std::span<const PackJob> jobs,
     GroupSpeeds(model, group, speeds);
     for (size_t m = 0; m < members.size(); ++m) {
       const double s = SlowdownOf(speeds[m]);
-      if (s > options.max_slowdown + kSlowdownTolerance) {
+      if (!all_pinned && s > options.max_slowdown + kSlowdownTolerance) {
         return broken(where + "job " + std::to_string(members[m]) + " slowdown " +
                       std::to_string(s) + " over the bound");
       }
-      if (std::abs(s - packing.slowdown[members[m]]) > 1e-9 * s) {
+      // Infinite for a pinned pair that may not share (speed 0).
+      const double got = packing.slowdown[members[m]];
+      if (got != s && !(std::isfinite(s) && std::abs(s - got) <= 1e-9 * s)) {
         return broken(where + "job " + std::to_string(members[m]) + " slowdown mismatch");
       }
     }
   }
   for (int j : packing.unplaced) {
     if (!mark(j)) return broken("unplaced job " + std::to_string(j) + " bad or listed twice");
+    if (jobs[j].pinned_gpu >= 0) return broken("pinned job " + std::to_string(j) + " unplaced");
+    if (packing.gpu_of[j] != -1) {
+      return broken("gpu_of of unplaced job " + std::to_string(j) + " is not -1");
+    }
   }
   for (size_t j = 0; j < jobs.size(); ++j) {
     if (seen[j] == 0) return broken("job " + std::to_string(j) + " missing");

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -21,6 +22,37 @@ class TwoTypeModel final : public InterferenceModel {
 
 PackJob Job(int type, int64_t memory_mib, double sm = 0.5) {
   return {{type, sm, 0.2, memory_mib}, memory_mib};
+}
+
+PackJob Pinned(int type, int64_t memory_mib, int slot) {
+  PackJob job = Job(type, memory_mib);
+  job.pinned_gpu = slot;
+  return job;
+}
+
+// Pair speeds from a small table: speed[self.type][other.type].
+class SpeedTableModel final : public InterferenceModel {
+ public:
+  explicit SpeedTableModel(std::vector<std::vector<double>> speed) : speed_(std::move(speed)) {}
+  double PairSpeed(const SharingJob& self, const SharingJob& other) const override {
+    return speed_[static_cast<size_t>(self.type)][static_cast<size_t>(other.type)];
+  }
+
+ private:
+  std::vector<std::vector<double>> speed_;
+};
+
+// gpu_of as `gpus` implies when slot g is list g (a job listed twice keeps its first slot).
+std::vector<int> GpuOfLists(const std::vector<std::vector<int>>& gpus, size_t num_jobs) {
+  std::vector<int> gpu_of(num_jobs, -1);
+  for (size_t g = 0; g < gpus.size(); ++g) {
+    for (int j : gpus[g]) {
+      if (j >= 0 && static_cast<size_t>(j) < num_jobs && gpu_of[j] < 0) {
+        gpu_of[j] = static_cast<int>(g);
+      }
+    }
+  }
+  return gpu_of;
 }
 
 PackOptions Options(int k, int64_t gpu_memory_mib = 16000, double max_slowdown = 1.5) {
@@ -64,6 +96,7 @@ TEST(PackingTest, GreedyIsFirstFitDecreasing) {
   // 9000 -> GPU0; 7000 -> GPU0 (16000); 6000 -> GPU1; 5000 -> GPU1; 3000 -> GPU1 (14000).
   const std::vector<std::vector<int>> want = {{1, 4}, {0, 2, 3}};
   EXPECT_EQ(p->gpus, want);
+  EXPECT_EQ(p->gpu_of, (std::vector<int>{1, 0, 1, 1, 0}));
   EXPECT_TRUE(p->unplaced.empty());
   EXPECT_TRUE(CheckPacking(*p, jobs, model, Options(3, 16000, 2.0)).ok());
 }
@@ -91,6 +124,7 @@ TEST(PackingTest, UnplacedWhenTooBigOrOutOfGpus) {
     const std::vector<int> want = {0, 3};  // too big; no GPU left for the last 9000
     EXPECT_EQ(p->unplaced, want);
     EXPECT_EQ(p->slowdown[0], 0.0);
+    EXPECT_EQ(p->gpu_of[0], -1);
     EXPECT_TRUE(CheckPacking(*p, jobs, model, options).ok());
   }
 }
@@ -166,6 +200,7 @@ TEST(PackingTest, CheckPackingCatchesBrokenRules) {
   const PackOptions options = Options(2, 16000, 1.3);
   Packing good;
   good.gpus = {{0, 2}, {1}, {3}};
+  good.gpu_of = {0, 1, 0, 2};
   good.slowdown = {1.05, 1.0, 1.05, 1.0};
   good.total_slowdown = 4.1;
   ASSERT_TRUE(CheckPacking(good, jobs, model, options).ok());
@@ -186,9 +221,263 @@ TEST(PackingTest, CheckPackingCatchesBrokenRules) {
     SCOPED_TRACE(c.name);
     Packing p = good;
     p.gpus = c.gpus;
+    p.gpu_of = GpuOfLists(c.gpus, jobs.size());
     p.unplaced = c.unplaced;
     const Status s = CheckPacking(p, jobs, model, options);
     EXPECT_NE(s.message().find(c.want), std::string::npos) << s.ToString();
+  }
+}
+
+TEST(PackingTest, CheckPackingCatchesBadSlots) {
+  const TwoTypeModel model;
+  // Job 0 pinned to slot 2; job 1 free; job 2 pinned to slot 0 with job 3.
+  const std::vector<PackJob> jobs = {Pinned(0, 1000, 2), Job(1, 1000), Pinned(0, 1000, 0),
+                                     Job(1, 1000)};
+  PackOptions options = Options(2, 16000, 1.3);
+  options.max_gpus = 4;
+  Packing good;
+  good.gpus = {{2, 3}, {1}, {0}};
+  good.gpu_of = {2, 1, 0, 0};
+  good.slowdown = {1.0, 1.0, 1.05, 1.05};
+  good.total_slowdown = 4.1;
+  ASSERT_TRUE(CheckPacking(good, jobs, model, options).ok())
+      << CheckPacking(good, jobs, model, options).ToString();
+  struct Case {
+    std::string name;
+    std::vector<std::vector<int>> gpus;
+    std::vector<int> gpu_of;
+    std::vector<int> unplaced;
+    std::string want;
+  };
+  const std::vector<Case> cases = {
+      {"gpu_of short", good.gpus, {2, 1, 0}, {}, "gpu_of has the wrong size"},
+      {"disagrees", good.gpus, {2, 1, 0, 3}, {}, "gpu_of of job 3 disagrees"},
+      {"descending", {{1}, {2, 3}, {0}}, {2, 1, 0, 0}, {}, "slots not ascending"},
+      {"same slot twice", {{2, 3}, {1}, {0}}, {1, 1, 0, 0}, {}, "slots not ascending"},
+      {"outside max_gpus", {{2, 3}, {1}, {0}}, {4, 1, 0, 0}, {}, "outside max_gpus"},
+      {"pinned moved", {{2, 3}, {1}, {0}}, {3, 1, 0, 0}, {}, "job 0 is pinned to slot 2"},
+      {"pinned unplaced", {{2, 3}, {1}}, {-1, 1, 0, 0}, {0}, "pinned job 0 unplaced"},
+      {"unplaced on a slot", {{2, 3}, {0}}, {2, 1, 0, 0}, {1}, "unplaced job 1 is not -1"}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    Packing p = good;
+    p.gpus = c.gpus;
+    p.gpu_of = c.gpu_of;
+    p.unplaced = c.unplaced;
+    const Status s = CheckPacking(p, jobs, model, options);
+    EXPECT_NE(s.message().find(c.want), std::string::npos) << s.ToString();
+  }
+  // A pinned group alone may break the rules; once a free job joins it, it may not.
+  const std::vector<PackJob> crowded = {Pinned(0, 9000, 0), Pinned(0, 9000, 0), Job(1, 10)};
+  Packing alone;
+  alone.gpus = {{0, 1}, {2}};
+  alone.gpu_of = {0, 0, 1};
+  alone.slowdown = {1.4, 1.4, 1.0};
+  EXPECT_TRUE(CheckPacking(alone, crowded, model, options).ok())
+      << CheckPacking(alone, crowded, model, options).ToString();
+  PackOptions roomy = options;
+  roomy.max_jobs_per_gpu = 3;
+  roomy.max_slowdown = 2.0;
+  Packing joined;
+  joined.gpus = {{0, 1, 2}};
+  joined.gpu_of = {0, 0, 0};
+  joined.slowdown = {1.4 * 1.05, 1.4 * 1.05, 1.05 * 1.05};
+  EXPECT_NE(CheckPacking(joined, crowded, model, roomy).message().find("MiB over"),
+            std::string::npos);
+}
+
+TEST(PackingTest, RejectsBadPins) {
+  const TwoTypeModel model;
+  struct Case {
+    std::string name;
+    PackJob job;
+    int max_gpus;
+    std::string want;
+  };
+  const std::vector<Case> cases = {
+      {"slot = max_gpus", Pinned(0, 100, 2), 2, "pinned_gpu 2 must be < max_gpus 2"},
+      {"below -1", Pinned(0, 100, -2), 2, "pinned_gpu must be -1 or a slot"},
+      {"overflows new slots", Pinned(0, 100, std::numeric_limits<int>::max()), 0, "too large"},
+      {"negative memory", Job(0, -1), 0, "memory_mib must be >= 0"}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    const std::vector<PackJob> jobs = {Job(1, 100), c.job};
+    PackOptions options = Options(2);
+    options.max_gpus = c.max_gpus;
+    for (const auto& pack : {GreedyPack, HeuristicPack}) {
+      const Result<Packing> p = pack(jobs, model, options);
+      ASSERT_FALSE(p.ok());
+      EXPECT_EQ(p.status().code(), StatusCode::kInvalidArgument);
+      EXPECT_NE(p.status().message().find("job 1: "), std::string::npos);
+      EXPECT_NE(p.status().message().find(c.want), std::string::npos) << p.status().ToString();
+    }
+  }
+}
+
+TEST(PackingTest, PinnedJobsStayPutWithStableSlots) {
+  const TwoTypeModel model;
+  // Slots 0..3; A pinned on slot 1, B on slot 3; free jobs B 8000, A 7000, A 6000, B 5000.
+  const std::vector<PackJob> jobs = {Job(1, 8000),       Pinned(0, 4000, 1), Job(0, 7000),
+                                     Pinned(1, 4000, 3), Job(0, 6000),       Job(1, 5000)};
+  PackOptions options = Options(2);
+  options.max_gpus = 4;
+  const Result<Packing> greedy = GreedyPack(jobs, model, options);
+  ASSERT_TRUE(greedy.ok()) << greedy.status().ToString();
+  // The pinned slots are open: B 8000 joins slot 1, A 7000 slot 3; then both are full and A 6000
+  // opens the lowest unused slot, 0, where B 5000 joins it. Slot 2 stays empty.
+  EXPECT_EQ(greedy->gpu_of, (std::vector<int>{1, 1, 3, 3, 0, 0}));
+  EXPECT_EQ(greedy->gpus, (std::vector<std::vector<int>>{{4, 5}, {0, 1}, {2, 3}}));
+  EXPECT_NEAR(greedy->total_slowdown, 6 * 1.05, 1e-9);
+  EXPECT_TRUE(CheckPacking(*greedy, jobs, model, options).ok());
+
+  // The heuristic spreads onto the empty slot 2 but leaves the pinned jobs where they are.
+  const Result<Packing> heuristic = HeuristicPack(jobs, model, options);
+  ASSERT_TRUE(heuristic.ok());
+  EXPECT_TRUE(CheckPacking(*heuristic, jobs, model, options).ok())
+      << CheckPacking(*heuristic, jobs, model, options).ToString();
+  EXPECT_EQ(heuristic->gpu_of[1], 1);
+  EXPECT_EQ(heuristic->gpu_of[3], 3);
+  EXPECT_EQ(heuristic->gpus.size(), 4u);
+  EXPECT_LT(heuristic->total_slowdown, greedy->total_slowdown);
+
+  // Without max_gpus the pinned slots keep their indices and new ones come after slot 3.
+  options.max_gpus = 0;
+  for (const auto& pack : {GreedyPack, HeuristicPack}) {
+    const Result<Packing> p = pack(jobs, model, options);
+    ASSERT_TRUE(p.ok());
+    EXPECT_EQ(p->gpu_of, (std::vector<int>{1, 1, 3, 3, 4, 4}));
+    EXPECT_EQ(p->gpus, (std::vector<std::vector<int>>{{0, 1}, {2, 3}, {4, 5}}));
+    EXPECT_TRUE(CheckPacking(*p, jobs, model, options).ok());
+  }
+}
+
+TEST(PackingTest, FreeJobDoesNotSlowAPinnedJobBeyondTheBound) {
+  // Type 0 is sensitive: beside type 1 it runs at 1/1.6; type 1 beside type 0 at 1/1.1.
+  const SpeedTableModel model({{1.0 / 1.2, 1.0 / 1.6}, {1.0 / 1.1, 1.0 / 1.2}});
+  struct Case {
+    std::string name;
+    int pinned_type;
+    int free_type;
+    double bound;
+    int max_gpus;
+    std::vector<int> want_gpu_of;  // {pinned job, free job}
+  };
+  const std::vector<Case> cases = {
+      {"would slow the pinned job to 1.6", 0, 1, 1.5, 2, {0, 1}},
+      {"no other GPU", 0, 1, 1.5, 1, {0, -1}},
+      {"bound allows 1.6", 0, 1, 1.7, 1, {0, 0}},
+      {"would itself slow to 1.6", 1, 0, 1.5, 2, {0, 1}},
+      {"same type, 1.2 each", 1, 1, 1.5, 1, {0, 0}},
+  };
+  // With max_gpus 1 the heuristic cannot spread the pair out either.
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    const std::vector<PackJob> jobs = {Pinned(c.pinned_type, 4000, 0), Job(c.free_type, 4000)};
+    PackOptions options = Options(2, 16000, c.bound);
+    options.max_gpus = c.max_gpus;
+    for (const auto& pack : {GreedyPack, HeuristicPack}) {
+      const Result<Packing> p = pack(jobs, model, options);
+      ASSERT_TRUE(p.ok()) << p.status().ToString();
+      EXPECT_EQ(p->gpu_of, c.want_gpu_of);
+      EXPECT_TRUE(CheckPacking(*p, jobs, model, options).ok());
+    }
+  }
+}
+
+TEST(PackingTest, PinnedSlotThatBreaksARuleGetsNoJobs) {
+  // Types A and B as in TwoTypeModel, and C: A and B run 1.2x faster beside it (a measured speed
+  // above 1, as noisy tables give), so only the rule keeps it off a broken slot.
+  const SpeedTableModel model(
+      {{1.0 / 1.4, 1.0 / 1.05, 1.2}, {1.0 / 1.05, 1.0 / 1.4, 1.2}, {1.0, 1.0, 1.0}});
+  struct Case {
+    std::string name;
+    std::vector<PackJob> pinned;  // all on slot 0
+    double bound;
+  };
+  const std::vector<Case> cases = {
+      {"over memory", {Pinned(0, 9000, 0), Pinned(1, 9000, 0)}, 1.5},
+      {"one job over memory", {Pinned(0, 20000, 0)}, 1.5},
+      {"over k",
+       {Pinned(0, 1000, 0), Pinned(1, 1000, 0), Pinned(1, 1000, 0), Pinned(0, 1, 0)},
+       2.0},
+      {"over the bound", {Pinned(0, 1000, 0), Pinned(0, 1000, 0)}, 1.3},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    // A small free job of type C: with the pinned group over the bound, joining it would even
+    // bring the pinned jobs back within the bound.
+    std::vector<PackJob> jobs = c.pinned;
+    jobs.push_back(Job(2, 10));
+    const int free_job = static_cast<int>(jobs.size()) - 1;
+    PackOptions options = Options(3, 16000, c.bound);
+    for (int max_gpus : {0, 1, 2}) {
+      SCOPED_TRACE(testing::Message() << "max_gpus " << max_gpus);
+      options.max_gpus = max_gpus;
+      for (const auto& pack : {GreedyPack, HeuristicPack}) {
+        const Result<Packing> p = pack(jobs, model, options);
+        ASSERT_TRUE(p.ok()) << p.status().ToString();
+        EXPECT_TRUE(CheckPacking(*p, jobs, model, options).ok())
+            << CheckPacking(*p, jobs, model, options).ToString();
+        for (int j = 0; j < free_job; ++j) EXPECT_EQ(p->gpu_of[j], 0);
+        EXPECT_EQ(p->gpu_of[free_job], max_gpus == 1 ? -1 : 1);
+        EXPECT_EQ(p->slowdown[free_job], max_gpus == 1 ? 0.0 : 1.0);
+      }
+    }
+  }
+}
+
+TEST(PackingTest, HeuristicRepairsPairingAroundPinnedJobs) {
+  const TwoTypeModel model;
+  // A pinned on slot 0, B on slot 1; free A and B. The greedy puts the free A beside the pinned
+  // A (1.4 each, within 1.5) and B beside B; only swapping the free jobs repairs it.
+  const std::vector<PackJob> jobs = {Pinned(0, 8000, 0), Pinned(1, 8000, 1), Job(0, 8000),
+                                     Job(1, 8000)};
+  PackOptions options = Options(2);
+  options.max_gpus = 2;
+  const Result<Packing> greedy = GreedyPack(jobs, model, options);
+  const Result<Packing> heuristic = HeuristicPack(jobs, model, options);
+  ASSERT_TRUE(greedy.ok());
+  ASSERT_TRUE(heuristic.ok());
+  EXPECT_EQ(greedy->gpu_of, (std::vector<int>{0, 1, 0, 1}));
+  EXPECT_NEAR(greedy->total_slowdown, 4 * 1.4, 1e-9);
+  EXPECT_EQ(heuristic->gpu_of, (std::vector<int>{0, 1, 1, 0}));
+  EXPECT_NEAR(heuristic->total_slowdown, 4 * 1.05, 1e-9);
+  EXPECT_TRUE(CheckPacking(*heuristic, jobs, model, options).ok());
+}
+
+TEST(PackingTest, RandomPinnedInstancesKeepTheInvariants) {
+  const FeatureModel model;
+  for (uint64_t seed = 1; seed <= 12; ++seed) {
+    Rng rng(seed);
+    const int n = 20 + static_cast<int>(rng.Below(60));
+    const int max_gpus = seed % 3 == 0 ? 0 : n / 2 + static_cast<int>(rng.Below(n / 2));
+    const int pin_slots = max_gpus > 0 ? max_gpus : 2 * n;
+    std::vector<PackJob> jobs;
+    for (int i = 0; i < n; ++i) {
+      jobs.push_back(Job(static_cast<int>(rng.Below(5)),
+                         1000 + static_cast<int64_t>(rng.Below(15000)), rng.Uniform()));
+      if (rng.Uniform() < 0.3) jobs.back().pinned_gpu = static_cast<int>(rng.Below(pin_slots));
+    }
+    PackOptions options =
+        Options(1 + static_cast<int>(rng.Below(4)), 16384, 1.2 + rng.Uniform(0.0, 0.8));
+    options.max_probes = 1 + static_cast<int>(rng.Below(4));
+    options.max_gpus = max_gpus;
+    SCOPED_TRACE(testing::Message() << "seed " << seed << " n " << n << " k "
+                                    << options.max_jobs_per_gpu << " max_gpus " << max_gpus);
+    const Result<Packing> greedy = GreedyPack(jobs, model, options);
+    const Result<Packing> heuristic = HeuristicPack(jobs, model, options);
+    ASSERT_TRUE(greedy.ok()) << greedy.status().ToString();
+    ASSERT_TRUE(heuristic.ok());
+    EXPECT_TRUE(CheckPacking(*greedy, jobs, model, options).ok())
+        << CheckPacking(*greedy, jobs, model, options).ToString();
+    EXPECT_TRUE(CheckPacking(*heuristic, jobs, model, options).ok())
+        << CheckPacking(*heuristic, jobs, model, options).ToString();
+    if (max_gpus == 0) {
+      EXPECT_TRUE(greedy->unplaced.empty());
+      EXPECT_LE(heuristic->gpus.size(), greedy->gpus.size());
+    }
+    EXPECT_LE(heuristic->total_slowdown, greedy->total_slowdown + 1e-9);
+    EXPECT_EQ(HeuristicPack(jobs, model, options)->gpu_of, heuristic->gpu_of);
   }
 }
 

@@ -125,6 +125,23 @@ struct ServiceSummary {
   double shortfall_gpu_s = 0;
 };
 
+// GPU sharing (seed 000) over a run, as the simulator's ground truth saw it. Filled for every
+// run the simulator had a SharingWorld for, exclusive policies included, so runs compare.
+struct SharingSummary {
+  // Running jobs' mean memory demand over the cluster's GPU memory, averaged over the run.
+  double gpu_mem_utilization = 0;
+  // Running jobs' SM use (mean SM utilisation x the speed sharing leaves them) over the GPUs.
+  double gpu_sm_utilization = 0;
+  int migrations = 0;         // Job::migrations, summed
+  int oom_restarts = 0;       // runs killed because their GPU's sharers ran out of memory
+  double oom_lost_gpu_s = 0;  // GPU-time of the progress those kills threw away
+  double shared_gpu_s = 0;    // GPU-time during which two jobs or more held a GPU
+  int jobs_shared = 0;        // jobs that ran slowed by a GPU's other holders at some point
+  // The largest slowdown (1 / speed) each of jobs_shared ran at: the largest, and its p95.
+  double max_slowdown = 1;
+  double p95_slowdown = 1;
+};
+
 // Everything one policy's run produced.
 struct RunResult {
   std::string policy;
@@ -133,6 +150,7 @@ struct RunResult {
   std::vector<TimeSample> series;        // in time order
   std::vector<GpuTypeUsage> type_usage;  // in GpuTypeId order; empty when not measured
   ServiceSummary services;
+  SharingSummary sharing;
   RunSummary summary;
 };
 

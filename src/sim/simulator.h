@@ -8,6 +8,7 @@
 #include "dlsched/perf/throughput_model.h"
 #include "dlsched/policy/policy.h"
 #include "sim/metrics.h"
+#include "sim/sharing_world.h"
 #include "sim/workload.h"
 
 namespace dlsched::sim {
@@ -38,6 +39,15 @@ struct SimOptions {
   // Online services lend the GPUs their load leaves idle to training jobs
   // (Scheduler::set_lend_idle_service_gpus); false: static reservations.
   bool lend_service_gpus = true;
+  // GPU sharing: an out-of-memory kill throws away the progress since the job's last periodic
+  // checkpoint, taken every `checkpoint_every` of its run time (zero: all of the segment's).
+  Duration checkpoint_every = std::chrono::minutes(30);
+  // After each change of a shared GPU's holders, the ground truth is checked for an
+  // out-of-memory this far ahead (a group that fits that long is taken to keep fitting: the
+  // noise of a demand pattern reaches its bound within a few hundred iterations).
+  Duration oom_window = std::chrono::seconds(60);
+  // Time-sliced GPUs: each of n holders runs at (1 - overhead) / n of its solo speed.
+  double time_slice_overhead = 0.05;
   // Stop at this simulated time; jobs still waiting or running are reported unfinished.
   Timestamp stop_at = kTimeNever;
   // Called about every `progress_every` of wall time, from the simulating thread.
@@ -51,6 +61,10 @@ struct SimInputs {
   const Workload& workload;
   const ThroughputModel& truth;
   const ThroughputModel& estimator;
+  // Jobs' sharing features, ground-truth demand and what policies may know of it; nullptr: no
+  // sharing (policies see no SharingView and the sharing figures stay zero). Fed by the run
+  // (observed demand), so one world serves one run at a time.
+  SharingWorld* sharing = nullptr;
 };
 
 // Replays the workload on the cluster under the policy with a deterministic discrete-event loop:

@@ -12,7 +12,8 @@ namespace dlsched::sim {
 namespace {
 
 constexpr std::string_view kValidPrefixes =
-    "philly:PATH, gavel:PATH, tiresias:PATH, chronus:PATH, csv:PATH, synthetic[:k=v,...]";
+    "philly:PATH, gavel:PATH, tiresias:PATH, chronus:PATH, alibaba:PATH, csv:PATH, "
+    "synthetic[:k=v,...]";
 
 // Orders jobs by submit time, keeping file order among equal times, and shifts all times
 // (deadlines included) so the first submission is at t = 0.
@@ -72,6 +73,8 @@ Result<Workload> LoadWorkload(std::string_view spec, const ReadOptions& options)
       reader = &ReadTiresiasTrace;
     } else if (format == "chronus") {
       reader = &ReadChronusTrace;
+    } else if (format == "alibaba") {
+      reader = &ReadAlibabaTrace;
     } else if (format == "csv") {
       reader = &ReadNativeCsv;
     } else {
@@ -85,6 +88,7 @@ Result<Workload> LoadWorkload(std::string_view spec, const ReadOptions& options)
     DS_ASSIGN_OR_RETURN(ParsedRows rows, reader(std::string(rest), options));
     workload.jobs = SortAndShift(std::move(rows.jobs));
     workload.skipped_rows = rows.skipped_rows;
+    workload.excluded_rows = rows.excluded_rows;
   }
   if (options.max_jobs > 0 && workload.jobs.size() > options.max_jobs) {
     workload.jobs.resize(options.max_jobs);

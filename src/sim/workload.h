@@ -16,6 +16,8 @@ struct Workload {
   std::string source;  // e.g. "philly:../shared/traces/pollux/philly.csv"
   std::vector<JobSpec> jobs;
   int skipped_rows = 0;  // rows dropped by --skip-bad-rows (always 0 without it)
+  // Well-formed rows the format leaves out by rule (alibaba: CPU-only and never-run pods).
+  int excluded_rows = 0;
 };
 
 struct ReadOptions {
@@ -25,7 +27,7 @@ struct ReadOptions {
   size_t max_jobs = 0;
 };
 
-// Reads "FORMAT:PATH" (philly:, gavel:, tiresias:, chronus:, csv:) or builds
+// Reads "FORMAT:PATH" (philly:, gavel:, tiresias:, chronus:, alibaba:, csv:) or builds
 // "synthetic[:k=v,...]".
 // Errors name the file and the 1-based line of the first bad row.
 //   philly:PATH     Pollux-processed Philly trace (timestamp,duration,num_gpus,gpu_time,cluster)
@@ -35,6 +37,8 @@ struct ReadOptions {
 //   tiresias:PATH   Tiresias job CSV (job_id,num_gpu,submit_time,iterations,model_name,...)
 //   chronus:PATH    Chronus SLO trace (Tiresias columns + expect_time_list,expect_value_list,
 //                   best_effort,job_type; times in minutes; deadlines and QoS classes)
+//   alibaba:PATH    Alibaba cluster-trace-gpu-v2023 pod list (openb_pod_list_*.csv): one job per
+//                   GPU pod that ran, work = its run time; gpu_milli < 1000 -> memory_mib
 //   csv:PATH        the native CSV (submit_time,num_gpus,duration + optional columns)
 //   synthetic[:k=v,...]  Philly-like generator; keys jobs, seed, load, gpus, users
 // The per-format contracts are in sim/workload_readers.h, sim/workload_chronus.h and

@@ -520,6 +520,112 @@ Result<ParsedRows> ReadNativeText(const std::string& path, std::string_view text
   return rows;
 }
 
+// ---------------------------------------------------------------------------------------------
+// alibaba:
+
+// The columns ReadAlibabaTrace needs, in the order its parser indexes them.
+constexpr std::array<std::string_view, 8> kAlibabaColumns = {
+    "name",      "num_gpu",       "gpu_milli",     "qos",
+    "pod_phase", "creation_time", "deletion_time", "scheduled_time"};
+
+// One pod-list row: the job, or nullopt for a pod the format leaves out (CPU-only, never ran).
+Result<std::optional<JobSpec>> ParseAlibabaRow(const std::vector<std::string_view>& fields,
+                                               const std::array<int, kAlibabaColumns.size()>& col,
+                                               size_t width) {
+  if (fields.size() != width) return InvalidArgument(WrongFieldCount(width, fields.size()));
+  const auto field = [&](int i) { return TrimSpace(fields[static_cast<size_t>(col[i])]); };
+  const std::string_view name = field(0);
+  if (name.empty()) return InvalidArgument("empty name");
+  const std::optional<int> num_gpu = IntInRange(field(1), 0, kMaxInt);
+  if (!num_gpu) return InvalidArgument(BadValue("num_gpu", field(1), "an integer >= 0"));
+  const int min_milli = *num_gpu == 1 ? 1 : 0;
+  const std::optional<int> gpu_milli = IntInRange(field(2), min_milli, 1000);
+  if (!gpu_milli) {
+    return InvalidArgument(
+        BadValue("gpu_milli", field(2),
+                 min_milli == 1 ? "an integer in 1..1000 for one GPU" : "an integer in 0..1000"));
+  }
+  const std::string_view qos = field(3);
+  if (qos != "LS" && qos != "BE" && qos != "Burstable" && qos != "Guaranteed") {
+    return InvalidArgument(BadValue("qos", qos, "LS, BE, Burstable or Guaranteed"));
+  }
+  const std::string_view phase = field(4);
+  if (phase != "Succeeded" && phase != "Running" && phase != "Pending" && phase != "Failed") {
+    return InvalidArgument(BadValue("pod_phase", phase, "Succeeded, Running, Pending or Failed"));
+  }
+  const std::optional<double> creation_s = SecondsField(field(5));
+  if (!creation_s) return InvalidArgument(BadValue("creation_time", field(5), "seconds"));
+  const std::optional<double> deletion_s = SecondsField(field(6));
+  if (!deletion_s) return InvalidArgument(BadValue("deletion_time", field(6), "seconds"));
+  std::optional<double> scheduled_s;
+  if (!field(7).empty()) {
+    scheduled_s = SecondsField(field(7));
+    if (!scheduled_s) {
+      return InvalidArgument(BadValue("scheduled_time", field(7), "seconds or empty"));
+    }
+  }
+  if (*num_gpu == 0 || !scheduled_s || phase == "Pending") return std::optional<JobSpec>();
+  if (*deletion_s < *scheduled_s) {
+    return InvalidArgument("deletion_time " + std::string(field(6)) + " is before scheduled_time " +
+                           std::string(field(7)));
+  }
+  JobSpec spec;
+  spec.name = std::string(name);
+  spec.num_gpus = *num_gpu;
+  spec.submit_time = AtSeconds(*creation_s);
+  spec.iterations = *deletion_s - *scheduled_s;
+  spec.ref_iters_per_s = 1.0;
+  spec.priority = qos == "LS" || qos == "Guaranteed" ? 1 : 0;
+  if (*num_gpu == 1 && *gpu_milli < 1000) {
+    spec.memory_mib = (*gpu_milli * kAlibabaGpuMemoryMib + 999) / 1000;  // ceil
+  }
+  return std::optional<JobSpec>(std::move(spec));
+}
+
+Result<ParsedRows> ReadAlibabaText(const std::string& path, std::string_view text,
+                                   const ReadOptions& options) {
+  RowErrors errors(path, options.skip_bad_rows);
+  LineCursor cursor(text);
+  DS_ASSIGN_OR_RETURN(const CsvHeader header, ReadHeader(cursor, errors, ','));
+  std::array<int, kAlibabaColumns.size()> col{};
+  std::string missing;
+  for (size_t i = 0; i < kAlibabaColumns.size(); ++i) {
+    col[i] = header.Find(kAlibabaColumns[i]);
+    if (col[i] >= 0) continue;
+    if (!missing.empty()) missing += ", ";
+    missing += kAlibabaColumns[i];
+  }
+  if (!missing.empty()) {
+    // openb_pod_list_multigpu50.csv, say: resource requests only, nothing to simulate.
+    return errors.Fatal(cursor.line_number(),
+                        "missing columns " + missing +
+                            ": an Alibaba pod list needs the pods' QoS, phase and times");
+  }
+  ParsedRows rows;
+  std::vector<std::string_view> fields;
+  std::string_view line;
+  while (cursor.Next(line)) {
+    if (IsBlank(line)) continue;
+    const int line_no = cursor.line_number();
+    SplitFields(line, ',', fields);
+    Result<std::optional<JobSpec>> spec = ParseAlibabaRow(fields, col, header.size());
+    Status problem = !spec.ok()          ? spec.status()
+                     : spec->has_value() ? ValidateJobSpec(**spec)
+                                         : Status::Ok();
+    if (!problem.ok()) {
+      DS_RETURN_IF_ERROR(errors.Bad(line_no, problem.message()));
+      continue;
+    }
+    if (!spec->has_value()) {
+      ++rows.excluded_rows;
+      continue;
+    }
+    rows.jobs.push_back(*std::move(*spec));
+  }
+  rows.skipped_rows = errors.skipped();
+  return rows;
+}
+
 }  // namespace
 
 Result<ParsedRows> ReadPhillyTrace(const std::string& path, const ReadOptions& options) {
@@ -560,6 +666,11 @@ Result<ParsedRows> ReadTiresiasTrace(const std::string& path, const ReadOptions&
 Result<ParsedRows> ReadNativeCsv(const std::string& path, const ReadOptions& options) {
   DS_ASSIGN_OR_RETURN(const std::string text, ReadWholeFile(path));
   return ReadNativeText(path, text, options);
+}
+
+Result<ParsedRows> ReadAlibabaTrace(const std::string& path, const ReadOptions& options) {
+  DS_ASSIGN_OR_RETURN(const std::string text, ReadWholeFile(path));
+  return ReadAlibabaText(path, text, options);
 }
 
 }  // namespace dlsched::sim

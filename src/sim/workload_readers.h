@@ -9,6 +9,7 @@
 // and never count as bad. Header problems are never skipped. A file that cannot be opened is
 // NotFound.
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -20,7 +21,10 @@ namespace dlsched::sim {
 
 struct ParsedRows {
   std::vector<JobSpec> jobs;  // file order (Philly: sorted by submit time, first at t = 0)
-  int skipped_rows = 0;
+  int skipped_rows = 0;       // malformed rows dropped under ReadOptions::skip_bad_rows
+  // Well-formed rows the format leaves out by its own rule (alibaba: CPU-only pods and pods that
+  // never ran); never errors, counted whatever ReadOptions says.
+  int excluded_rows = 0;
 };
 
 // Philly as processed by Pollux (traces/pollux/philly.csv): header
@@ -54,6 +58,39 @@ Result<ParsedRows> ReadGavelTrace(const std::string& path, const ReadOptions& op
 // model_name, iterations = iterations, ref_iters_per_s = iterations / duration, so
 // ideal_duration() = duration.
 Result<ParsedRows> ReadTiresiasTrace(const std::string& path, const ReadOptions& options);
+
+// The GPU memory, in MiB, that a whole GPU of an Alibaba task stands for: a V100-16GB's. The
+// trace gives a shared task's demand only as a fraction of one GPU (gpu_milli), so
+// ReadAlibabaTrace turns that fraction into memory on a 16 GiB GPU.
+inline constexpr int64_t kAlibabaGpuMemoryMib = 16384;
+
+// Alibaba cluster-trace-gpu-v2023 ("openb") pod lists (traces/alibaba-gpu-v2023/SOURCE.md):
+// header `name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,
+// deletion_time,scheduled_time`; columns found by name; cpu_milli, memory_mib (host memory),
+// gpu_spec and extra columns are ignored. A file without name, num_gpu, gpu_milli, qos,
+// pod_phase, creation_time, deletion_time or scheduled_time (openb_pod_list_multigpu50.csv has
+// only the first five columns, so no times) is an error naming every missing column.
+// One JobSpec per pod that holds GPUs and ran:
+//   - excluded (counted in `excluded_rows`, not errors): CPU-only pods (num_gpu 0) and pods that
+//     never ran (pod_phase Pending, or an empty scheduled_time);
+//   - name = the pod name; num_gpus = num_gpu; submit_time = creation_time (s);
+//   - work = the pod's run time, deletion_time - scheduled_time (s), at 1 iteration/s
+//     (iterations = seconds, ref_iters_per_s = 1), so ideal_duration() is the run time. Pods
+//     still Running when the trace was taken have their deletion time at the end of the
+//     observation, so their work is truncated there. deletion_time < scheduled_time is a bad
+//     row, and so is a zero run time (ValidateJobSpec: no work);
+//   - a single-GPU pod with gpu_milli < 1000 asks for that fraction of one GPU: memory_mib =
+//     ceil(gpu_milli / 1000 x kAlibabaGpuMemoryMib), the demand the GPU-sharing layer packs by.
+//     Whole-GPU pods keep memory_mib = 0 (unknown). gpu_milli must be 0..1000, and 1..1000 when
+//     num_gpu is 1; for multi-GPU pods it is ignored (the trace has 1000 there);
+//   - qos (LS, BE, Burstable, Guaranteed; anything else is a bad row) sets priority: 1 for LS
+//     (latency-sensitive) and Guaranteed, 0 for BE and Burstable. JobSpec::qos stays
+//     best-effort;
+//   - gpu_spec (allowed GPU models, G2/T4/V100M16/...) is ignored: our cluster specs name other
+//     types (V100, K80, ...), so gpu_type stays empty (any);
+//   - pod_phase must be Succeeded, Running, Pending or Failed; a Failed pod ran until deletion
+//     and is kept like the others.
+Result<ParsedRows> ReadAlibabaTrace(const std::string& path, const ReadOptions& options);
 
 // The project's own CSV. Header required; columns by name, any order, comma-separated, no
 // quoting. Required: submit_time (s, fractional ok), num_gpus, duration (s, > 0). Optional

@@ -81,6 +81,24 @@ void ExpectSameSpec(const JobSpec& a, const JobSpec& b) {
 
 constexpr char kPhillyHeader[] = "timestamp,duration,num_gpus,gpu_time,cluster\n";
 
+// A file whose line 3 is bad (between two good rows) fails naming `path:3` and `want`; with
+// skip_bad_rows the two good rows load and the bad one is counted.
+void ExpectLine3FailsUnlessSkipped(const std::string& workload, const std::string& path,
+                                   const std::string& want) {
+  Result<Workload> w = LoadWorkload(workload, {});
+  ASSERT_FALSE(w.ok());
+  EXPECT_EQ(w.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(w.status().message().rfind(path + ":3: ", 0), 0u) << w.status().message();
+  EXPECT_NE(w.status().message().find(want), std::string::npos) << w.status().message();
+
+  ReadOptions skip;
+  skip.skip_bad_rows = true;
+  const Workload kept = MustLoad(workload, skip);
+  EXPECT_EQ(kept.jobs.size(), 2u);
+  EXPECT_EQ(kept.skipped_rows, 1);
+  EXPECT_EQ(kept.excluded_rows, 0);
+}
+
 TEST(PhillyReaderTest, SortsStablyAndShiftsToZero) {
   TempDir dir;
   const std::string path =
@@ -152,17 +170,7 @@ TEST(PhillyReaderTest, BadRowsNameFileAndLine) {
     const std::string path =
         dir.Write("bad.csv", std::string(kPhillyHeader) + "2017-10-09 07:01:55,66.0,1,66.0,a\n" +
                                  c.row + "\n2017-10-09 07:01:55,66.0,1,66.0,a\n");
-    Result<Workload> w = LoadWorkload("philly:" + path, {});
-    ASSERT_FALSE(w.ok());
-    EXPECT_EQ(w.status().code(), StatusCode::kInvalidArgument);
-    EXPECT_EQ(w.status().message().rfind(path + ":3: ", 0), 0u) << w.status().message();
-    EXPECT_NE(w.status().message().find(c.want), std::string::npos) << w.status().message();
-
-    ReadOptions skip;
-    skip.skip_bad_rows = true;
-    const Workload kept = MustLoad("philly:" + path, skip);
-    EXPECT_EQ(kept.jobs.size(), 2u);
-    EXPECT_EQ(kept.skipped_rows, 1);
+    ExpectLine3FailsUnlessSkipped("philly:" + path, path, c.want);
   }
 }
 
@@ -204,10 +212,10 @@ TEST(PhillyReaderTest, SkipCountsEveryBadRowAndMaxJobsTruncatesAfterSorting) {
 // Spec strings and files
 
 TEST(LoadWorkloadTest, RejectsUnknownPrefixesAndMissingFiles) {
-  Result<Workload> w = LoadWorkload("alibaba:x.csv", {});
+  Result<Workload> w = LoadWorkload("borg:x.csv", {});
   ASSERT_FALSE(w.ok());
   EXPECT_EQ(w.status().code(), StatusCode::kInvalidArgument);
-  for (const char* prefix : {"philly:", "gavel:", "tiresias:", "csv:", "synthetic"}) {
+  for (const char* prefix : {"philly:", "gavel:", "tiresias:", "alibaba:", "csv:", "synthetic"}) {
     EXPECT_NE(w.status().message().find(prefix), std::string::npos) << prefix;
   }
   w = LoadWorkload("philly:", {});
@@ -219,13 +227,111 @@ TEST(LoadWorkloadTest, RejectsUnknownPrefixesAndMissingFiles) {
 
   TempDir dir;
   const std::string missing = dir.path() + "/nope.csv";
-  for (const std::string format : {"philly:", "gavel:", "tiresias:", "csv:"}) {
+  for (const std::string format : {"philly:", "gavel:", "tiresias:", "alibaba:", "csv:"}) {
     SCOPED_TRACE(format);
     w = LoadWorkload(format + missing, {});
     ASSERT_FALSE(w.ok());
     EXPECT_EQ(w.status().code(), StatusCode::kNotFound);
     EXPECT_NE(w.status().message().find(missing), std::string::npos);
   }
+}
+
+// ---------------------------------------------------------------------------------------------
+// alibaba:
+
+constexpr std::string_view kAlibabaHeader =
+    "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,"
+    "deletion_time,scheduled_time\n";
+
+TEST(AlibabaReaderTest, OneJobPerGpuPodThatRan) {
+  TempDir dir;
+  const std::string path = dir.Write(
+      "pods.csv", std::string(kAlibabaHeader) +
+                      "pod-a,12000,16384,1,1000,,LS,Running,500,4100,600\n"
+                      "pod-cpu,4000,8192,0,0,,BE,Running,400,900,400\n"  // CPU-only: left out
+                      "pod-b,6000,12288,1,460,V100M16|V100M32,BE,Failed,300,1300,350\r\n"
+                      "\n"
+                      "pod-pending,8000,8192,1,1000,,BE,Pending,700,800,\n"  // never ran
+                      "pod-queued,8000,8192,1,1000,,BE,Pending,700,800,750\n"
+                      "pod-c,64000,262144,8,1000,G2,Guaranteed,Succeeded,300,7500,3900\n"
+                      "pod-d,1000,1024,1,1,,Burstable,Succeeded,800,801,800\n");
+  const Workload w = MustLoad("alibaba:" + path);
+  EXPECT_EQ(w.skipped_rows, 0);
+  EXPECT_EQ(w.excluded_rows, 3);
+  struct Want {
+    const char* name;
+    double submit_s;
+    int num_gpus;
+    double run_s;
+    int priority;
+    int64_t memory_mib;
+  };
+  // Sorted by creation time (file order among equals), shifted so the first is at 0.
+  const std::vector<Want> want = {
+      {"pod-b", 0, 1, 950, 0, 7537},  // ceil(460 / 1000 x 16384) = ceil(7536.64)
+      {"pod-c", 0, 8, 3600, 1, 0},
+      {"pod-a", 200, 1, 3500, 1, 0},
+      {"pod-d", 500, 1, 1, 0, 17},  // ceil(16.384)
+  };
+  ASSERT_EQ(w.jobs.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    SCOPED_TRACE(want[i].name);
+    const JobSpec& spec = w.jobs[i];
+    EXPECT_EQ(spec.name, want[i].name);
+    EXPECT_DOUBLE_EQ(SubmitS(spec), want[i].submit_s);
+    EXPECT_EQ(spec.num_gpus, want[i].num_gpus);
+    EXPECT_DOUBLE_EQ(spec.iterations, want[i].run_s);
+    EXPECT_DOUBLE_EQ(spec.ref_iters_per_s, 1.0);
+    EXPECT_EQ(spec.ideal_duration(), Seconds(want[i].run_s));
+    EXPECT_EQ(spec.priority, want[i].priority);
+    EXPECT_EQ(spec.memory_mib, want[i].memory_mib);
+    EXPECT_EQ(spec.gpu_type, "");  // gpu_spec is ignored
+  }
+}
+
+TEST(AlibabaReaderTest, BadRowsNameFileAndLine) {
+  const std::vector<BadRowCase> cases = {
+      {"text gpus", "p,1,1,two,1000,,LS,Running,0,10,0", "bad num_gpu 'two'"},
+      {"negative gpus", "p,1,1,-1,1000,,LS,Running,0,10,0", "bad num_gpu '-1'"},
+      {"milli above one gpu", "p,1,1,1,1500,,LS,Running,0,10,0", "bad gpu_milli '1500'"},
+      {"zero milli on one gpu", "p,1,1,1,0,,LS,Running,0,10,0", "bad gpu_milli '0'"},
+      {"unknown qos", "p,1,1,1,1000,,Gold,Running,0,10,0", "bad qos 'Gold'"},
+      {"unknown phase", "p,1,1,1,1000,,LS,Lost,0,10,0", "bad pod_phase 'Lost'"},
+      {"text creation", "p,1,1,1,1000,,LS,Running,soon,10,0", "bad creation_time 'soon'"},
+      {"empty deletion", "p,1,1,1,1000,,LS,Running,0,,0", "bad deletion_time ''"},
+      {"text scheduled", "p,1,1,1,1000,,LS,Running,0,10,x", "bad scheduled_time 'x'"},
+      {"deleted before scheduled", "p,1,1,1,1000,,LS,Failed,0,10,20",
+       "deletion_time 10 is before scheduled_time 20"},
+      {"no run time", "p,1,1,1,1000,,LS,Failed,0,20,20", "no work"},
+      {"empty name", ",1,1,1,1000,,LS,Running,0,10,0", "empty name"},
+      {"too few fields", "p,1,1,1,1000,,LS,Running,0,10", "expected 11 fields, got 10"},
+  };
+  TempDir dir;
+  for (const BadRowCase& c : cases) {
+    SCOPED_TRACE(c.name);
+    const std::string good = "ok,1,1,1,1000,,LS,Running,0,10,0\n";
+    const std::string path =
+        dir.Write("bad.csv", std::string(kAlibabaHeader) + good + c.row + "\n" + good);
+    ExpectLine3FailsUnlessSkipped("alibaba:" + path, path, c.want);
+  }
+}
+
+TEST(AlibabaReaderTest, PodListWithoutTimesIsRejectedNamingTheMissingColumns) {
+  TempDir dir;
+  // The layout of openb_pod_list_multigpu50.csv.
+  const std::string path = dir.Write("multigpu50.csv",
+                                     "name,cpu_milli,memory_mib,num_gpu,gpu_milli\n"
+                                     "openb-pod-0000,12000,16384,1,1000\n");
+  ReadOptions skip;
+  skip.skip_bad_rows = true;  // a header problem is never skipped
+  Result<Workload> w = LoadWorkload("alibaba:" + path, skip);
+  ASSERT_FALSE(w.ok());
+  EXPECT_EQ(w.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(w.status().message().rfind(path + ":1: missing columns qos, pod_phase, creation_time, "
+                                              "deletion_time, scheduled_time",
+                                       0),
+            0u)
+      << w.status().message();
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -647,6 +753,32 @@ TEST(PublishedTracesTest, ReadsGavelAndTiresiasTraces) {
   EXPECT_EQ(MustLoad("gavel:" + gavel + "/msr_seed0").jobs.size(), 15264u);
   EXPECT_EQ(MustLoad("gavel:" + gavel + "/physical_cluster").jobs.size(), 287u);
   EXPECT_EQ(MustLoad("tiresias:" + tiresias).jobs.size(), 60u);
+}
+
+TEST(PublishedTracesTest, ReadsTheAlibabaPodLists) {
+  const std::string dir = std::string(DLSCHED_TRACES_DIR) + "/alibaba-gpu-v2023";
+  if (!fs::exists(dir)) GTEST_SKIP() << "traces not found at " << dir;
+  struct Case {
+    const char* file;
+    size_t jobs;     // GPU pods that were scheduled (not Pending)
+    int excluded;    // CPU-only and never-run pods
+    int fractional;  // single-GPU pods with gpu_milli < 1000
+  };
+  for (const Case& c : {Case{"openb_pod_list_default.csv", 6203, 1949, 2573},
+                        Case{"openb_pod_list_gpushare100.csv", 5891, 2261, 5891}}) {
+    SCOPED_TRACE(c.file);
+    const Workload w = MustLoad("alibaba:" + dir + "/" + c.file);
+    ASSERT_EQ(w.jobs.size(), c.jobs);
+    EXPECT_EQ(w.excluded_rows, c.excluded);
+    EXPECT_EQ(w.skipped_rows, 0);
+    EXPECT_EQ(w.jobs.front().submit_time, kTimeZero);
+    int fractional = 0;
+    for (const JobSpec& spec : w.jobs) fractional += spec.memory_mib > 0;
+    EXPECT_EQ(fractional, c.fractional);
+  }
+  Result<Workload> multigpu = LoadWorkload("alibaba:" + dir + "/openb_pod_list_multigpu50.csv", {});
+  ASSERT_FALSE(multigpu.ok());
+  EXPECT_NE(multigpu.status().message().find("missing columns qos"), std::string::npos);
 }
 
 }  // namespace

@@ -10,7 +10,7 @@ out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 # Paths in the arguments are relative to the scenario folder, so goldens hold no absolute paths.
 cd "$golden_dir"
-"$dlsched" simulate -q "$@" --json "$out/results.json" --jobs-csv "$out/jobs-" > "$out/table.txt"
+"$dlsched" simulate -q --sharing-data builtin "$@" --json "$out/results.json" --jobs-csv "$out/jobs-" > "$out/table.txt"
 {
   grep -v '"wall_s"' "$out/results.json"
   for f in "$out"/jobs-*.csv; do echo "== $(basename "$f")"; cat "$f"; done

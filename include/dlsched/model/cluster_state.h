@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstdint>
 #include <vector>
 
 #include "dlsched/model/cluster.h"
@@ -29,8 +30,22 @@ class ClusterState {
   // Marks the placement's GPUs allocated. Precondition: IsFree(placement).
   void Allocate(const Placement& placement);
   // Marks the placement's GPUs free. Precondition: they are allocated. GPUs of an offline node
-  // are withheld instead of freed.
+  // are withheld instead of freed. A shared GPU of the placement loses one holder and is freed
+  // with its last (see AllocateShared).
   void Release(const Placement& placement);
+
+  // GPU sharing (seed 000): a GPU may be held by several single-GPU jobs at once. A shared GPU
+  // is not free: Allocate never takes it, so a policy that does not share sees it as busy, and
+  // a what-if Release of one holder frees nothing while others remain.
+  // Whether `gpu` of `node` is free or already shared (the offline rule aside: a shared GPU of
+  // an offline node takes no new holder).
+  bool CanShare(NodeId node, int gpu) const;
+  // Adds a holder to `gpu` of `node`, taking it from the free pool if it was free.
+  // Precondition: CanShare(node, gpu).
+  void AllocateShared(NodeId node, int gpu);
+  // GPUs of `node` held in shared mode, and how many jobs hold one.
+  GpuMask shared_mask(NodeId node) const { return shared_[node.index()]; }
+  int sharers(NodeId node, int gpu) const { return sharers_[first_gpu_[node.index()] + gpu]; }
 
   // A node out of service (its executor reports it down or drained): its free GPUs are withheld
   // at once, and so is every GPU released on it later, so no placement can use it; jobs already
@@ -54,6 +69,9 @@ class ClusterState {
   std::vector<bool> offline_;      // per node
   std::vector<GpuMask> withheld_;  // per node: GPUs kept out of the pool while it is offline
   int offline_total_ = 0;
+  std::vector<GpuMask> shared_;      // per node: GPUs held in shared mode
+  std::vector<uint32_t> first_gpu_;  // per node: its GPU 0's index into sharers_
+  std::vector<uint8_t> sharers_;     // per GPU of the cluster: jobs holding it in shared mode
 };
 
 }  // namespace dlsched

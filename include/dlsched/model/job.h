@@ -33,6 +33,13 @@ Result<JobState> ParseJobState(std::string_view name);
 inline bool IsTerminal(JobState s) { return s >= JobState::kSucceeded; }
 inline bool IsWaiting(JobState s) { return s == JobState::kQueued || s == JobState::kSuspended; }
 
+// How a running job holds its GPU (seed 000): alone; packed with other jobs that run on it at
+// the same time (they interfere, and their memory must fit together); or time-sliced with them
+// (each takes turns on the whole GPU; Gandiva swaps the others' memory out). Shared modes are
+// for single-GPU jobs only.
+enum class ShareMode : uint8_t { kExclusive, kPacked, kTimeSliced };
+std::string_view ShareModeName(ShareMode mode);  // "exclusive", "packed", "time-sliced"
+
 enum class QosClass { kBestEffort, kSoft, kStrict };
 std::string_view QosClassName(QosClass qos);  // "best-effort", "soft", "strict"
 Result<QosClass> ParseQosClass(std::string_view name);
@@ -109,9 +116,10 @@ struct Job {
   JobSpec spec;
   JobState state = JobState::kPending;
 
-  Placement placement;      // while running
-  Timestamp queued_since;   // when it last entered the queue
-  Timestamp segment_start;  // when the current run segment began (running)
+  Placement placement;                      // while running
+  ShareMode share = ShareMode::kExclusive;  // while running: how it holds its GPU
+  Timestamp queued_since;                   // when it last entered the queue
+  Timestamp segment_start;                  // when the current run segment began (running)
   Timestamp first_start = kTimeNever;
   Timestamp finish_time = kTimeNever;
   Duration run_time{0};           // wall time of completed run segments
@@ -123,6 +131,11 @@ struct Job {
   // avoids them.
   std::vector<GpuTypeId> failed_gpu_types;
   bool preempt_requested = false;  // a Preempt was sent; GPUs stay held until it is confirmed
+  bool migrating = false;          // ... to move it to other GPUs (PreemptDecision::migration)
+  int migrations = 0;              // completed migrations (not counted in `preemptions`)
+  // When a run of it last died because its shared GPU ran out of memory (kTimeNever: never);
+  // sharing policies give it a GPU of its own for a while after.
+  Timestamp last_oom = kTimeNever;
   // The estimator's view, refreshed by the scheduler whenever the job is (re)queued or placed.
   Duration estimated_total{0};      // whole job on its reference placement
   Duration estimated_remaining{0};  // at the last checkpoint, reference placement

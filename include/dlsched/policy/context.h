@@ -12,6 +12,7 @@
 #include "dlsched/perf/throughput_model.h"
 #include "dlsched/policy/job_queue.h"
 #include "dlsched/policy/running_index.h"
+#include "dlsched/policy/sharing_view.h"
 
 namespace dlsched {
 
@@ -39,6 +40,9 @@ struct SchedulingContext {
   CycleTrigger trigger;
   // Fill Decisions::pending_reasons (costs string building; off in the simulator's hot loop).
   bool explain = false;
+  // GPU sharing: what the policy may know of jobs' demand and interference; nullptr when the
+  // driver offers no sharing (sharing policies then behave as their base policy).
+  const SharingView* sharing = nullptr;
   // With `explain`: also write each reason's text. False: causes only, texts left empty (the
   // simulator's why-pending sampler, which visits every waiting job many times a run).
   bool explain_text = true;
@@ -49,10 +53,16 @@ struct SchedulingContext {
 struct LaunchDecision {
   JobId job;
   Placement placement;
+  // kExclusive: every GPU of the placement must be free. A shared mode: a single-GPU job on one
+  // GPU that is free or already shared (ClusterState::CanShare); the policy bounds the holders.
+  ShareMode share = ShareMode::kExclusive;
 };
 struct PreemptDecision {
   JobId job;
   std::string reason;  // "for job 17 (higher priority)"
+  // A migration: the job checkpoints to move to other GPUs (counted in Job::migrations, not in
+  // Job::preemptions); it waits in the queue like any preempted job until it is placed again.
+  bool migration = false;
 };
 struct RejectDecision {
   JobId job;

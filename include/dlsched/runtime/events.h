@@ -30,6 +30,8 @@ struct JobLaunchFailed {
   JobId job;
   std::string reason;
   bool never_started = false;
+  // The run died because the GPU it shared ran out of memory (Job::last_oom).
+  bool out_of_memory = false;
 };
 
 // A user asked to cancel a job.

@@ -66,6 +66,9 @@ class Scheduler {
   size_t pending() const { return pending_.size(); }
   const SchedulingPolicy& policy() const { return *policy_; }
   void ReserveJobs(size_t n);
+  // What policies may know about GPU sharing (SchedulingContext::sharing); nullptr (the
+  // default) turns sharing off. `view` must outlive the scheduler.
+  void set_sharing_view(const SharingView* view) { sharing_ = view; }
 
   // Online services (JobSpec::service) are the scheduler's own, not the policy's: they are in
   // none of queue(), running() or running_by_rank(), so no policy can order, place or preempt
@@ -191,6 +194,7 @@ class Scheduler {
   int shortfall_gpus_ = 0;
   Timestamp shortfall_since_;
   Duration shortfall_gpu_time_{0};
+  const SharingView* sharing_ = nullptr;
   CycleTrigger since_last_cycle_{false, false, false, false};
   Timestamp wake_at_ = kTimeNever;  // what the last cycle asked for
 };

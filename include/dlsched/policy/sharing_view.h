@@ -1,0 +1,27 @@
+#pragma once
+
+#include <cstdint>
+
+#include "dlsched/common/ids.h"
+#include "dlsched/sharing/interference.h"
+
+namespace dlsched {
+
+// What a policy may know about GPU sharing (seed 000): how jobs interfere on each GPU type and
+// what has been observed of each job's memory demand. The driver provides it (the simulator
+// does; see sim/sharing_world.h); sharing policies read it through SchedulingContext::sharing.
+// Calls are from the scheduler's thread.
+class SharingView {
+ public:
+  virtual ~SharingView() = default;
+  // The interference model of GPUs of `type`; nullptr when that type is not shared.
+  virtual const sharing::InterferenceModel* Interference(GpuTypeId type) const = 0;
+  // The job's solo features, for the interference model.
+  virtual sharing::SharingJob Features(JobId job) const = 0;
+  // The job's GPU memory demand at percentile `p` (0..100) of what was observed of it while it
+  // ran; before anything was observed, its declared peak (the user's request or its model's
+  // profiled memory). > 0.
+  virtual int64_t MemoryDemandMib(JobId job, double p) const = 0;
+};
+
+}  // namespace dlsched

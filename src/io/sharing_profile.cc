@@ -1,0 +1,109 @@
+#include "io/sharing_profile.h"
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace dlsched {
+
+using nlohmann::json;
+
+namespace {
+
+Status BadKey(const std::string& where, const std::string& key) {
+  return InvalidArgument("unexpected key '" + key + "' or a value of the wrong type in " + where +
+                         " (see docs/sharing.md)");
+}
+
+Status ParseMigration(const json& doc, SharingPolicyConfig& config) {
+  if (!doc.is_object()) return InvalidArgument("\"migration\" must be an object");
+  for (const auto& [key, value] : doc.items()) {
+    if (key == "enabled" && value.is_boolean()) {
+      config.migrate = value.get<bool>();
+    } else if (key == "max_per_job" && value.is_number_integer()) {
+      config.max_migrations_per_job = value.get<int>();
+    } else if (key == "min_residence_s" && value.is_number()) {
+      config.min_residence = Seconds(value.get<double>());
+    } else if (key == "min_slowdown" && value.is_number()) {
+      config.min_slowdown_to_migrate = value.get<double>();
+    } else {
+      return BadKey("\"migration\"", key);
+    }
+  }
+  return Status::Ok();
+}
+
+Status ParseShare(const json& doc, SharingPolicyConfig& config) {
+  if (!doc.is_object()) return InvalidArgument("\"share\" must be an object");
+  for (const auto& [key, value] : doc.items()) {
+    if (key == "packer" && value.is_string()) {
+      const std::string packer = value.get<std::string>();
+      if (packer == "greedy") {
+        config.packer = SharingPolicyConfig::Packer::kGreedy;
+      } else if (packer == "heuristic") {
+        config.packer = SharingPolicyConfig::Packer::kHeuristic;
+      } else {
+        return InvalidArgument("unknown packer '" + packer + "' (known: greedy, heuristic)");
+      }
+    } else if (key == "mode" && value.is_string()) {
+      const std::string mode = value.get<std::string>();
+      if (mode == "packed") {
+        config.mode = ShareMode::kPacked;
+      } else if (mode == "time-sliced") {
+        config.mode = ShareMode::kTimeSliced;
+      } else {
+        return InvalidArgument("unknown mode '" + mode + "' (known: packed, time-sliced)");
+      }
+    } else if (key == "interference_aware" && value.is_boolean()) {
+      config.interference_aware = value.get<bool>();
+    } else if (key == "max_jobs_per_gpu" && value.is_number_integer()) {
+      config.max_jobs_per_gpu = value.get<int>();
+    } else if (key == "memory_percentile" && value.is_number()) {
+      config.memory_percentile = value.get<double>();
+    } else if (key == "max_slowdown" && value.is_number()) {
+      config.max_slowdown = value.get<double>();
+    } else if (key == "max_candidates" && value.is_number_integer()) {
+      config.max_candidates = value.get<int>();
+    } else if (key == "migration") {
+      DS_RETURN_IF_ERROR(ParseMigration(value, config));
+    } else {
+      return BadKey("\"share\"", key);
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+bool IsSharingProfile(const json& doc) { return doc.is_object() && doc.contains("share"); }
+
+Result<SharingProfile> ParseSharingProfile(const json& doc) {
+  SharingProfile profile;
+  for (const auto& [key, value] : doc.items()) {
+    if (key == "name" && value.is_string()) {
+      profile.config.name = value.get<std::string>();
+    } else if (key == "description" && value.is_string()) {
+      profile.config.description = value.get<std::string>();
+    } else if (key == "base" && value.is_string()) {
+      profile.base = value.get<std::string>();
+    } else if (key == "share") {
+      DS_RETURN_IF_ERROR(ParseShare(value, profile.config));
+    } else {
+      return BadKey("a sharing profile", key);
+    }
+  }
+  if (profile.config.name.empty()) return InvalidArgument("the profile has no \"name\"");
+  if (profile.base.empty()) return InvalidArgument("the profile has no \"base\"");
+  DS_RETURN_IF_ERROR(ValidateSharingPolicyConfig(profile.config));
+  return profile;
+}
+
+Result<std::unique_ptr<SchedulingPolicy>> BuildSharingPolicy(
+    const json& doc,
+    const std::function<Result<std::unique_ptr<SchedulingPolicy>>(std::string_view)>& load_base) {
+  DS_ASSIGN_OR_RETURN(SharingProfile profile, ParseSharingProfile(doc));
+  Result<std::unique_ptr<SchedulingPolicy>> base = load_base(profile.base);
+  if (!base.ok()) return base.status().WithPrefix("base profile '" + profile.base + "'");
+  return MakeSharingPolicy(std::move(profile.config), std::move(*base));
+}
+
+}  // namespace dlsched

@@ -1,0 +1,361 @@
+#include "policy/sharing_policy.h"
+
+#include <algorithm>
+#include <bit>
+#include <utility>
+#include <vector>
+
+#include "dlsched/sharing/packing.h"
+
+namespace dlsched {
+namespace {
+
+// Time-sliced and naive packing ignore interference: every pair runs as if alone.
+class NoInterference final : public sharing::InterferenceModel {
+ public:
+  double PairSpeed(const sharing::SharingJob&, const sharing::SharingJob&) const override {
+    return 1.0;
+  }
+};
+
+// A GPU held in a shared mode by running jobs, as one cycle sees it.
+struct SharedGpu {
+  NodeId node;
+  int gpu = 0;
+  GpuTypeId type;
+  int64_t memory_mib = 0;
+  std::vector<JobId> holders;
+  bool open = true;  // may take another job this cycle
+};
+
+bool Contains(const std::vector<JobId>& sorted, JobId id) {
+  return std::ranges::binary_search(sorted, id);
+}
+
+std::vector<JobId> SortedIds(const auto& items) {
+  std::vector<JobId> ids;
+  for (const auto& item : items) ids.push_back(item.job);
+  std::ranges::sort(ids);
+  return ids;
+}
+
+class SharingPolicy final : public SchedulingPolicy {
+ public:
+  SharingPolicy(SharingPolicyConfig config, std::unique_ptr<SchedulingPolicy> base)
+      : config_(std::move(config)), base_(std::move(base)) {}
+
+  std::string_view Name() const override { return config_.name; }
+  int64_t Rank(const JobView& job) const override { return base_->Rank(job); }
+  int64_t RankDrift(const JobView& running) const override { return base_->RankDrift(running); }
+  Timestamp NextRankChange(const JobView& running, Timestamp now) const override {
+    return base_->NextRankChange(running, now);
+  }
+  Timestamp VictimFrom(const JobView& running) const override { return base_->VictimFrom(running); }
+  Fit Admit(const JobView& job, const SchedulingContext& ctx) const override {
+    return base_->Admit(job, ctx);
+  }
+
+  Decisions Decide(const SchedulingContext& ctx) const override {
+    Decisions decisions = base_->Decide(ctx);
+    if (ctx.sharing == nullptr || ctx.explain) return decisions;
+    const size_t base_launches = decisions.launches.size();
+    ShareBaseLaunches(ctx, decisions);
+    // Shared GPUs and waiting jobs change with arrivals, departures, suspensions and launches,
+    // and residences end on timers: another cycle finds nothing new.
+    const CycleTrigger& t = ctx.trigger;
+    if (!t.arrivals && !t.departures && !t.suspensions && !t.timer && decisions.empty()) {
+      return decisions;
+    }
+    const std::vector<JobId> candidates = Candidates(ctx, decisions);
+    // Observed demand changes only when a run segment ends; GPUs free up for jobs to move to
+    // only when nothing waits.
+    const bool may_migrate =
+        config_.migrate && (ctx.trigger.departures || ctx.trigger.suspensions ||
+                            ctx.queue.size() <= decisions.launches.size());
+    if (candidates.empty() && !may_migrate) return decisions;
+    std::vector<SharedGpu> gpus = CollectSharedGpus(ctx, decisions);
+    PlaceCandidates(ctx, candidates, gpus, decisions);
+    if (may_migrate) Migrate(ctx, gpus, base_launches, decisions);
+    return decisions;
+  }
+
+ private:
+  const sharing::InterferenceModel* ModelFor(const SchedulingContext& ctx, GpuTypeId type) const {
+    const sharing::InterferenceModel* model = ctx.sharing->Interference(type);
+    if (model == nullptr) return nullptr;
+    return config_.interference_aware && config_.mode == ShareMode::kPacked ? model
+                                                                            : &no_interference_;
+  }
+
+  // The base's single-GPU launches hold their GPUs in the shared mode, so others may join later.
+  void ShareBaseLaunches(const SchedulingContext& ctx, Decisions& decisions) const {
+    for (LaunchDecision& launch : decisions.launches) {
+      if (ctx.jobs.at(launch.job).spec.num_gpus != 1) continue;
+      const NodeGpus& part = launch.placement.parts.front();
+      const GpuTypeId type =
+          ctx.cluster.node(part.node).gpus[static_cast<size_t>(std::countr_zero(part.gpus))].type;
+      if (ctx.sharing->Interference(type) != nullptr) launch.share = config_.mode;
+    }
+  }
+
+  // The GPUs running jobs hold in a shared mode, by node and GPU. A GPU whose holder is being
+  // preempted is closed: its holders are leaving, and a base policy's preemption counts on it.
+  std::vector<SharedGpu> CollectSharedGpus(const SchedulingContext& ctx,
+                                           const Decisions& decisions) const {
+    const std::vector<JobId> preempted = SortedIds(decisions.preemptions);
+    std::vector<std::pair<uint64_t, JobId>> held;  // (node x 64 + GPU, holder)
+    for (JobId id : ctx.running) {
+      const Job& job = ctx.jobs.at(id);
+      if (job.share == ShareMode::kExclusive) continue;
+      const NodeGpus& part = job.placement.parts.front();
+      held.emplace_back(uint64_t{part.node.value()} * kMaxGpusPerNode +
+                            static_cast<uint64_t>(std::countr_zero(part.gpus)),
+                        id);
+    }
+    std::ranges::sort(held);
+    std::vector<SharedGpu> gpus;
+    for (size_t i = 0; i < held.size(); ++i) {
+      if (i == 0 || held[i].first != held[i - 1].first) {
+        const NodeId node(static_cast<uint32_t>(held[i].first / kMaxGpusPerNode));
+        const int gpu = static_cast<int>(held[i].first % kMaxGpusPerNode);
+        const GpuSpec& spec = ctx.cluster.node(node).gpus[static_cast<size_t>(gpu)];
+        gpus.push_back(
+            {node,
+             gpu,
+             spec.type,
+             spec.memory_mib,
+             {},
+             !ctx.state.offline(node) && ctx.state.sharers(node, gpu) < config_.max_jobs_per_gpu});
+      }
+      SharedGpu& shared = gpus.back();
+      const JobId id = held[i].second;
+      shared.holders.push_back(id);
+      if (ctx.jobs.at(id).preempt_requested || Contains(preempted, id)) shared.open = false;
+    }
+    return gpus;
+  }
+
+  // Up to max_candidates single-GPU waiting jobs the base did not start, in queue order, without
+  // selectors or preferences (the packer places by GPU type only), and not killed out of memory
+  // within min_residence. The first ones, as many GPUs as the base's preemptions free, are left
+  // to the base: those preemptions are likely for them.
+  std::vector<JobId> Candidates(const SchedulingContext& ctx, const Decisions& decisions) const {
+    std::vector<JobId> candidates;
+    const auto singles = ctx.queue.by_gang_order().find(1);
+    if (singles == ctx.queue.by_gang_order().end()) return candidates;
+    const std::vector<JobId> launched = SortedIds(decisions.launches);
+    int left_to_base = 0;
+    for (const PreemptDecision& p : decisions.preemptions) {
+      left_to_base += ctx.jobs.at(p.job).spec.num_gpus;
+    }
+    for (const RankKey& key : singles->second) {
+      if (static_cast<int>(candidates.size()) >= config_.max_candidates) break;
+      if (Contains(launched, key.id)) continue;
+      if (left_to_base > 0) {
+        --left_to_base;
+        continue;
+      }
+      const Job& job = ctx.jobs.at(key.id);
+      if (!job.spec.selector.empty() || !job.spec.preferences.empty()) continue;
+      // After an out-of-memory kill, a GPU of its own for min_residence (no kill loops).
+      if (job.last_oom != kTimeNever && ctx.now - job.last_oom < config_.min_residence) continue;
+      candidates.push_back(key.id);
+    }
+    return candidates;
+  }
+
+  static bool MayRunOn(const Job& job, GpuTypeId type, const Cluster& cluster) {
+    if (!job.spec.gpu_type.empty() && cluster.FindGpuType(job.spec.gpu_type) != type) return false;
+    return std::ranges::find(job.failed_gpu_types, type) == job.failed_gpu_types.end();
+  }
+
+  // Packs candidates beside the jobs on open shared GPUs, one GPU type at a time.
+  void PlaceCandidates(const SchedulingContext& ctx, const std::vector<JobId>& candidates,
+                       std::vector<SharedGpu>& gpus, Decisions& decisions) const {
+    if (candidates.empty()) return;
+    std::vector<bool> placed(candidates.size(), false);
+    for (int t = 0; t < ctx.cluster.num_gpu_types(); ++t) {
+      const GpuTypeId type(static_cast<uint32_t>(t));
+      const sharing::InterferenceModel* model = ModelFor(ctx, type);
+      if (model == nullptr) continue;
+      std::vector<size_t> slots;  // into gpus
+      for (size_t g = 0; g < gpus.size(); ++g) {
+        if (gpus[g].type == type && gpus[g].open) slots.push_back(g);
+      }
+      if (slots.empty()) continue;
+      const int64_t capacity = gpus[slots.front()].memory_mib;
+      std::vector<sharing::PackJob> jobs;
+      for (size_t s = 0; s < slots.size(); ++s) {
+        for (JobId holder : gpus[slots[s]].holders) {
+          jobs.push_back(PackJobOf(ctx, holder, static_cast<int>(s)));
+        }
+      }
+      const size_t first_candidate = jobs.size();
+      std::vector<size_t> offered;  // into candidates
+      for (size_t c = 0; c < candidates.size(); ++c) {
+        if (placed[c] || !MayRunOn(ctx.jobs.at(candidates[c]), type, ctx.cluster)) continue;
+        sharing::PackJob job = PackJobOf(ctx, candidates[c], -1);
+        if (ctx.sharing->MemoryDemandMib(candidates[c], config_.memory_percentile) > capacity) {
+          continue;
+        }
+        jobs.push_back(job);
+        offered.push_back(c);
+      }
+      if (offered.empty()) continue;
+      sharing::PackOptions options;
+      // Time-sliced GPUs swap the others' memory out: each job's own demand is what must fit.
+      options.gpu_memory_mib = capacity;
+      options.max_jobs_per_gpu = config_.max_jobs_per_gpu;
+      options.max_slowdown = config_.interference_aware ? config_.max_slowdown : 1.0;
+      options.max_gpus = static_cast<int>(slots.size());
+      Result<sharing::Packing> packing = config_.packer == SharingPolicyConfig::Packer::kHeuristic
+                                             ? sharing::HeuristicPack(jobs, *model, options)
+                                             : sharing::GreedyPack(jobs, *model, options);
+      if (!packing.ok()) continue;  // a pinned slot the world changed under; try next cycle
+      for (size_t o = 0; o < offered.size(); ++o) {
+        const int slot = packing->gpu_of[first_candidate + o];
+        if (slot < 0) continue;
+        SharedGpu& gpu = gpus[slots[static_cast<size_t>(slot)]];
+        const JobId id = candidates[offered[o]];
+        decisions.launches.push_back(
+            {id, Placement{{NodeGpus{gpu.node, GpuMask{1} << gpu.gpu}}}, config_.mode});
+        gpu.holders.push_back(id);
+        placed[offered[o]] = true;
+      }
+    }
+  }
+
+  sharing::PackJob PackJobOf(const SchedulingContext& ctx, JobId id, int pinned_gpu) const {
+    sharing::PackJob job;
+    job.job = ctx.sharing->Features(id);
+    job.memory_mib = config_.mode == ShareMode::kTimeSliced
+                         ? 0
+                         : ctx.sharing->MemoryDemandMib(id, config_.memory_percentile);
+    job.pinned_gpu = pinned_gpu;
+    return job;
+  }
+
+  // Each holder's predicted slowdown on its GPU, in holder order.
+  std::vector<double> PredictedSlowdowns(const SchedulingContext& ctx, const SharedGpu& gpu) const {
+    const size_t n = gpu.holders.size();
+    std::vector<double> slowdowns(n, 1.0);
+    if (n < 2) return slowdowns;
+    if (config_.mode == ShareMode::kTimeSliced) {
+      std::ranges::fill(slowdowns, static_cast<double>(n));
+      return slowdowns;
+    }
+    std::vector<sharing::SharingJob> group;
+    for (JobId id : gpu.holders) group.push_back(ctx.sharing->Features(id));
+    std::vector<double> speeds(n);
+    sharing::GroupSpeeds(*ctx.sharing->Interference(gpu.type), group, speeds);
+    for (size_t i = 0; i < n; ++i) slowdowns[i] = sharing::SlowdownOf(speeds[i]);
+    return slowdowns;
+  }
+
+  // Whether the job may migrate now. With `check_residence`, one that may once its minimum
+  // residence on its GPU ends asks for a cycle then.
+  bool MayMigrate(const SchedulingContext& ctx, JobId id, const std::vector<JobId>& preempted,
+                  bool check_residence, Decisions& decisions) const {
+    const Job& job = ctx.jobs.at(id);
+    if (job.preempt_requested || Contains(preempted, id)) return false;
+    if (job.migrations >= config_.max_migrations_per_job) return false;
+    const Timestamp settled = job.segment_start + config_.min_residence;
+    if (!check_residence || ctx.now >= settled) return true;
+    decisions.wake_at = std::min(decisions.wake_at, settled);
+    return false;
+  }
+
+  // Dynamic adjustment (see the header): out of GPUs whose observed demand no longer fits, and
+  // off shared GPUs onto free ones once nothing waits.
+  void Migrate(const SchedulingContext& ctx, const std::vector<SharedGpu>& gpus,
+               size_t base_launches, Decisions& decisions) const {
+    const std::vector<JobId> launched = SortedIds(decisions.launches);
+    const std::vector<JobId> preempted = SortedIds(decisions.preemptions);
+    const auto migrate = [&](JobId id, std::string reason) {
+      decisions.preemptions.push_back({id, std::move(reason), /*migration=*/true});
+    };
+    // Memory: the holders' demand at the percentile, as observed now, over the GPU's memory.
+    std::vector<JobId> moving;
+    for (const SharedGpu& gpu : gpus) {
+      if (gpu.holders.size() < 2 || config_.mode != ShareMode::kPacked) continue;
+      int64_t demand = 0;
+      JobId largest;
+      int64_t largest_mib = -1;
+      for (JobId id : gpu.holders) {
+        if (Contains(launched, id)) continue;  // placed this cycle
+        const int64_t mib = ctx.sharing->MemoryDemandMib(id, config_.memory_percentile);
+        demand += mib;
+        if (mib > largest_mib && MayMigrate(ctx, id, preempted, false, decisions)) {
+          largest_mib = mib;
+          largest = id;
+        }
+      }
+      if (demand > gpu.memory_mib && largest.valid()) {
+        migrate(largest, "migrating: its GPU's jobs now demand " + std::to_string(demand) + " of " +
+                             std::to_string(gpu.memory_mib) + " MiB");
+        moving.push_back(largest);
+      }
+    }
+    std::ranges::sort(moving);
+    // Interference: once nothing waits, the most slowed jobs move to the GPUs left free.
+    if (ctx.queue.size() > decisions.launches.size()) return;
+    int free_gpus = ctx.state.free_total();
+    for (size_t i = 0; i < base_launches; ++i) {
+      free_gpus -= decisions.launches[i].placement.num_gpus();
+    }
+    std::vector<std::pair<double, JobId>> slowed;
+    for (const SharedGpu& gpu : gpus) {
+      const std::vector<double> slowdowns = PredictedSlowdowns(ctx, gpu);
+      size_t worst = gpu.holders.size();
+      for (size_t i = 0; i < gpu.holders.size(); ++i) {
+        if (slowdowns[i] < config_.min_slowdown_to_migrate) continue;
+        if (Contains(moving, gpu.holders[i]) ||
+            !MayMigrate(ctx, gpu.holders[i], preempted, true, decisions)) {
+          continue;
+        }
+        if (worst == gpu.holders.size() || slowdowns[i] > slowdowns[worst]) worst = i;
+      }
+      if (worst < gpu.holders.size()) slowed.emplace_back(slowdowns[worst], gpu.holders[worst]);
+    }
+    std::ranges::sort(slowed, [](const auto& a, const auto& b) {
+      return a.first != b.first ? a.first > b.first : a.second < b.second;
+    });
+    for (const auto& [slowdown, id] : slowed) {
+      if (free_gpus <= 0) break;
+      migrate(id, "migrating to a free GPU: slowed " + std::to_string(slowdown).substr(0, 4) +
+                      "x by its GPU's other jobs");
+      --free_gpus;
+    }
+  }
+
+  SharingPolicyConfig config_;
+  std::unique_ptr<SchedulingPolicy> base_;
+  NoInterference no_interference_;
+};
+
+}  // namespace
+
+Status ValidateSharingPolicyConfig(const SharingPolicyConfig& c) {
+  const auto bad = [&](const std::string& what) {
+    return InvalidArgument("sharing policy '" + c.name + "': " + what);
+  };
+  if (c.mode == ShareMode::kExclusive) return bad("mode must be packed or time-sliced");
+  if (c.max_jobs_per_gpu < 1) return bad("max_jobs_per_gpu must be >= 1");
+  if (!(c.memory_percentile >= 0 && c.memory_percentile <= 100)) {
+    return bad("memory_percentile must be in [0, 100]");
+  }
+  if (!(c.max_slowdown >= 1)) return bad("max_slowdown must be >= 1");
+  if (c.max_candidates < 1) return bad("max_candidates must be >= 1");
+  if (c.max_migrations_per_job < 0) return bad("migration.max_per_job must be >= 0");
+  if (c.min_residence < Duration(0)) return bad("migration.min_residence_s must be >= 0");
+  if (!(c.min_slowdown_to_migrate >= 1)) return bad("migration.min_slowdown must be >= 1");
+  return Status::Ok();
+}
+
+std::unique_ptr<SchedulingPolicy> MakeSharingPolicy(SharingPolicyConfig config,
+                                                    std::unique_ptr<SchedulingPolicy> base) {
+  DS_CHECK(base != nullptr) << "a sharing policy needs a base policy";
+  return std::make_unique<SharingPolicy>(std::move(config), std::move(base));
+}
+
+}  // namespace dlsched

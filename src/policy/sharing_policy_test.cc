@@ -1,0 +1,224 @@
+#include "policy/sharing_policy.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "dlsched/policy/pipeline.h"
+#include "dlsched/runtime/scheduler.h"
+#include "support/builders.h"
+
+namespace dlsched {
+namespace {
+
+using ::testing::ElementsAre;
+using testing::MakeCluster;
+using testing::MakeJob;
+using testing::RecordingExecutor;
+
+// Jobs are "light" (type 0) or "heavy" (type 1): heavy beside heavy runs at 0.5, anything else
+// at 0.9. Memory demand per job is set by the test.
+class TwoTypeModel final : public sharing::InterferenceModel {
+ public:
+  double PairSpeed(const sharing::SharingJob& self,
+                   const sharing::SharingJob& other) const override {
+    return self.type == 1 && other.type == 1 ? 0.5 : 0.9;
+  }
+};
+
+class FakeSharingView final : public SharingView {
+ public:
+  const sharing::InterferenceModel* Interference(GpuTypeId) const override { return &model_; }
+  sharing::SharingJob Features(JobId job) const override {
+    sharing::SharingJob features;
+    features.type = heavy.contains(job.value()) ? 1 : 0;
+    return features;
+  }
+  int64_t MemoryDemandMib(JobId job, double) const override {
+    auto it = memory_mib.find(job.value());
+    return it == memory_mib.end() ? 4096 : it->second;
+  }
+
+  std::map<uint32_t, bool> heavy;
+  std::map<uint32_t, int64_t> memory_mib;
+
+ private:
+  TwoTypeModel model_;
+};
+
+PipelineConfig Fifo() {
+  PipelineConfig config;
+  config.name = "fifo";
+  config.admit = {{"feasibility", {}, 1}};
+  config.queue_sort = {"fifo", {}, 1};
+  config.backfill = true;
+  return config;
+}
+
+SharingPolicyConfig Config() {
+  SharingPolicyConfig config;
+  config.name = "share";
+  config.max_jobs_per_gpu = 2;
+  config.max_slowdown = 1.5;
+  config.min_residence = std::chrono::minutes(10);
+  config.max_migrations_per_job = 1;
+  return config;
+}
+
+class SharingPolicyTest : public ::testing::Test {
+ protected:
+  void Start(const std::string& cluster_spec, SharingPolicyConfig config, bool with_view = true) {
+    cluster_ = MakeCluster(cluster_spec);
+    auto base = BuildPipeline(Fifo(), InTreeRegistry());
+    ASSERT_TRUE(base.ok()) << base.status().ToString();
+    scheduler_ = std::make_unique<Scheduler>(
+        cluster_, MakeSharingPolicy(std::move(config), std::move(base).value()), executor_, model_,
+        /*seed=*/1);
+    if (with_view) scheduler_->set_sharing_view(&view_);
+  }
+  JobId Submit(uint32_t n, Timestamp at = kTimeZero) {
+    auto id = scheduler_->Submit(MakeJob(n).Submit(at - kTimeZero).Spec(), at);
+    EXPECT_TRUE(id.ok()) << id.status().ToString();
+    return *id;
+  }
+  const Job& job(JobId id) const { return scheduler_->jobs().at(id); }
+  int Sharers(JobId id) const {
+    const NodeGpus& part = job(id).placement.parts.front();
+    return scheduler_->state().sharers(part.node, std::countr_zero(part.gpus));
+  }
+
+  Cluster cluster_;
+  RecordingExecutor executor_;
+  SimpleThroughputModel model_;
+  FakeSharingView view_;
+  std::unique_ptr<Scheduler> scheduler_;
+};
+
+TEST_F(SharingPolicyTest, WaitingJobsJoinRunningOnesUpToK) {
+  Start("1x2xV100", Config());
+  const JobId a = Submit(0);
+  const JobId b = Submit(1);
+  scheduler_->RunCycle(kTimeZero);  // the base places a and b alone, in the shared mode
+  ASSERT_EQ(job(a).share, ShareMode::kPacked);
+  const JobId c = Submit(2, AtSeconds(1));
+  const JobId d = Submit(3, AtSeconds(1));
+  const JobId e = Submit(4, AtSeconds(1));
+  scheduler_->RunCycle(AtSeconds(1));
+  EXPECT_EQ(job(c).state, JobState::kRunning);
+  EXPECT_EQ(job(d).state, JobState::kRunning);
+  EXPECT_EQ(job(e).state, JobState::kQueued) << "k = 2: both GPUs are full";
+  EXPECT_EQ(Sharers(a), 2);
+  EXPECT_EQ(Sharers(b), 2);
+  EXPECT_EQ(scheduler_->state().free_total(), 0);
+}
+
+TEST_F(SharingPolicyTest, NoJobIsPlacedWhereItsMemoryOrSlowdownBreaksTheBound) {
+  struct Case {
+    const char* name;
+    bool heavy_pair;      // both jobs heavy: each would run at 0.5 (slowdown 2 > 1.5)
+    int64_t waiting_mib;  // the waiting job's demand beside the running job's 4096 MiB
+    bool aware;           // interference-aware
+    bool joins;
+  };
+  const Case cases[] = {
+      {"fits", false, 4096, true, true},
+      {"slowdown over the bound", true, 4096, true, false},
+      {"naive ignores the slowdown", true, 4096, false, true},
+      {"memory over the GPU", false, 32768, true, false},
+      {"naive still checks memory", false, 32768, false, false},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    view_ = {};
+    SharingPolicyConfig config = Config();
+    config.interference_aware = c.aware;
+    Start("1x1xV100", config);
+    const JobId a = Submit(0);
+    scheduler_->RunCycle(kTimeZero);
+    const JobId b = Submit(1, AtSeconds(1));
+    view_.heavy = {{0, c.heavy_pair}, {1, c.heavy_pair}};
+    if (!c.heavy_pair) view_.heavy.clear();
+    view_.memory_mib[b.value()] = c.waiting_mib;
+    scheduler_->RunCycle(AtSeconds(1));
+    EXPECT_EQ(job(b).state == JobState::kRunning, c.joins);
+    EXPECT_EQ(Sharers(a), c.joins ? 2 : 1);
+  }
+}
+
+TEST_F(SharingPolicyTest, WithoutASharingViewItDecidesAsItsBase) {
+  Start("1x1xV100", Config(), /*with_view=*/false);
+  const JobId a = Submit(0);
+  scheduler_->RunCycle(kTimeZero);
+  const JobId b = Submit(1, AtSeconds(1));
+  scheduler_->RunCycle(AtSeconds(1));
+  EXPECT_EQ(job(a).share, ShareMode::kExclusive);
+  EXPECT_EQ(job(b).state, JobState::kQueued);
+}
+
+// Two heavy jobs share a GPU, each slowed 2x; then the other GPU frees up with nothing waiting:
+// one of them migrates there, only after its minimum residence, and at most once.
+TEST_F(SharingPolicyTest, SlowedJobsMigrateToFreeGpusWithHysteresisAndACap) {
+  SharingPolicyConfig config = Config();
+  config.max_slowdown = 3;  // let two heavy jobs share (each slowed 2x)
+  Start("1x2xV100", config);
+  view_.heavy = {{0, true}, {1, true}, {2, true}};
+  const JobId a = Submit(0);
+  const JobId blocker = Submit(1);
+  scheduler_->RunCycle(kTimeZero);
+  const JobId c = Submit(2, AtSeconds(1));
+  scheduler_->RunCycle(AtSeconds(1));
+  ASSERT_EQ(job(c).state, JobState::kRunning);
+  const NodeGpus shared = job(c).placement.parts.front();
+
+  // The blocker ends at 2 minutes: a GPU is free and nothing waits, but c has been on its GPU
+  // for less than the 10 minutes' residence: nothing moves (hysteresis).
+  ASSERT_TRUE(scheduler_->Handle(JobFinished{blocker}, AtSeconds(120)).ok());
+  const CycleResult freed = scheduler_->RunCycle(AtSeconds(120));
+  EXPECT_FALSE(job(a).preempt_requested || job(c).preempt_requested);
+
+  // The policy asked to be woken when the residence ends; then one of the two moves.
+  EXPECT_EQ(freed.wake_at, AtSeconds(600));  // a started at 0
+  scheduler_->RunCycle(AtSeconds(700));
+  const JobId moved = job(a).preempt_requested ? a : c;
+  ASSERT_TRUE(job(moved).preempt_requested);
+  EXPECT_FALSE(job(a).preempt_requested && job(c).preempt_requested);
+  ASSERT_TRUE(scheduler_->Handle(JobSuspended{moved, 10}, AtSeconds(730)).ok());
+  EXPECT_EQ(job(moved).migrations, 1);
+  EXPECT_EQ(job(moved).preemptions, 0);
+  scheduler_->RunCycle(AtSeconds(730));
+  ASSERT_EQ(job(moved).state, JobState::kRunning);
+  EXPECT_NE(job(moved).placement.parts.front(), shared) << "it went to the free GPU";
+
+  // A new job joins the moved job's GPU (the other GPU's job fills its memory); later the same
+  // situation arises: the capped job stays, the new one moves.
+  const JobId other = moved == a ? c : a;
+  view_.memory_mib[other.value()] = 30000;
+  const JobId d = Submit(3, AtSeconds(800));
+  view_.heavy[3] = true;
+  scheduler_->RunCycle(AtSeconds(800));
+  ASSERT_EQ(job(d).state, JobState::kRunning);
+  ASSERT_EQ(job(d).placement, job(moved).placement);
+  ASSERT_TRUE(scheduler_->Handle(JobFinished{other}, AtSeconds(900)).ok());
+  scheduler_->RunCycle(AtSeconds(900));
+  scheduler_->RunCycle(AtSeconds(2000));
+  EXPECT_FALSE(job(moved).preempt_requested) << "at most one migration per job";
+  EXPECT_TRUE(job(d).preempt_requested) << "d may still move to the GPU `other` left";
+}
+
+TEST(SharingPolicyConfigTest, RejectsBadValues) {
+  const auto with = [](auto edit) {
+    SharingPolicyConfig config = Config();
+    edit(config);
+    return ValidateSharingPolicyConfig(config);
+  };
+  EXPECT_TRUE(with([](SharingPolicyConfig&) {}).ok());
+  EXPECT_FALSE(with([](SharingPolicyConfig& c) { c.mode = ShareMode::kExclusive; }).ok());
+  EXPECT_FALSE(with([](SharingPolicyConfig& c) { c.max_jobs_per_gpu = 0; }).ok());
+  EXPECT_FALSE(with([](SharingPolicyConfig& c) { c.memory_percentile = 101; }).ok());
+  EXPECT_FALSE(with([](SharingPolicyConfig& c) { c.max_slowdown = 0.9; }).ok());
+  EXPECT_FALSE(with([](SharingPolicyConfig& c) { c.min_slowdown_to_migrate = 0.5; }).ok());
+}
+
+}  // namespace
+}  // namespace dlsched
