@@ -114,6 +114,7 @@ Result<NodeId> Cluster::AddNode(NodeSpec spec) {
     gpus_per_type_[t] += per_type[t];
     max_per_node_of_type_[t] = std::max(max_per_node_of_type_[t], per_type[t]);
   }
+  first_gpu_.push_back(total_gpus_);
   total_gpus_ += static_cast<int>(spec.gpus.size());
   max_gpus_per_node_ = std::max(max_gpus_per_node_, static_cast<int>(spec.gpus.size()));
   const GpuTypeId type = spec.gpus.empty() ? GpuTypeId() : spec.gpus.front().type;

@@ -11,18 +11,12 @@ ClusterState::ClusterState(const Cluster& cluster)
       free_per_type_(cluster.num_gpu_types(), 0),
       free_per_class_(cluster.num_label_classes(), 0),
       offline_(cluster.num_nodes(), false),
-      withheld_(cluster.num_nodes(), 0),
-      shared_(cluster.num_nodes(), 0),
-      sharers_(static_cast<size_t>(cluster.total_gpus()), 0) {
+      withheld_(cluster.num_nodes(), 0) {
   free_.reserve(cluster.num_nodes());
-  first_gpu_.reserve(cluster.num_nodes());
-  uint32_t first_gpu = 0;
   for (int i = 0; i < cluster.num_nodes(); ++i) {
     const NodeId id(static_cast<uint32_t>(i));
     const int n = static_cast<int>(cluster.node(id).gpus.size());
     free_.push_back(LowestGpus(n));
-    first_gpu_.push_back(first_gpu);
-    first_gpu += static_cast<uint32_t>(n);
     for (const GpuSpec& gpu : cluster.node(id).gpus) ++free_per_type_[gpu.type.index()];
     free_per_class_[cluster.node_label_class(id).index()] += n;
   }
@@ -60,10 +54,11 @@ void ClusterState::Release(const Placement& placement) {
     GpuMask& free = free_[part.node.index()];
     GpuMask& withheld = withheld_[part.node.index()];
     DS_CHECK(((free | withheld) & part.gpus) == 0) << "releasing a GPU that is already free";
-    GpuMask freed = part.gpus & ~shared_[part.node.index()];
-    for (GpuMask m = part.gpus & shared_[part.node.index()]; m != 0; m &= m - 1) {
+    const GpuMask shared = shared_mask(part.node);
+    GpuMask freed = part.gpus & ~shared;
+    for (GpuMask m = part.gpus & shared; m != 0; m &= m - 1) {
       const int gpu = std::countr_zero(m);
-      uint8_t& holders = sharers_[first_gpu_[part.node.index()] + gpu];
+      uint8_t& holders = Holders(part.node, gpu);
       if (--holders == 0) {
         shared_[part.node.index()] &= ~(GpuMask{1} << gpu);
         freed |= GpuMask{1} << gpu;
@@ -82,19 +77,26 @@ void ClusterState::Release(const Placement& placement) {
 bool ClusterState::CanShare(NodeId node, int gpu) const {
   const GpuMask bit = GpuMask{1} << gpu;
   if ((free_[node.index()] & bit) != 0) return true;
-  return (shared_[node.index()] & bit) != 0 && !offline_[node.index()] &&
-         sharers_[first_gpu_[node.index()] + gpu] < 255;
+  return (shared_mask(node) & bit) != 0 && !offline_[node.index()] && sharers(node, gpu) < 255;
 }
 
 void ClusterState::AllocateShared(NodeId node, int gpu) {
   DS_CHECK(CanShare(node, gpu)) << "sharing a GPU that is neither free nor shared";
+  if (shared_.empty()) {
+    shared_.assign(free_.size(), 0);
+    sharers_.assign(static_cast<size_t>(cluster_->total_gpus()), 0);
+  }
   const GpuMask bit = GpuMask{1} << gpu;
   if ((free_[node.index()] & bit) != 0) {
     free_[node.index()] &= ~bit;
     CountFree(node, bit, -1);
     shared_[node.index()] |= bit;
   }
-  ++sharers_[first_gpu_[node.index()] + gpu];
+  ++Holders(node, gpu);
+}
+
+uint8_t& ClusterState::Holders(NodeId node, int gpu) {
+  return sharers_[static_cast<size_t>(cluster_->first_gpu(node) + gpu)];
 }
 
 void ClusterState::SetOffline(NodeId node) {

@@ -102,14 +102,12 @@ class SimExecutor final : public Executor {
  public:
   SimExecutor(const Cluster& cluster, const ThroughputModel& truth, const SimOptions& options,
               SharingWorld* sharing, EventQueue& events)
-      : cluster_(cluster), truth_(truth), options_(options), sharing_(sharing), events_(events) {
-    uint32_t first = 0;
-    for (const NodeSpec& node : cluster.nodes()) {
-      first_gpu_.push_back(first);
-      first += static_cast<uint32_t>(node.gpus.size());
-    }
-    sharers_.resize(first);
-  }
+      : cluster_(cluster),
+        truth_(truth),
+        options_(options),
+        sharing_(sharing),
+        events_(events),
+        sharers_(static_cast<size_t>(cluster.total_gpus())) {}
 
   void Reserve(size_t n) { progress_.reserve(n); }
   void AddJob() { progress_.emplace_back(); }
@@ -139,7 +137,7 @@ class SimExecutor final : public Executor {
     Account(now);
     if (job.share != ShareMode::kExclusive && sharing_ != nullptr) {
       const NodeGpus& part = placement.parts.front();
-      p.shared_gpu = static_cast<int>(first_gpu_[part.node.index()]) + std::countr_zero(part.gpus);
+      p.shared_gpu = cluster_.first_gpu(part.node) + std::countr_zero(part.gpus);
       Sharers& gpu = sharers_[static_cast<size_t>(p.shared_gpu)];
       if (gpu.jobs.empty()) {
         gpu.node = part.node;
@@ -255,7 +253,7 @@ class SimExecutor final : public Executor {
     Sharers& gpu = sharers_[static_cast<size_t>(gpu_index)];
     const size_t n = gpu.jobs.size();
     const GpuSpec& spec =
-        cluster_.node(gpu.node).gpus[static_cast<size_t>(gpu_index - first_gpu_[gpu.node.index()])];
+        cluster_.node(gpu.node).gpus[static_cast<size_t>(gpu_index - cluster_.first_gpu(gpu.node))];
     for (JobId id : gpu.jobs) {
       double speed = 1.0;
       if (n > 1) {
@@ -308,7 +306,6 @@ class SimExecutor final : public Executor {
   SharingWorld* sharing_;  // nullptr: no sharing figures, shared launches run as exclusive
   EventQueue& events_;
   std::vector<TrueProgress> progress_;
-  std::vector<uint32_t> first_gpu_;                // per node: its GPU 0's index into sharers_
   std::vector<Sharers> sharers_;                   // per GPU of the cluster: the jobs sharing it
   std::vector<sharing::SharedJobDemand> demands_;  // Regroup's scratch
   SharingTally tally_;

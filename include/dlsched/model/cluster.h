@@ -85,6 +85,9 @@ class Cluster {
   int num_racks() const { return static_cast<int>(rack_names_.size()); }
   int num_gpu_types() const { return static_cast<int>(gpu_type_names_.size()); }
   int total_gpus() const { return total_gpus_; }
+  // The index of the node's GPU 0 among all the cluster's GPUs (nodes in id order, GPUs in
+  // index order): GPU g of the node is GPU first_gpu(node) + g of the cluster.
+  int first_gpu(NodeId id) const { return first_gpu_[id.index()]; }
   int max_gpus_per_node() const { return max_gpus_per_node_; }
   // GPUs of a type across the cluster.
   int gpus_of_type(GpuTypeId type) const { return gpus_per_type_[type.index()]; }
@@ -127,6 +130,7 @@ class Cluster {
   std::vector<NodeSpec> nodes_;
   std::vector<GpuTypeId> node_gpu_type_;
   std::vector<LabelClassId> node_class_;
+  std::vector<int> first_gpu_;  // per node
   std::vector<LabelClass> classes_;
   std::vector<std::string> gpu_type_names_;
   std::vector<std::string> rack_names_;

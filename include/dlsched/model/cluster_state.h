@@ -44,8 +44,10 @@ class ClusterState {
   // Precondition: CanShare(node, gpu).
   void AllocateShared(NodeId node, int gpu);
   // GPUs of `node` held in shared mode, and how many jobs hold one.
-  GpuMask shared_mask(NodeId node) const { return shared_[node.index()]; }
-  int sharers(NodeId node, int gpu) const { return sharers_[first_gpu_[node.index()] + gpu]; }
+  GpuMask shared_mask(NodeId node) const { return shared_.empty() ? 0 : shared_[node.index()]; }
+  int sharers(NodeId node, int gpu) const {
+    return sharers_.empty() ? 0 : sharers_[static_cast<size_t>(cluster_->first_gpu(node) + gpu)];
+  }
 
   // A node out of service (its executor reports it down or drained): its free GPUs are withheld
   // at once, and so is every GPU released on it later, so no placement can use it; jobs already
@@ -60,6 +62,8 @@ class ClusterState {
  private:
   // Moves `gpus` of `node` between the free pool and the counts (sign +1 frees, -1 takes).
   void CountFree(NodeId node, GpuMask gpus, int sign);
+  // The holder count of a shared GPU. Precondition: sharers_ is sized.
+  uint8_t& Holders(NodeId node, int gpu);
 
   const Cluster* cluster_ = nullptr;
   std::vector<GpuMask> free_;  // per node
@@ -69,9 +73,10 @@ class ClusterState {
   std::vector<bool> offline_;      // per node
   std::vector<GpuMask> withheld_;  // per node: GPUs kept out of the pool while it is offline
   int offline_total_ = 0;
-  std::vector<GpuMask> shared_;      // per node: GPUs held in shared mode
-  std::vector<uint32_t> first_gpu_;  // per node: its GPU 0's index into sharers_
-  std::vector<uint8_t> sharers_;     // per GPU of the cluster: jobs holding it in shared mode
+  // Sharing, sized at the first AllocateShared (empty until then, so that states without
+  // sharing copy as cheaply as before it existed).
+  std::vector<GpuMask> shared_;   // per node: GPUs held in shared mode
+  std::vector<uint8_t> sharers_;  // per GPU (Cluster::first_gpu): jobs holding it shared
 };
 
 }  // namespace dlsched
