@@ -68,10 +68,9 @@ class SharingPolicy final : public SchedulingPolicy {
     }
     const std::vector<JobId> candidates = Candidates(ctx, decisions);
     // Observed demand changes only when a run segment ends; GPUs free up for jobs to move to
-    // only when nothing waits.
-    const bool may_migrate =
-        config_.migrate && (ctx.trigger.departures || ctx.trigger.suspensions ||
-                            ctx.queue.size() <= decisions.launches.size());
+    // only when nothing waits (every waiting job is launched this cycle).
+    const bool may_migrate = config_.migrate && (t.departures || t.suspensions ||
+                                                 ctx.queue.size() <= decisions.launches.size());
     if (candidates.empty() && !may_migrate) return decisions;
     std::vector<SharedGpu> gpus = CollectSharedGpus(ctx, decisions);
     PlaceCandidates(ctx, candidates, gpus, decisions);
@@ -194,16 +193,14 @@ class SharingPolicy final : public SchedulingPolicy {
       std::vector<size_t> offered;  // into candidates
       for (size_t c = 0; c < candidates.size(); ++c) {
         if (placed[c] || !MayRunOn(ctx.jobs.at(candidates[c]), type, ctx.cluster)) continue;
-        sharing::PackJob job = PackJobOf(ctx, candidates[c], -1);
         if (ctx.sharing->MemoryDemandMib(candidates[c], config_.memory_percentile) > capacity) {
-          continue;
+          continue;  // it could not run here even alone
         }
-        jobs.push_back(job);
+        jobs.push_back(PackJobOf(ctx, candidates[c], -1));
         offered.push_back(c);
       }
       if (offered.empty()) continue;
       sharing::PackOptions options;
-      // Time-sliced GPUs swap the others' memory out: each job's own demand is what must fit.
       options.gpu_memory_mib = capacity;
       options.max_jobs_per_gpu = config_.max_jobs_per_gpu;
       options.max_slowdown = config_.interference_aware ? config_.max_slowdown : 1.0;
@@ -225,6 +222,8 @@ class SharingPolicy final : public SchedulingPolicy {
     }
   }
 
+  // The packer's view of a job. Time-sliced GPUs swap the others' memory out between turns, so
+  // there only each job's own demand must fit (checked before packing): it packs as 0 MiB.
   sharing::PackJob PackJobOf(const SchedulingContext& ctx, JobId id, int pinned_gpu) const {
     sharing::PackJob job;
     job.job = ctx.sharing->Features(id);
@@ -298,6 +297,7 @@ class SharingPolicy final : public SchedulingPolicy {
     }
     std::ranges::sort(moving);
     // Interference: once nothing waits, the most slowed jobs move to the GPUs left free.
+    // Nothing waits once the base and the packer launched every waiting job.
     if (ctx.queue.size() > decisions.launches.size()) return;
     int free_gpus = ctx.state.free_total();
     for (size_t i = 0; i < base_launches; ++i) {
