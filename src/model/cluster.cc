@@ -121,6 +121,8 @@ Result<NodeId> Cluster::AddNode(NodeSpec spec) {
   if (type.valid()) spec.labels.emplace("gpu", gpu_type_names_[type.index()]);
   spec.labels.emplace("rack", rack_names_[spec.rack.index()]);
   node_gpu_type_.push_back(type);
+  node_homogeneous_.push_back(
+      std::ranges::all_of(spec.gpus, [type](const GpuSpec& gpu) { return gpu.type == type; }));
   node_class_.push_back(InternLabelClass(type, spec.labels, static_cast<int>(spec.gpus.size())));
   nodes_.push_back(std::move(spec));
   return NodeId(static_cast<uint32_t>(nodes_.size() - 1));

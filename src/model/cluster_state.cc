@@ -8,19 +8,17 @@ namespace dlsched {
 
 ClusterState::ClusterState(const Cluster& cluster)
     : cluster_(&cluster),
+      free_(cluster.num_nodes(), 0),
+      words_per_level_((static_cast<size_t>(cluster.num_nodes()) + 63) / 64),
       free_per_type_(cluster.num_gpu_types(), 0),
       free_per_class_(cluster.num_label_classes(), 0),
       offline_(cluster.num_nodes(), false),
       withheld_(cluster.num_nodes(), 0) {
-  free_.reserve(cluster.num_nodes());
+  nodes_with_free_.assign(static_cast<size_t>(cluster.max_gpus_per_node()) * words_per_level_, 0);
   for (int i = 0; i < cluster.num_nodes(); ++i) {
     const NodeId id(static_cast<uint32_t>(i));
-    const int n = static_cast<int>(cluster.node(id).gpus.size());
-    free_.push_back(LowestGpus(n));
-    for (const GpuSpec& gpu : cluster.node(id).gpus) ++free_per_type_[gpu.type.index()];
-    free_per_class_[cluster.node_label_class(id).index()] += n;
+    SetFree(id, LowestGpus(static_cast<int>(cluster.node(id).gpus.size())));
   }
-  free_total_ = cluster.total_gpus();
 }
 
 bool ClusterState::IsFree(const Placement& placement) const {
@@ -34,27 +32,50 @@ bool ClusterState::IsFree(const Placement& placement) const {
 void ClusterState::CountFree(NodeId node, GpuMask gpus, int sign) {
   free_total_ += sign * CountGpus(gpus);
   free_per_class_[cluster_->node_label_class(node).index()] += sign * CountGpus(gpus);
+  if (cluster_->node_homogeneous(node)) {
+    free_per_type_[cluster_->node_gpu_type(node).index()] += sign * CountGpus(gpus);
+    return;
+  }
   const NodeSpec& spec = cluster_->node(node);
   for (GpuMask m = gpus; m != 0; m &= m - 1) {
     free_per_type_[spec.gpus[std::countr_zero(m)].type.index()] += sign;
   }
 }
 
+void ClusterState::SetFree(NodeId node, GpuMask free) {
+  const size_t i = node.index();
+  const GpuMask before = free_[i];
+  if (const GpuMask taken = before & ~free; taken != 0) CountFree(node, taken, -1);
+  if (const GpuMask given = free & ~before; given != 0) CountFree(node, given, +1);
+  free_[i] = free;
+  // The levels between the old and the new count change: set when it grew, cleared when it
+  // shrank. Level k's word for the node is at level_words[(k - 1) * words_per_level_].
+  const int from = CountGpus(before);
+  const int to = CountGpus(free);
+  uint64_t* level_words = nodes_with_free_.data() + i / 64;
+  const uint64_t bit = uint64_t{1} << (i % 64);
+  for (int k = from + 1; k <= to; ++k)
+    level_words[static_cast<size_t>(k - 1) * words_per_level_] |= bit;
+  for (int k = to + 1; k <= from; ++k)
+    level_words[static_cast<size_t>(k - 1) * words_per_level_] &= ~bit;
+}
+
 void ClusterState::Allocate(const Placement& placement) {
+  DS_CHECK(!in_trial_) << "allocating during a trial";
   for (const NodeGpus& part : placement.parts) {
-    GpuMask& free = free_[part.node.index()];
+    const GpuMask free = free_[part.node.index()];
     DS_CHECK((free & part.gpus) == part.gpus) << "allocating a GPU that is not free";
-    free &= ~part.gpus;
-    CountFree(part.node, part.gpus, -1);
+    SetFree(part.node, free & ~part.gpus);
   }
 }
 
 void ClusterState::Release(const Placement& placement) {
   for (const NodeGpus& part : placement.parts) {
-    GpuMask& free = free_[part.node.index()];
+    const GpuMask free = free_[part.node.index()];
     GpuMask& withheld = withheld_[part.node.index()];
     DS_CHECK(((free | withheld) & part.gpus) == 0) << "releasing a GPU that is already free";
     const GpuMask shared = shared_mask(part.node);
+    if (in_trial_) trial_.push_back({part, free, withheld, shared});
     GpuMask freed = part.gpus & ~shared;
     for (GpuMask m = part.gpus & shared; m != 0; m &= m - 1) {
       const int gpu = std::countr_zero(m);
@@ -69,9 +90,31 @@ void ClusterState::Release(const Placement& placement) {
       offline_total_ += CountGpus(freed);
       continue;
     }
-    free |= freed;
-    CountFree(part.node, freed, +1);
+    SetFree(part.node, free | freed);
   }
+}
+
+void ClusterState::BeginTrial() {
+  DS_CHECK(!in_trial_) << "trials do not nest";
+  in_trial_ = true;
+  trial_.clear();
+}
+
+void ClusterState::RollBackTrial() {
+  DS_CHECK(in_trial_) << "no trial to roll back";
+  for (auto it = trial_.rbegin(); it != trial_.rend(); ++it) {
+    const NodeId node = it->part.node;
+    SetFree(node, it->free);
+    GpuMask& withheld = withheld_[node.index()];
+    offline_total_ -= CountGpus(withheld & ~it->withheld);
+    withheld = it->withheld;
+    for (GpuMask m = it->part.gpus & it->shared; m != 0; m &= m - 1) {
+      ++Holders(node, std::countr_zero(m));
+    }
+    if (!shared_.empty()) shared_[node.index()] = it->shared;
+  }
+  trial_.clear();
+  in_trial_ = false;
 }
 
 bool ClusterState::CanShare(NodeId node, int gpu) const {
@@ -81,6 +124,7 @@ bool ClusterState::CanShare(NodeId node, int gpu) const {
 }
 
 void ClusterState::AllocateShared(NodeId node, int gpu) {
+  DS_CHECK(!in_trial_) << "sharing during a trial";
   DS_CHECK(CanShare(node, gpu)) << "sharing a GPU that is neither free nor shared";
   if (shared_.empty()) {
     shared_.assign(free_.size(), 0);
@@ -88,8 +132,7 @@ void ClusterState::AllocateShared(NodeId node, int gpu) {
   }
   const GpuMask bit = GpuMask{1} << gpu;
   if ((free_[node.index()] & bit) != 0) {
-    free_[node.index()] &= ~bit;
-    CountFree(node, bit, -1);
+    SetFree(node, free_[node.index()] & ~bit);
     shared_[node.index()] |= bit;
   }
   ++Holders(node, gpu);
@@ -100,21 +143,21 @@ uint8_t& ClusterState::Holders(NodeId node, int gpu) {
 }
 
 void ClusterState::SetOffline(NodeId node) {
+  DS_CHECK(!in_trial_) << "taking a node offline during a trial";
   if (offline_[node.index()]) return;
   offline_[node.index()] = true;
-  GpuMask& free = free_[node.index()];
-  CountFree(node, free, -1);
+  const GpuMask free = free_[node.index()];
   withheld_[node.index()] = free;
   offline_total_ += CountGpus(free);
-  free = 0;
+  SetFree(node, 0);
 }
 
 void ClusterState::SetOnline(NodeId node) {
+  DS_CHECK(!in_trial_) << "bringing a node online during a trial";
   if (!offline_[node.index()]) return;
   offline_[node.index()] = false;
   GpuMask& withheld = withheld_[node.index()];
-  free_[node.index()] |= withheld;
-  CountFree(node, withheld, +1);
+  SetFree(node, free_[node.index()] | withheld);
   offline_total_ -= CountGpus(withheld);
   withheld = 0;
 }

@@ -33,6 +33,16 @@ void ExpectViewsAgree(const Cluster& cluster, const ClusterState& state) {
   for (int c = 0; c < cluster.num_label_classes(); ++c) {
     ASSERT_EQ(state.free_of_class(LabelClassId(c)), per_class[c]) << "class " << c;
   }
+  // The free levels: exactly the nodes with at least k free GPUs, in id order.
+  for (int k = 1; k <= cluster.max_gpus_per_node() + 1; ++k) {
+    std::vector<NodeId> want;
+    for (int i = 0; i < cluster.num_nodes(); ++i) {
+      if (state.free_gpus(NodeId(i)) >= k) want.push_back(NodeId(i));
+    }
+    std::vector<NodeId> got;
+    state.ForEachNodeWithFree(k, [&](NodeId node) { got.push_back(node); });
+    ASSERT_EQ(got, want) << "at least " << k << " free";
+  }
 }
 
 // Random-walk steps shared by the tests below: release a random held placement; take a node
@@ -49,6 +59,37 @@ void ToggleOnline(NodeId node, ClusterState& state) {
     state.SetOnline(node);
   } else {
     state.SetOffline(node);
+  }
+}
+
+// One random step with shared GPUs: a shared holder (twice as likely), an exclusive one, a
+// release, or a node toggled offline/online. `held` has one entry per holder.
+void RandomSharingStep(const Cluster& cluster, ClusterState& state, std::vector<Placement>& held,
+                       Rng& rng) {
+  const NodeId node(static_cast<uint32_t>(rng.Below(cluster.num_nodes())));
+  const int gpus = static_cast<int>(cluster.node(node).gpus.size());
+  switch (rng.Below(5)) {
+    case 0:
+    case 1: {
+      const int gpu = static_cast<int>(rng.Below(static_cast<uint64_t>(gpus)));
+      if (state.CanShare(node, gpu)) {
+        state.AllocateShared(node, gpu);
+        held.push_back(On(static_cast<int>(node.index()), GpuMask{1} << gpu));
+      }
+      break;
+    }
+    case 2:
+      if (GpuMask free = state.free_mask(node); free != 0) {
+        const Placement p = On(static_cast<int>(node.index()), free & -free);
+        state.Allocate(p);
+        held.push_back(p);
+      }
+      break;
+    case 3:
+      ReleaseOneOf(held, state, rng);
+      break;
+    default:
+      ToggleOnline(node, state);
   }
 }
 
@@ -81,6 +122,50 @@ TEST(ClusterStateDualViewTest, AggregateCountsMatchThePerGpuDetailAfterEveryChan
     ExpectViewsAgree(cluster, state);
     if (::testing::Test::HasFatalFailure()) return;
   }
+}
+
+TEST(ClusterStateDualViewTest, FreeLevelsSpanSeveralWordsOfNodes) {
+  const Cluster cluster = testing::MakeCluster("130x2xV100");
+  ClusterState state(cluster);
+  Rng rng(3);
+  std::vector<Placement> held;
+  for (int step = 0; step < 2000; ++step) {
+    SCOPED_TRACE("step " + std::to_string(step));
+    const NodeId node(static_cast<uint32_t>(rng.Below(cluster.num_nodes())));
+    if (rng.Below(2) == 0) {
+      if (const GpuMask free = state.free_mask(node); free != 0) {
+        const Placement p = On(static_cast<int>(node.index()), free & -free);
+        state.Allocate(p);
+        held.push_back(p);
+      }
+    } else {
+      ReleaseOneOf(held, state, rng);
+    }
+    ExpectViewsAgree(cluster, state);
+    if (::testing::Test::HasFatalFailure()) return;
+  }
+}
+
+TEST(ClusterStateDualViewTest, CountsAMixedNodesGpusByTheirOwnTypes) {
+  Cluster cluster;
+  const GpuTypeId v100 = cluster.InternGpuType("V100");
+  const GpuTypeId k80 = cluster.InternGpuType("K80");
+  const RackId rack = cluster.InternRack("r0");
+  ASSERT_TRUE(cluster.AddNode({"mixed", rack, {{v100}, {k80}, {k80}}}).ok());
+  ASSERT_TRUE(cluster.AddNode({"plain", rack, {{k80}, {k80}}}).ok());
+  EXPECT_FALSE(cluster.node_homogeneous(NodeId(0)));
+  EXPECT_TRUE(cluster.node_homogeneous(NodeId(1)));
+  ClusterState state(cluster);
+  EXPECT_EQ(state.free_of_type(v100), 1);
+  EXPECT_EQ(state.free_of_type(k80), 4);
+  state.Allocate(On(0, 0b011));  // the V100 and one K80
+  EXPECT_EQ(state.free_of_type(v100), 0);
+  EXPECT_EQ(state.free_of_type(k80), 3);
+  ExpectViewsAgree(cluster, state);
+  state.Release(On(0, 0b001));
+  EXPECT_EQ(state.free_of_type(v100), 1);
+  EXPECT_EQ(state.free_of_type(k80), 3);
+  ExpectViewsAgree(cluster, state);
 }
 
 TEST(ClusterStateOfflineTest, WithholdsFreeGpusAndThoseReleasedLater) {
@@ -265,6 +350,65 @@ TEST(ClusterStateSharingTest, AWhatIfCopyReleasingOneOfTwoHoldersFreesNothing) {
   EXPECT_EQ(state.shared_mask(NodeId(0)), 0b0010u);
 }
 
+// Every observable of the two states is equal.
+void ExpectSameState(const Cluster& cluster, const ClusterState& a, const ClusterState& b) {
+  ASSERT_EQ(a.free_total(), b.free_total());
+  ASSERT_EQ(a.offline_total(), b.offline_total());
+  ASSERT_EQ(a.allocated_total(), b.allocated_total());
+  for (int t = 0; t < cluster.num_gpu_types(); ++t) {
+    ASSERT_EQ(a.free_of_type(GpuTypeId(t)), b.free_of_type(GpuTypeId(t))) << "type " << t;
+  }
+  for (int c = 0; c < cluster.num_label_classes(); ++c) {
+    ASSERT_EQ(a.free_of_class(LabelClassId(c)), b.free_of_class(LabelClassId(c))) << "class " << c;
+  }
+  for (int n = 0; n < cluster.num_nodes(); ++n) {
+    const NodeId id(static_cast<uint32_t>(n));
+    ASSERT_EQ(a.free_mask(id), b.free_mask(id)) << "node " << n;
+    ASSERT_EQ(a.shared_mask(id), b.shared_mask(id)) << "node " << n;
+    ASSERT_EQ(a.offline(id), b.offline(id)) << "node " << n;
+    for (int g = 0; g < static_cast<int>(cluster.node(id).gpus.size()); ++g) {
+      ASSERT_EQ(a.sharers(id, g), b.sharers(id, g)) << "node " << n << " gpu " << g;
+    }
+  }
+}
+
+TEST(ClusterStateTrialTest, RollBackRestoresTheStateBeforeTheTrialExactly) {
+  Cluster cluster = testing::MakeCluster("4x8xV100+4x4xK80", 2);
+  Rng rng(5);
+  ClusterState state(cluster);
+  std::vector<Placement> held;  // one entry per holder
+  for (int round = 0; round < 300; ++round) {
+    SCOPED_TRACE("round " + std::to_string(round));
+    for (int step = 0; step < 10; ++step) RandomSharingStep(cluster, state, held, rng);
+    // A trial releases a random subset of the holders, then rolls back.
+    const ClusterState before = state;
+    state.BeginTrial();
+    EXPECT_TRUE(state.in_trial());
+    std::vector<Placement> kept = held;
+    for (int k = static_cast<int>(rng.Below(held.size() + 1)); k > 0; --k) {
+      ReleaseOneOf(kept, state, rng);
+    }
+    ExpectViewsAgree(cluster, state);
+    state.RollBackTrial();
+    EXPECT_FALSE(state.in_trial());
+    ExpectSameState(cluster, state, before);
+    ExpectViewsAgree(cluster, state);
+    if (::testing::Test::HasFatalFailure()) return;
+  }
+}
+
+TEST(ClusterStateTrialTest, OnlyReleasesMayChangeTheStateDuringATrial) {
+  const Cluster cluster = testing::MakeCluster("1x4xV100");
+  ClusterState state(cluster);
+  state.BeginTrial();
+  EXPECT_DEATH(state.Allocate(On(0, 0b0001)), "allocating during a trial");
+  EXPECT_DEATH(state.AllocateShared(NodeId(0), 0), "sharing during a trial");
+  EXPECT_DEATH(state.SetOffline(NodeId(0)), "offline during a trial");
+  EXPECT_DEATH(state.BeginTrial(), "trials do not nest");
+  state.RollBackTrial();
+  EXPECT_DEATH(state.RollBackTrial(), "no trial to roll back");
+}
+
 TEST(ClusterStateSharingTest, AggregateCountsMatchThePerGpuDetailUnderRandomSharing) {
   Cluster cluster = testing::MakeCluster("4x8xV100+4x4xK80", 2);
   Rng rng(11);
@@ -272,31 +416,7 @@ TEST(ClusterStateSharingTest, AggregateCountsMatchThePerGpuDetailUnderRandomShar
   std::vector<Placement> held;  // one entry per holder
   for (int step = 0; step < 5000; ++step) {
     SCOPED_TRACE("step " + std::to_string(step));
-    const NodeId node(static_cast<uint32_t>(rng.Below(cluster.num_nodes())));
-    const int gpus = static_cast<int>(cluster.node(node).gpus.size());
-    switch (rng.Below(5)) {
-      case 0:
-      case 1: {
-        const int gpu = static_cast<int>(rng.Below(static_cast<uint64_t>(gpus)));
-        if (state.CanShare(node, gpu)) {
-          state.AllocateShared(node, gpu);
-          held.push_back(On(static_cast<int>(node.index()), GpuMask{1} << gpu));
-        }
-        break;
-      }
-      case 2:
-        if (GpuMask free = state.free_mask(node); free != 0) {
-          const Placement p = On(static_cast<int>(node.index()), free & -free);
-          state.Allocate(p);
-          held.push_back(p);
-        }
-        break;
-      case 3:
-        ReleaseOneOf(held, state, rng);
-        break;
-      default:
-        ToggleOnline(node, state);
-    }
+    RandomSharingStep(cluster, state, held, rng);
     ExpectViewsAgree(cluster, state);
     if (::testing::Test::HasFatalFailure()) return;
     // Every held GPU is neither free nor withheld; each shared GPU has as many holders as held.

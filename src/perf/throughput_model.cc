@@ -49,8 +49,11 @@ double SimpleThroughputModel::ItersPerSecond(const JobSpec& spec, const Cluster&
   if (allocated == 0) return 0.0;
   // A synchronous gang runs at the pace of its slowest GPU.
   double slowest = 1e300;
+  GpuTypeId looked_up;  // gangs rarely mix types: look each up once
   for (const NodeGpus& part : placement.parts) {
     const GpuTypeId type = cluster.node_gpu_type(part.node);
+    if (type == looked_up) continue;
+    looked_up = type;
     slowest = std::min(slowest, TypeSpeed(cluster.gpu_type_name(type)));
   }
   double rate = spec.ref_iters_per_s * slowest / reference_speed_;

@@ -84,8 +84,9 @@ class PipelinePolicy final : public SchedulingPolicy {
   struct Cycle {
     const SchedulingContext& ctx;
     const Placer& placer;
-    ClusterState& scratch;  // free GPUs after this cycle's launches and reservations
-    ClusterState& what_if;  // scratch for victim searches, reused across attempts
+    // Free GPUs after this cycle's launches and reservations; a victim search releases its
+    // candidates on it in a trial (ClusterState::BeginTrial) and rolls them back.
+    ClusterState& scratch;
     Decisions decisions;
     std::vector<JobId> victims;  // chosen for preemption this cycle (few)
     std::vector<JobId> chosen;   // one search's victims, reused across attempts
@@ -141,6 +142,12 @@ class PipelinePolicy final : public SchedulingPolicy {
     return config_.starvation_limit != Duration::max() &&
            now - job.queued_since >= config_.starvation_limit;
   }
+  // Whether the longest-waiting job waited past the limit: else the starving walk would meet
+  // no job, and is not even set up. O(gang sizes).
+  bool AnyWaitedPastLimit(const SchedulingContext& ctx) const {
+    return config_.starvation_limit != Duration::max() && !ctx.queue.empty() &&
+           ctx.now - ctx.queue.oldest_wait() >= config_.starvation_limit;
+  }
   bool IsGuarded(const Job& job) const {
     return !config_.starvation_guard_no_deadline_only || !job.spec.deadline;
   }
@@ -158,11 +165,13 @@ class PipelinePolicy final : public SchedulingPolicy {
   bool OverQuota(Cycle& cycle, const JobView& job) const;
   // Whether the job's tenant holds less than its guarantee even with the job running.
   bool WithinGuarantee(Cycle& cycle, const JobView& job) const;
-  // Resets the cycle's victim-search scratch: what_if = the cycle's free GPUs, nothing chosen.
+  // Starts a victim search: a trial on the cycle's scratch, nothing chosen. EndVictimSearch
+  // rolls the trial back, so that the scratch is again the cycle's free GPUs.
   static void BeginVictimSearch(Cycle& cycle) {
-    cycle.what_if = cycle.scratch;
+    cycle.scratch.BeginTrial();
     cycle.chosen.clear();
   }
+  static void EndVictimSearch(Cycle& cycle) { cycle.scratch.RollBackTrial(); }
   // A running job a victim search must pass over: already stopping, or chosen this cycle.
   static bool Unavailable(const Cycle& cycle, const Job& victim) {
     return victim.preempt_requested ||
@@ -216,11 +225,10 @@ class PipelinePolicy final : public SchedulingPolicy {
   std::vector<std::unique_ptr<PreemptPlugin>> preempt_;
   std::vector<const FilterPlugin*> filter_views_;
   std::vector<WeightedScore> score_views_;
-  // Cycle::scratch and Cycle::what_if, kept between cycles so that copying the cluster state
-  // into them reuses their buffers (a cycle is too short to pay for fresh ones). Decide runs on
-  // one thread at a time, as the Scheduler calls it.
+  // Cycle::scratch, kept between cycles so that copying the cluster state into it reuses its
+  // buffers (a cycle is too short to pay for fresh ones). Decide runs on one thread at a time,
+  // as the Scheduler calls it.
   mutable ClusterState scratch_;
-  mutable ClusterState what_if_;
 };
 
 Decisions PipelinePolicy::Decide(const SchedulingContext& ctx) const {
@@ -235,7 +243,7 @@ Decisions PipelinePolicy::Decide(const SchedulingContext& ctx) const {
 
   const Placer placer(ctx, filter_views_, score_views_, config_.placement);
   scratch_ = ctx.state;
-  Cycle cycle{ctx, placer, scratch_, what_if_, std::move(decisions)};
+  Cycle cycle{ctx, placer, scratch_, std::move(decisions)};
   if (!config_.quotas.empty()) {
     for (JobId id : ctx.running) {
       const Job& job = ctx.jobs.at(id);
@@ -285,7 +293,7 @@ void PipelinePolicy::WalkFitting(Cycle& cycle, const Starving& starving) const {
     }
   } else {
     const bool recording = cycle.quota_pass == QuotaPass::kGuaranteed;
-    if (config_.starvation_limit != Duration::max()) {
+    if (AnyWaitedPastLimit(ctx)) {
       cycle.record = recording ? &cycle.deferred_starving : nullptr;
       auto walk = ctx.queue.WalkByWait();
       while (auto entry = walk.Next(LargestUsefulGang(cycle))) {
@@ -308,7 +316,7 @@ void PipelinePolicy::WalkFitting(Cycle& cycle, const Starving& starving) const {
 template <typename Starving>
 void PipelinePolicy::WalkAll(Cycle& cycle, const Starving& starving) const {
   const SchedulingContext& ctx = cycle.ctx;
-  if (config_.starvation_limit != Duration::max()) {
+  if (AnyWaitedPastLimit(ctx)) {
     auto walk = ctx.queue.WalkByWait();
     while (auto entry = walk.Next(kAnyGang)) {
       const Job& job = ctx.jobs.at(entry->second);
@@ -454,7 +462,7 @@ void PipelinePolicy::ExplainBlocked(Cycle& cycle, const JobView& job, bool searc
 bool PipelinePolicy::TryPreemptFor(Cycle& cycle, const JobView& job) const {
   const SchedulingContext& ctx = cycle.ctx;
   BeginVictimSearch(cycle);
-  ClusterState& what_if = cycle.what_if;
+  ClusterState& what_if = cycle.scratch;
   std::vector<JobId>& chosen = cycle.chosen;
   Timestamp retry_at = kTimeNever;  // when a pair the guards refuse becomes fair game
   const RankKey mine = sort_->KeyOf(job);
@@ -468,12 +476,14 @@ bool PipelinePolicy::TryPreemptFor(Cycle& cycle, const JobView& job) const {
     what_if.Release(victim.job().placement);
     chosen.push_back(victim.id());
     if (auto placement = cycle.placer.Find(job, what_if)) {
+      EndVictimSearch(cycle);
       CommitVictims(cycle, job, *placement,
                     "preempted for job " + std::to_string(job.id().value()) + " (" +
                         std::string(sort_->Name()) + " order)");
       return true;
     }
   }
+  EndVictimSearch(cycle);
   // Guarded jobs may become victims later: look again then.
   retry_at = std::min(retry_at, GuardedRetry(cycle, job));
   cycle.decisions.wake_at = std::min(cycle.decisions.wake_at, retry_at);
@@ -545,7 +555,7 @@ bool PipelinePolicy::GuaranteeProtects(Cycle& cycle, const JobView& job, const J
 bool PipelinePolicy::TryReclaimFor(Cycle& cycle, const JobView& job) const {
   const SchedulingContext& ctx = cycle.ctx;
   BeginVictimSearch(cycle);
-  ClusterState& what_if = cycle.what_if;
+  ClusterState& what_if = cycle.scratch;
   std::vector<JobId>& chosen = cycle.chosen;
   // GPUs each borrowing tenant would still hold after the victims chosen so far, by tenant
   // index (a tenant first met below holds nothing yet in cycle.tenants either).
@@ -563,12 +573,14 @@ bool PipelinePolicy::TryReclaimFor(Cycle& cycle, const JobView& job) const {
     what_if.Release(victim.placement);
     chosen.push_back(victim.id);
     if (auto placement = cycle.placer.Find(job, what_if)) {
+      EndVictimSearch(cycle);
       CommitVictims(cycle, job, *placement,
                     "reclaimed for job " + std::to_string(job.id().value()) + " of tenant '" +
                         job.spec().queue + "' (below its guaranteed share)");
       return true;
     }
   }
+  EndVictimSearch(cycle);
   return false;
 }
 

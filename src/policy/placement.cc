@@ -10,6 +10,7 @@ namespace dlsched {
 
 GpuMask PickGpus(const NodeSpec& node, GpuMask free, int count) {
   DS_CHECK(CountGpus(free) >= count) << "PickGpus asked for more GPUs than are free";
+  if (CountGpus(free) == count) return free;  // all of them, whatever their groups
   // Free GPUs per interconnect group; groups are small integers.
   int best_group = -1;
   int best_group_free = std::numeric_limits<int>::max();
@@ -181,10 +182,9 @@ std::optional<Placement> Placer::FindOnOneNode(const JobView& job, GpuTypeId req
   };
   NodeId best;
   Rating best_rating{-1, false, -std::numeric_limits<double>::infinity()};
-  for (int i = 0; i < ctx_.cluster.num_nodes(); ++i) {
-    const NodeId node(static_cast<uint32_t>(i));
+  state.ForEachNodeWithFree(gpus, [&](NodeId node) {
+    if (!Eligible(job, required, node)) return;
     const int free = state.free_gpus(node);
-    if (free < gpus || !Eligible(job, required, node)) continue;
     Rating rating{PreferenceMatches(node),
                   options_.prefer_one_group &&
                       FitsOneGroup(ctx_.cluster.node(node), state.free_mask(node), gpus),
@@ -196,7 +196,7 @@ std::optional<Placement> Placer::FindOnOneNode(const JobView& job, GpuTypeId req
       best_rating = rating;
       best = node;
     }
-  }
+  });
   if (!best.valid()) return std::nullopt;
   Placement placement;
   placement.parts.push_back({best, PickGpus(ctx_.cluster.node(best), state.free_mask(best), gpus)});
@@ -211,17 +211,19 @@ std::optional<Placement> Placer::FindAcrossNodes(const JobView& job, GpuTypeId t
   rack_free.assign(ctx_.cluster.num_racks(), 0);
   std::vector<int>& rack_preferred = rack_preferred_;
   rack_preferred.assign(ctx_.cluster.num_racks(), 0);
-  for (int i = 0; i < ctx_.cluster.num_nodes(); ++i) {
-    const NodeId node(static_cast<uint32_t>(i));
+  int eligible_free = 0;
+  state.ForEachNodeWithFree(1, [&](NodeId node) {
+    if (!Eligible(job, type, node)) return;
     const int free = state.free_gpus(node);
-    if (free == 0 || !Eligible(job, type, node)) continue;
     const int preferred = PreferenceMatches(node);
     candidates.push_back({node, free, preferred});
     const size_t rack = ctx_.cluster.node(node).rack.index();
     rack_free[rack] += free;
     rack_preferred[rack] = std::max(rack_preferred[rack], preferred);
-  }
+    eligible_free += free;
+  });
   const int gpus = job.num_gpus();
+  if (eligible_free < gpus) return std::nullopt;
   // Tier 2: of the racks that hold the whole gang, one with the most preferred labels, then
   // the fewest free eligible GPUs.
   int best_rack = -1;
@@ -243,16 +245,20 @@ std::optional<Placement> Placer::FindAcrossNodes(const JobView& job, GpuTypeId t
     if (a.preferred != b.preferred) return a.preferred > b.preferred;
     return a.free != b.free ? a.free > b.free : a.node < b.node;
   });
+  // The gang takes the first candidates that together hold it (they do: eligible_free >= gpus,
+  // and a chosen rack holds the gang); counting them first allocates the placement once.
+  size_t taken = 0;
+  for (int covered = 0; covered < gpus; ++taken) covered += candidates[taken].free;
   Placement placement;
+  placement.parts.reserve(taken);
   int needed = gpus;
-  for (const Candidate& c : candidates) {
-    if (needed == 0) break;
+  for (size_t i = 0; i < taken; ++i) {
+    const Candidate& c = candidates[i];
     const int take = std::min(needed, c.free);
     placement.parts.push_back(
         {c.node, PickGpus(ctx_.cluster.node(c.node), state.free_mask(c.node), take)});
     needed -= take;
   }
-  if (needed > 0) return std::nullopt;
   std::sort(placement.parts.begin(), placement.parts.end(),
             [](const NodeGpus& a, const NodeGpus& b) { return a.node < b.node; });
   return placement;

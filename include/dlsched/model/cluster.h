@@ -101,6 +101,8 @@ class Cluster {
   // The GPU type of a node's GPUs, if the node is homogeneous (all nodes built by shorthands
   // are); a mixed node reports the type of its first GPU.
   GpuTypeId node_gpu_type(NodeId id) const { return node_gpu_type_[id.index()]; }
+  // Whether all of the node's GPUs are of node_gpu_type.
+  bool node_homogeneous(NodeId id) const { return node_homogeneous_[id.index()]; }
   // The largest number of GPUs of one type a single node has.
   int max_gpus_of_type_per_node(GpuTypeId type) const {
     return max_per_node_of_type_[type.index()];
@@ -129,6 +131,7 @@ class Cluster {
 
   std::vector<NodeSpec> nodes_;
   std::vector<GpuTypeId> node_gpu_type_;
+  std::vector<char> node_homogeneous_;
   std::vector<LabelClassId> node_class_;
   std::vector<int> first_gpu_;  // per node
   std::vector<LabelClass> classes_;

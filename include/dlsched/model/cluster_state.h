@@ -1,5 +1,7 @@
 #pragma once
 
+#include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <vector>
 
@@ -9,7 +11,8 @@ namespace dlsched {
 
 // Which GPUs are free, per node, plus aggregate free counts per GPU type and per label class: the
 // per-GPU detail for placement and the aggregate view for fast "does anything fit" checks (seed
-// 002's dual representation). Allocate/Release/SetOffline/SetOnline keep both in step. Copyable:
+// 002's dual representation), and the nodes with at least k free GPUs for each k, so that a
+// placement search visits only nodes with room. Every change keeps all three in step. Copyable:
 // policies take a scratch copy to try placements within one cycle.
 class ClusterState {
  public:
@@ -24,6 +27,20 @@ class ClusterState {
   int free_of_class(LabelClassId c) const { return free_per_class_[c.index()]; }
   // GPUs held by jobs: neither free nor withheld by an offline node.
   int allocated_total() const { return cluster_->total_gpus() - free_total_ - offline_total_; }
+
+  // Calls f(NodeId) for every node with at least `at_least` (>= 1) free GPUs, in ascending id
+  // order; O(nodes / 64 + nodes visited). Nodes with fewer are never visited, so a placement
+  // search on a busy cluster costs what the nodes with room cost.
+  template <typename F>
+  void ForEachNodeWithFree(int at_least, F&& f) const {
+    if (at_least > cluster_->max_gpus_per_node()) return;
+    const size_t level = static_cast<size_t>(std::max(at_least, 1) - 1) * words_per_level_;
+    for (size_t w = 0; w < words_per_level_; ++w) {
+      for (uint64_t bits = nodes_with_free_[level + w]; bits != 0; bits &= bits - 1) {
+        f(NodeId(static_cast<uint32_t>(w * 64 + std::countr_zero(bits))));
+      }
+    }
+  }
 
   // True if every GPU of the placement is free.
   bool IsFree(const Placement& placement) const;
@@ -49,6 +66,15 @@ class ClusterState {
     return sharers_.empty() ? 0 : sharers_[static_cast<size_t>(cluster_->first_gpu(node) + gpu)];
   }
 
+  // What-if trials on a scratch state, without copying it: after BeginTrial(), each Release is
+  // recorded, and RollBackTrial() undoes them all, restoring the state exactly (free and
+  // withheld GPUs, shared holders, every count) in O(parts released). Only Release may change
+  // the state during a trial (Allocate, AllocateShared and SetOffline/SetOnline are
+  // precondition failures); trials do not nest.
+  void BeginTrial();
+  void RollBackTrial();
+  bool in_trial() const { return in_trial_; }
+
   // A node out of service (its executor reports it down or drained): its free GPUs are withheld
   // at once, and so is every GPU released on it later, so no placement can use it; jobs already
   // running there keep their GPUs until released. SetOnline frees all withheld GPUs. Both are
@@ -60,13 +86,19 @@ class ClusterState {
   int offline_total() const { return offline_total_; }
 
  private:
-  // Moves `gpus` of `node` between the free pool and the counts (sign +1 frees, -1 takes).
+  // Makes `free` the node's free GPUs, keeping the counts and the free levels in step.
+  void SetFree(NodeId node, GpuMask free);
+  // Adds `sign` (+1 or -1) per GPU of `gpus` to the counts of free GPUs.
   void CountFree(NodeId node, GpuMask gpus, int sign);
   // The holder count of a shared GPU. Precondition: sharers_ is sized.
   uint8_t& Holders(NodeId node, int gpu);
 
   const Cluster* cluster_ = nullptr;
   std::vector<GpuMask> free_;  // per node
+  // Per level k = 1..max GPUs per node, a bitmap over nodes: bit i of level k is set iff node i
+  // has at least k free GPUs. Level k occupies words [(k-1) * words_per_level_, k * ...).
+  std::vector<uint64_t> nodes_with_free_;
+  size_t words_per_level_ = 0;
   std::vector<int> free_per_type_;
   std::vector<int> free_per_class_;
   int free_total_ = 0;
@@ -77,6 +109,15 @@ class ClusterState {
   // sharing copy as cheaply as before it existed).
   std::vector<GpuMask> shared_;   // per node: GPUs held in shared mode
   std::vector<uint8_t> sharers_;  // per GPU (Cluster::first_gpu): jobs holding it shared
+  // The trial's record: each part released, with its node's masks before the release.
+  struct Released {
+    NodeGpus part;
+    GpuMask free;
+    GpuMask withheld;
+    GpuMask shared;
+  };
+  bool in_trial_ = false;
+  std::vector<Released> trial_;
 };
 
 }  // namespace dlsched

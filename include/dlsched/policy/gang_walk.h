@@ -1,6 +1,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <map>
 #include <optional>
 #include <vector>
@@ -18,26 +19,35 @@ class GangWalk {
   using Value = typename Index::value_type;
 
   GangWalk(const std::map<int, Index>& by_gang, Less less) : less_(less) {
+    size_t count = 0;
+    for (const auto& [gang, index] : by_gang) count += !index.empty();
+    // A walk is set up every cycle: up to kInlineHeads gang sizes (the common case by far) the
+    // heap lives in the walk itself, beyond them in a vector.
+    if (count > kInlineHeads) overflow_.resize(count);
+    heads_ = count > kInlineHeads ? overflow_.data() : inline_heads_.data();
     for (const auto& [gang, index] : by_gang) {
-      if (!index.empty()) heads_.push_back({gang, index.begin(), index.end()});
+      if (!index.empty()) heads_[size_++] = {gang, index.begin(), index.end()};
     }
-    std::make_heap(heads_.begin(), heads_.end(), Later());
+    std::make_heap(heads_, heads_ + size_, Later());
   }
+  // heads_ may point into the walk itself.
+  GangWalk(const GangWalk&) = delete;
+  GangWalk& operator=(const GangWalk&) = delete;
 
   // The first remaining element of a gang of at most `max_gang` GPUs, advancing past it.
   std::optional<Value> Next(int max_gang) {
-    while (!heads_.empty()) {
-      std::pop_heap(heads_.begin(), heads_.end(), Later());
-      Head& head = heads_.back();
+    while (size_ > 0) {
+      std::pop_heap(heads_, heads_ + size_, Later());
+      Head& head = heads_[size_ - 1];
       if (head.gang > max_gang) {
-        heads_.pop_back();
+        --size_;
         continue;
       }
       const Value value = *head.it++;
       if (head.it == head.end) {
-        heads_.pop_back();
+        --size_;
       } else {
-        std::push_heap(heads_.begin(), heads_.end(), Later());
+        std::push_heap(heads_, heads_ + size_, Later());
       }
       return value;
     }
@@ -45,8 +55,9 @@ class GangWalk {
   }
 
  private:
+  static constexpr size_t kInlineHeads = 32;
   struct Head {
-    int gang;
+    int gang = 0;
     typename Index::const_iterator it;
     typename Index::const_iterator end;
   };
@@ -56,7 +67,10 @@ class GangWalk {
   }
 
   Less less_;
-  std::vector<Head> heads_;
+  std::array<Head, kInlineHeads> inline_heads_;
+  std::vector<Head> overflow_;
+  Head* heads_ = nullptr;  // the heap: inline_heads_ or overflow_
+  size_t size_ = 0;
 };
 
 }  // namespace dlsched
