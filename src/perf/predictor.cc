@@ -1,6 +1,7 @@
 #include "dlsched/perf/predictor.h"
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <cmath>
 #include <limits>
@@ -46,6 +47,18 @@ struct LogMean {
 
 double Lerp(double a, double b, double w) { return a + w * (b - a); }
 
+// The estimators rule "combined" weighs: rules 3-6, then wide batch scaling.
+enum Estimate { kBatch, kBatchType, kTypeCount, kCount, kWideBatch, kNumEstimates };
+using Estimates = std::array<double, kNumEstimates>;  // log r; NaN = does not apply
+constexpr std::array<PredictionMethod, kNumEstimates> kEstimateMethods = {
+    PredictionMethod::kBatchScaling, PredictionMethod::kBatchTypeRatio,
+    PredictionMethod::kTypeCountRatio, PredictionMethod::kCountScaling,
+    PredictionMethod::kBatchScaling};
+// Cross-validation of the estimators: folds, and the scored cells an estimator (of one GPU type,
+// else of all) needs before it gets a weight.
+constexpr int kFolds = 5;
+constexpr int kMinScoredCells = 10;
+
 }  // namespace
 
 std::string_view PredictionMethodName(PredictionMethod method) {
@@ -68,6 +81,8 @@ std::string_view PredictionMethodName(PredictionMethod method) {
       return "type_ratio";
     case PredictionMethod::kBatchInterpolation:
       return "batch_interpolation";
+    case PredictionMethod::kCombined:
+      return "combined";
   }
   return "unknown";
 }
@@ -113,12 +128,66 @@ std::optional<GpuShape> ShapeOf(const Cluster& cluster, const Placement& placeme
   return GpuShape{cluster.gpu_type_name(type), placement.num_gpus(), placement.num_nodes() == 1};
 }
 
+class PerfPredictor::Estimator {
+ public:
+  // Every estimate of an unmeasured cell at a measured batch index that is not next to a
+  // cannot-run count.
+  static Estimates All(const PerfPredictor& p, const ModelData& m, int batch, int type, int n,
+                       bool cons) {
+    Estimates out;
+    out.fill(kNaN);
+    const auto log_of = [](std::optional<double> r) {
+      return r.has_value() && *r > 0 ? std::log(*r) : kNaN;
+    };
+    out[kBatch] = log_of(p.Rectangles(m, batch, type, n, cons, PredictionMethod::kBatchScaling));
+    out[kBatchType] =
+        log_of(p.Rectangles(m, batch, type, n, cons, PredictionMethod::kBatchTypeRatio));
+    out[kTypeCount] =
+        log_of(p.Rectangles(m, batch, type, n, cons, PredictionMethod::kTypeCountRatio));
+    if (!p.Series(m, batch, type, cons).empty()) {
+      out[kCount] = log_of(p.FromSeries(m, batch, type, n, cons));
+    }
+    out[kWideBatch] = WideBatch(p, m, batch, type, n, cons);
+    return out;
+  }
+
+ private:
+  // Wide batch scaling: the rectangles of rule 3 over every other measured batch size b2 of the
+  // model x every positive count n2 of the job's own series, in log space weighted by
+  // 1 / (|batch index distance| x (1 + |log2(n2 / n)|)): far batch sizes and counts still
+  // count, which fills in when the nearest neighbours are missing and averages out single
+  // irregular cells.
+  static double WideBatch(const PerfPredictor& p, const ModelData& m, int batch, int type, int n,
+                          bool cons) {
+    double sum = 0, weight_sum = 0;
+    for (int b2 = 0; b2 < static_cast<int>(m.batch_sizes.size()); ++b2) {
+      if (b2 == batch) continue;
+      const std::optional<double> x = p.Cell(m, b2, type, n, cons);
+      if (!x.has_value() || *x <= 0) continue;
+      for (const Point& a : p.Series(m, batch, type, cons)) {
+        if (a.iters_per_s <= 0) continue;
+        const std::optional<double> y = p.Cell(m, b2, type, a.num_gpus, cons);
+        if (!y.has_value() || *y <= 0) continue;
+        const double w = 1.0 / (std::abs(b2 - batch) *
+                                (1.0 + std::abs(std::log2(static_cast<double>(a.num_gpus) / n))));
+        sum += w * (std::log(a.iters_per_s) + std::log(*x) - std::log(*y));
+        weight_sum += w;
+      }
+    }
+    return weight_sum > 0 ? sum / weight_sum : kNaN;
+  }
+};
+
 // Pools the profiles into cells and fits the per-model and pooled parameters.
 class PerfPredictor::Fitter {
  public:
+  using CellKey = std::tuple<std::string, int, int, int, bool>;  // model, batch, type, n, cons
+  using CellMap = std::map<CellKey, std::vector<double>>;        // -> measured values
+
   explicit Fitter(PerfPredictor& p) : p_(p) {}
 
-  Status Run(std::span<const PerfProfile> profiles) {
+  // `cross_validate`: also fit the weights of rule "combined" (off inside the cross-validation).
+  Status Run(std::span<const PerfProfile> profiles, bool cross_validate) {
     for (size_t i = 0; i < profiles.size(); ++i) {
       const Status valid = ValidatePerfProfile(profiles[i]);
       if (!valid.ok()) return valid.WithPrefix("profile " + std::to_string(i));
@@ -131,8 +200,7 @@ class PerfPredictor::Fitter {
     const size_t num_types = p_.gpu_types_.size();
 
     // Cells: (model, batch, type, n, consolidated) -> values.
-    using CellKey = std::tuple<std::string, int, int, int, bool>;
-    std::map<CellKey, std::vector<double>> cells;
+    CellMap cells;
     std::map<PairKey, std::vector<double>> pairs;
     for (const PerfProfile& prof : profiles) {
       const int type = p_.FindType(prof.gpu_type);
@@ -173,6 +241,7 @@ class PerfPredictor::Fitter {
     FitTypeRatios();
     FitSpread();
     FitExponents();
+    if (cross_validate) CrossValidate(profiles, cells);
     FitPairs(pairs);
     return Status::Ok();
   }
@@ -292,6 +361,74 @@ class PerfPredictor::Fitter {
     }
   }
 
+  // The weights of rule "combined". Cell i (in key order) is in fold i % kFolds; for each fold,
+  // a predictor fitted (without this step) to the other folds' records estimates the fold's
+  // positive cells that it would send to rules 3-6, and every estimate's squared log error is
+  // scored under the cell's GPU type and under all types. An estimator's weight on a type is
+  // 1 / (its mean squared log error)^2 on that type, or on all types when the type has fewer
+  // than kMinScoredCells; none below that. The square favours the most accurate estimator more
+  // than inverse-variance weighting would: the estimators' errors are correlated (they share
+  // cells), so the mean of several gains less than independent errors would.
+  void CrossValidate(std::span<const PerfProfile> profiles, const CellMap& cells) {
+    std::map<CellKey, int> fold;
+    int next = 0;
+    for (const auto& [key, values] : cells) fold.emplace(key, next++ % kFolds);
+    const int num_types = static_cast<int>(p_.gpu_types_.size());
+    // [type * kNumEstimates + estimate]; type num_types = all types.
+    std::vector<double> sum_sq(static_cast<size_t>(num_types + 1) * kNumEstimates, 0.0);
+    std::vector<int> scored(sum_sq.size(), 0);
+    for (int f = 0; f < kFolds; ++f) {
+      std::vector<PerfProfile> train;
+      for (const PerfProfile& prof : profiles) {
+        if (prof.colocated_with.has_value()) continue;
+        const CellKey key{prof.model, prof.batch_size, p_.FindType(prof.gpu_type), prof.num_gpus,
+                          prof.consolidated || prof.num_gpus == 1};
+        if (fold.at(key) != f) train.push_back(prof);
+      }
+      PerfPredictor sub;
+      sub.options_ = p_.options_;
+      sub.fallback_ = p_.fallback_;
+      if (train.empty() || !Fitter(sub).Run(train, /*cross_validate=*/false).ok()) continue;
+      for (const auto& [key, values] : cells) {
+        const double truth = PoolMeasurements(values);
+        if (fold.at(key) != f || truth <= 0) continue;
+        const auto& [model, batch, type, n, cons] = key;
+        const ModelData* m = sub.FindModel(model);
+        const int sub_type = sub.FindType(p_.gpu_types_[type]);
+        if (m == nullptr || sub_type < 0) continue;
+        const int b = BatchIndex(*m, batch);
+        if (b == static_cast<int>(m->batch_sizes.size()) || m->batch_sizes[b] != batch) continue;
+        // Rule 2 answers next to a cannot-run count, before any estimator.
+        const std::vector<Point>& s = sub.Series(*m, b, sub_type, cons);
+        const auto above = std::lower_bound(
+            s.begin(), s.end(), n, [](const Point& pt, int count) { return pt.num_gpus < count; });
+        if ((above != s.begin() && (above - 1)->iters_per_s <= 0) ||
+            (above != s.end() && above->iters_per_s <= 0)) {
+          continue;
+        }
+        const Estimates est = Estimator::All(sub, *m, b, sub_type, n, cons);
+        for (int e = 0; e < kNumEstimates; ++e) {
+          if (std::isnan(est[e])) continue;
+          const double error = est[e] - std::log(truth);
+          for (int t : {type, num_types}) {
+            sum_sq[t * kNumEstimates + e] += error * error;
+            ++scored[t * kNumEstimates + e];
+          }
+        }
+      }
+    }
+    p_.weights_.assign(static_cast<size_t>(num_types) * kNumEstimates, 0.0);
+    for (int t = 0; t < num_types; ++t) {
+      for (int e = 0; e < kNumEstimates; ++e) {
+        int i = t * kNumEstimates + e;
+        if (scored[i] < kMinScoredCells) i = num_types * kNumEstimates + e;
+        if (scored[i] < kMinScoredCells) continue;
+        const double mse = std::max(sum_sq[i] / scored[i], 1e-12);
+        p_.weights_[t * kNumEstimates + e] = 1.0 / (mse * mse);
+      }
+    }
+  }
+
   void FitPairs(const std::map<PairKey, std::vector<double>>& pairs) {
     const int t = static_cast<int>(p_.gpu_types_.size());
     std::map<std::pair<std::string, int>, LogMean> per_model;
@@ -323,7 +460,7 @@ Result<PerfPredictor> PerfPredictor::Fit(std::span<const PerfProfile> profiles,
   PerfPredictor p;
   p.options_ = std::move(options);
   p.fallback_ = std::move(fallback);
-  DS_RETURN_IF_ERROR(Fitter(p).Run(profiles));
+  DS_RETURN_IF_ERROR(Fitter(p).Run(profiles, /*cross_validate=*/true));
   return p;
 }
 
@@ -510,18 +647,27 @@ std::optional<PerfPredictor::Prediction> PerfPredictor::AtBatch(const ModelData&
       (above != s.end() && above->iters_per_s <= 0)) {
     return Prediction{0.0, PredictionMethod::kCannotRun};
   }
-  // Rules 3-5.
-  for (PredictionMethod kind : {PredictionMethod::kBatchScaling, PredictionMethod::kBatchTypeRatio,
-                                PredictionMethod::kTypeCountRatio}) {
-    if (std::optional<double> r = Rectangles(m, batch, type, n, cons, kind)) {
-      return Prediction{*r, kind};
-    }
+  // Rules 3-6: combined when every estimate that applies has a weight (one the cross-validation
+  // could not score must neither be outvoted nor decide alone for lack of evidence), else in order.
+  const Estimates est = Estimator::All(*this, m, batch, type, n, cons);
+  double weight_sum = 0, weighted_sum = 0;
+  int used = 0, last = 0;
+  bool all_weighted = !weights_.empty();
+  for (int e = 0; e < kNumEstimates && all_weighted; ++e) {
+    if (std::isnan(est[e])) continue;
+    const double w = weights_[static_cast<size_t>(type) * kNumEstimates + e];
+    all_weighted = w > 0;
+    weight_sum += w;
+    weighted_sum += w * est[e];
+    ++used;
+    last = e;
   }
-  // Rule 6.
-  if (!s.empty()) {
-    const std::optional<double> r = FromSeries(m, batch, type, n, cons);
-    DS_CHECK(r.has_value()) << "a non-empty series always extrapolates";
-    return Prediction{*r, PredictionMethod::kCountScaling};
+  if (all_weighted && used > 0) {
+    return Prediction{std::exp(weighted_sum / weight_sum),
+                      used == 1 ? kEstimateMethods[last] : PredictionMethod::kCombined};
+  }
+  for (int e = kBatch; e <= kCount; ++e) {
+    if (!std::isnan(est[e])) return Prediction{std::exp(est[e]), kEstimateMethods[e]};
   }
   // Rule 7.
   if (!cons) {

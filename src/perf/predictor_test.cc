@@ -167,6 +167,104 @@ TEST(PerfPredictorTest, EachRule) {
   }
 }
 
+// An exactly separable table in log space, big enough for the cross-validation of rule
+// "combined": r = base(model, batch) x speed(type) x n^0.8 x (0.7 when spread). Every rectangle,
+// the count interpolation (a power law) and wide batch scaling are exact on it, so any weighted
+// mean of them is too.
+std::vector<PerfProfile> SeparableTable() {
+  const std::vector<std::pair<std::string, double>> types = {{"X", 1.0}, {"Y", 2.5}, {"Z", 4.0}};
+  std::vector<PerfProfile> rows;
+  for (const auto& [model, base] :
+       std::vector<std::pair<std::string, double>>{{"A", 50}, {"B", 30}}) {
+    for (int batch : {8, 16, 32, 64}) {
+      for (const auto& [type, speed] : types) {
+        for (bool consolidated : {true, false}) {
+          for (int n : {1, 2, 4, 8}) {
+            if (!consolidated && n == 1) continue;
+            const double rate =
+                base * 8.0 / batch * speed * std::pow(n, 0.8) * (consolidated ? 1.0 : 0.7);
+            rows.push_back(Row(model, batch, type, n, rate, consolidated));
+          }
+        }
+      }
+    }
+  }
+  return rows;
+}
+
+TEST(PerfPredictorTest, CombinedRuleRecoversASeparableTable) {
+  std::vector<PerfProfile> all = SeparableTable();
+  // Held back: a cell with all its neighbours (rules 3-6 and wide batch scaling all apply), a
+  // spread one, and three cells of one column (A at 16, 32 and 64 on Y x 4): at 32 both nearest
+  // batch sizes are missing, so rule 3 has no rectangle and the other estimators answer.
+  const auto held = [](const PerfProfile& r) {
+    return (r.model == "A" && r.batch_size == 16 && r.gpu_type == "Z" && r.num_gpus == 4 &&
+            r.consolidated) ||
+           (r.model == "B" && r.batch_size == 32 && r.gpu_type == "X" && r.num_gpus == 2 &&
+            !r.consolidated) ||
+           (r.model == "A" && r.batch_size >= 16 && r.gpu_type == "Y" && r.num_gpus == 4 &&
+            r.consolidated);
+  };
+  std::vector<PerfProfile> train, test;
+  for (PerfProfile& r : all) (held(r) ? test : train).push_back(std::move(r));
+  ASSERT_EQ(test.size(), 5u);
+  const PerfPredictor p = FitOrDie(train);
+  for (const PerfProfile& r : test) {
+    SCOPED_TRACE(r.model + " bs" + std::to_string(r.batch_size) + " " + r.gpu_type + " x" +
+                 std::to_string(r.num_gpus) + (r.consolidated ? "" : " spread"));
+    const auto got = p.Explain(r.model, r.batch_size, {r.gpu_type, r.num_gpus, r.consolidated});
+    ASSERT_TRUE(got.has_value());
+    EXPECT_NEAR(got->iters_per_s, r.iters_per_s, 1e-9 * r.iters_per_s);
+    EXPECT_EQ(PredictionMethodName(got->method), "combined");
+  }
+  // Deterministic: a second fit answers the same bits.
+  const PerfPredictor again = FitOrDie(train);
+  for (const PerfProfile& r : test) {
+    EXPECT_EQ(*again.Predict(r.model, r.batch_size, {r.gpu_type, r.num_gpus, r.consolidated}),
+              *p.Predict(r.model, r.batch_size, {r.gpu_type, r.num_gpus, r.consolidated}));
+  }
+}
+
+TEST(PerfPredictorTest, CombinedRuleFavoursTheEstimatorsThatCrossValidateBest) {
+  // Throughput = f(batch, count) x speed(type) with an irregular f: rectangles across GPU types
+  // (rules 4 and 5) are exact, those across batch sizes and counts (rules 3, 6, wide batch
+  // scaling) are not. The cross-validation finds that, so the combined answer is exact where the
+  // first rule in order (batch scaling) is off.
+  const std::vector<std::pair<std::string, double>> types = {{"X", 1.0}, {"Y", 2.5}, {"Z", 4.0}};
+  const auto rate = [](int batch, double speed, int n, bool consolidated) {
+    return 400.0 / batch * speed * std::pow(n, 0.8) * (1 + 0.25 * std::sin(batch * n)) *
+           (consolidated ? 1.0 : 0.7);
+  };
+  std::vector<PerfProfile> train;
+  for (int batch : {8, 16, 32, 64}) {
+    for (const auto& [type, speed] : types) {
+      for (bool consolidated : {true, false}) {
+        for (int n : {1, 2, 4, 8}) {
+          if ((!consolidated && n == 1) || (batch == 16 && type == "Z" && n == 4 && consolidated)) {
+            continue;
+          }
+          train.push_back(
+              Row("A", batch, type, n, rate(batch, speed, n, consolidated), consolidated));
+        }
+      }
+    }
+  }
+  const PerfPredictor p = FitOrDie(train);
+  const double truth = rate(16, 4.0, 4, true);
+  const auto got = p.Explain("A", 16, {"Z", 4, true});
+  ASSERT_TRUE(got.has_value());
+  EXPECT_EQ(PredictionMethodName(got->method), "combined");
+  EXPECT_NEAR(got->iters_per_s, truth, 1e-6 * truth);
+  // What rule 3 alone answers: rectangles over batch sizes 8, 32 x counts 2, 8.
+  double log_sum = 0;
+  for (int b2 : {8, 32}) {
+    for (int a : {2, 8}) {
+      log_sum += std::log(rate(16, 4.0, a, true) * rate(b2, 4.0, 4, true) / rate(b2, 4.0, a, true));
+    }
+  }
+  EXPECT_GT(std::abs(std::exp(log_sum / 4) / truth - 1), 0.05);
+}
+
 TEST(PerfPredictorTest, InterpolationIsMonotoneBetweenMeasuredCounts) {
   const PerfPredictor p = FitOrDie({Row("R", 64, "V100", 1, 4), Row("R", 64, "V100", 2, 7),
                                     Row("R", 64, "V100", 4, 12), Row("R", 64, "V100", 8, 20)});

@@ -78,6 +78,7 @@ enum class PredictionMethod {
   kSpreadFactor,        // the consolidated prediction x a fitted spread factor
   kTypeRatio,           // another GPU type's value x a fitted type speed ratio
   kBatchInterpolation,  // between (or beyond) the predictions at measured batch sizes
+  kCombined,            // a cross-validated weighted mean of several of rules 3-6 (see below)
 };
 std::string_view PredictionMethodName(PredictionMethod method);  // "measured", "batch_scaling"...
 
@@ -108,6 +109,16 @@ std::string_view PredictionMethodName(PredictionMethod method);  // "measured", 
 //   8. type ratio: for each other GPU type with a value from rules 1, 2, 6, 7, that value x the
 //      model's fitted speed ratio of the two types (geometric mean over its common cells; all
 //      models pooled when the model has none); geometric mean over the other types.
+// Combined (replaces "the first of rules 3-6 that applies" where Fit has the evidence): Fit
+// scores rules 3-6 and *wide batch scaling* (rule 3's rectangles over every other measured batch
+// size of the model x every positive count of the job's own series, nearer ones weighted more)
+// by 5-fold cross-validation on its own cells (fit to four fifths, predict the fifth), per GPU
+// type; an estimator's weight is 1 / (its mean squared log error)^2, from its type's scores, or
+// all types' when the type has fewer than 10 (none below that). A query takes the weighted mean in
+// log space of the estimators that apply ("combined"; the rule's own name when only one applies,
+// batch_scaling for wide batch scaling).
+// When an estimator that applies has no weight (small tables), rules 3-6 apply in order instead.
+// Deterministic: the folds follow the cells' sorted order.
 // A batch size the model was not measured at (or where rules 1-8 find nothing): between the two
 // nearest measured batch sizes (other than itself), log-log interpolation of the predictions at
 // both; beyond them r(b) = r(b0) * (b0 / b)^beta with beta the model's fitted batch exponent
@@ -226,6 +237,8 @@ class PerfPredictor final : public ThroughputModel {
   std::optional<double> FromSeries(const ModelData& m, int batch, int type, int n, bool cons) const;
   std::optional<double> Rectangles(const ModelData& m, int batch, int type, int n, bool cons,
                                    PredictionMethod kind) const;
+  // The estimators that rule "combined" weighs (predictor.cc).
+  class Estimator;
   double LogSpread(const ModelData& m, int type) const;
   double LogTypeRatio(const ModelData& m, int type, int other) const;
 
@@ -240,6 +253,9 @@ class PerfPredictor final : public ThroughputModel {
   // Mean log co-location factor per (self model, type) and per type; NaN = unknown.
   std::map<std::pair<std::string, int>, double> log_coloc_model_;
   std::vector<double> log_coloc_type_;
+  // Weight of each estimator in rule "combined" per GPU type, [type * #estimators + estimator]
+  // (predictor.cc); empty, or 0 for any estimator that applies = rules 3-6 in order.
+  std::vector<double> weights_;
   size_t num_cells_ = 0;
 };
 

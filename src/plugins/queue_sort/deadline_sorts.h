@@ -12,13 +12,21 @@
 namespace dlsched {
 
 // Earliest deadline first. The key is the deadline itself, which never changes, so neither does
-// the order, waiting or running.
+// the order, waiting or running. With `best_effort_shortest_first` (default false), the jobs
+// without a deadline follow in order of estimated GPU-time (as sjf), not FIFO: a short
+// best-effort job then does not wait behind a long one, so fewer of them wait long enough to
+// need the starvation guard.
 class EdfSort final : public QueueSortPlugin {
  public:
   static constexpr std::string_view kName = "edf";
   static Result<std::unique_ptr<Plugin>> Create(const PluginArgs& args);
+  explicit EdfSort(bool best_effort_shortest_first = false)
+      : best_effort_shortest_first_(best_effort_shortest_first) {}
   std::string_view Name() const override { return kName; }
   int64_t Rank(const JobView& job) const override;
+
+ private:
+  bool best_effort_shortest_first_;
 };
 
 // Least laxity first. A job's laxity at time t is deadline - t - (its estimated remaining run

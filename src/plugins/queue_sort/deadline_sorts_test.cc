@@ -68,6 +68,30 @@ TEST(EdfSortTest, EarliestDeadlineFirstThenJobsWithoutOneInFifoOrder) {
       });
 }
 
+TEST(EdfSortTest, BestEffortShortestFirstOrdersJobsWithoutADeadlineByGpuTime) {
+  EdfSort sort(/*best_effort_shortest_first=*/true);
+  ExpectOrder(
+      sort,
+      {
+          {"less GPU-time first, though submitted later",
+           MakeJob(2).Submit(seconds(50)).Gpus(2).Estimate(seconds(100), seconds(100)).Build(),
+           MakeJob(1).Gpus(1).Estimate(seconds(300), seconds(300)).Build(), true},
+          {"more GPU-time second", MakeJob(1).Gpus(4).Estimate(seconds(100), seconds(100)).Build(),
+           MakeJob(2).Submit(seconds(50)).Gpus(1).Estimate(seconds(300), seconds(300)).Build(),
+           false},
+          {"equal GPU-time: fifo",
+           MakeJob(2).Submit(seconds(1)).Estimate(seconds(9), seconds(9)).Build(),
+           MakeJob(1).Submit(seconds(2)).Estimate(seconds(9), seconds(9)).Build(), true},
+          {"any deadline first, even the latest",
+           Due(MakeJob(2).Estimate(seconds(1000000), seconds(1000000)).Build(), AtSeconds(1e9)),
+           MakeJob(1).Estimate(seconds(1), seconds(1)).Build(), true},
+          {"a huge estimate stays after the deadlines", Due(MakeJob(1).Build(), AtSeconds(1e9)),
+           MakeJob(2).Estimate(Duration::max() / 8, Duration::max() / 8).Build(), true},
+      });
+  EXPECT_TRUE(EdfSort::Create(PluginArgs({{"best_effort_shortest_first", "true"}})).ok());
+  EXPECT_FALSE(EdfSort::Create(PluginArgs({{"best_effort_shortest_first", "soon"}})).ok());
+}
+
 TEST(LaxitySortTest, LeastLaxityFirstThenJobsWithoutOneInFifoOrder) {
   LaxitySort sort;
   ExpectOrder(
@@ -150,6 +174,10 @@ TEST(DeadlineSortsTest, AreTotalOrders) {
     {
       SCOPED_TRACE("edf");
       ExpectTotalOrder(EdfSort(), jobs, AtSeconds(t));
+    }
+    {
+      SCOPED_TRACE("edf, best-effort shortest first");
+      ExpectTotalOrder(EdfSort(true), jobs, AtSeconds(t));
     }
     {
       SCOPED_TRACE("laxity");
