@@ -1,0 +1,264 @@
+// The harness of the daemon end-to-end tests: the real `dlsched serve` on port 0 with a
+// temporary SQLite file and fake GPUs (--gpus 1x4xV100), real short processes, the REST API and
+// the CLI. Every wait is a poll with a deadline (no sleep is an assertion), and every test kills
+// what it started. Each test file of test/integration derives its fixture from
+// DaemonIntegrationTest.
+
+#pragma once
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <httplib.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sqlite3.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+extern char** environ;
+
+namespace dlsched::integration {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+using Clock = std::chrono::steady_clock;
+
+inline constexpr auto kDeadline = seconds(10);
+
+inline std::string ReadFile(const fs::path& path) {
+  std::ifstream file(path);
+  std::stringstream text;
+  text << file.rdbuf();
+  return text.str();
+}
+
+// Polls `done` until it holds or the deadline passes.
+inline bool Eventually(const std::function<bool()>& done, Clock::duration within = kDeadline) {
+  const auto deadline = Clock::now() + within;
+  while (Clock::now() < deadline) {
+    if (done()) return true;
+    std::this_thread::sleep_for(milliseconds(10));
+  }
+  return done();
+}
+
+// Starts argv with stdout and stderr sent to files; returns the pid.
+inline pid_t Spawn(const std::vector<std::string>& args, const fs::path& out, const fs::path& err) {
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&actions, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  std::vector<std::string> copy = args;
+  std::vector<char*> argv;
+  for (std::string& a : copy) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid = -1;
+  const int rc = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  return rc == 0 ? pid : -1;
+}
+
+struct RunResult {
+  int code = -1;
+  std::string out;
+  std::string err;
+};
+
+class DaemonIntegrationTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("dlsched_it_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_ / "work");
+  }
+
+  void TearDown() override {
+    if (pid_ > 0) {
+      kill(pid_, SIGKILL);
+      waitpid(pid_, nullptr, 0);
+      pid_ = -1;
+    }
+    KillJobProcesses();
+    fs::remove_all(dir_);
+  }
+
+  // Every job process group a daemon recorded, if it still runs (pid and start time match).
+  void KillJobProcesses() {
+    std::error_code ec;
+    for (const auto& entry : fs::directory_iterator(dir_ / "work" / "jobs", ec)) {
+      std::istringstream line(ReadFile(entry.path() / "pid"));
+      int pid = 0;
+      uint64_t start = 0;
+      if (!(line >> pid >> start) || pid <= 0) continue;
+      const std::string stat = ReadFile("/proc/" + std::to_string(pid) + "/stat");
+      const size_t close = stat.rfind(')');
+      if (close == std::string::npos) continue;
+      std::istringstream rest(stat.substr(close + 2));
+      std::string field;
+      for (int i = 3; i <= 22 && rest >> field; ++i) {
+      }
+      if (field == std::to_string(start)) kill(-pid, SIGKILL);
+    }
+  }
+
+  // Starts the daemon and waits for its "listening on" line.
+  void StartDaemon(const std::vector<std::string>& extra = {}) {
+    std::vector<std::string> args = {DLSCHED_BINARY, "serve",
+                                     "--listen",     "127.0.0.1:0",
+                                     "--gpus",       "1x4xV100",
+                                     "--workdir",    (dir_ / "work").string(),
+                                     "--db",         (dir_ / "state.db").string(),
+                                     "--grace",      "1"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    const fs::path out = dir_ / "daemon.out";
+    pid_ = Spawn(args, out, dir_ / "daemon.err");
+    ASSERT_GT(pid_, 0);
+    std::string url;
+    ASSERT_TRUE(Eventually([&] {
+      const std::string text = ReadFile(out);
+      const size_t at = text.find("listening on ");
+      if (at == std::string::npos || text.find('\n', at) == std::string::npos) return false;
+      url = text.substr(at + 13, text.find('\n', at) - at - 13);
+      return true;
+    })) << "daemon did not start: "
+        << ReadFile(dir_ / "daemon.err");
+    url_ = url;
+    client_ = std::make_unique<httplib::Client>(url_);
+    client_->set_read_timeout(seconds(10));
+    client_->set_tcp_nodelay(true);
+  }
+
+  void Kill9() {
+    kill(pid_, SIGKILL);
+    waitpid(pid_, nullptr, 0);
+    pid_ = -1;
+  }
+
+  int StopDaemon() {
+    kill(pid_, SIGTERM);
+    int status = 0;
+    waitpid(pid_, &status, 0);
+    pid_ = -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  }
+
+  httplib::Headers Auth(const std::string& token) {
+    return token.empty() ? httplib::Headers{}
+                         : httplib::Headers{{"Authorization", "Bearer " + token}};
+  }
+
+  // POSTs a job; returns (status, body).
+  std::pair<int, json> Submit(const json& job, const std::string& token = "") {
+    auto res = client_->Post("/v1/jobs", Auth(token), job.dump(), "application/json");
+    if (!res) return {0, json()};
+    return {res->status, json::parse(res->body, nullptr, false)};
+  }
+
+  std::pair<int, json> Get(const std::string& path, const std::string& token = "") {
+    auto res = client_->Get(path, Auth(token));
+    if (!res) return {0, json()};
+    return {res->status, json::parse(res->body, nullptr, false)};
+  }
+
+  std::pair<int, json> Delete(const std::string& path, const std::string& token = "") {
+    auto res = client_->Delete(path, Auth(token));
+    if (!res) return {0, json()};
+    return {res->status, json::parse(res->body, nullptr, false)};
+  }
+
+  json Job(int64_t id) { return Get("/v1/jobs/" + std::to_string(id) + "?explain=false").second; }
+
+  bool WaitForState(int64_t id, const std::string& state) {
+    return Eventually([&] { return Job(id).value("state", "") == state; });
+  }
+
+  int64_t StoredJobs() {
+    sqlite3* db = nullptr;
+    int64_t count = -1;
+    if (sqlite3_open_v2((dir_ / "state.db").c_str(), &db, SQLITE_OPEN_READONLY, nullptr) ==
+        SQLITE_OK) {
+      sqlite3_stmt* stmt = nullptr;
+      sqlite3_prepare_v2(db, "SELECT COUNT(*) FROM jobs", -1, &stmt, nullptr);
+      if (stmt && sqlite3_step(stmt) == SQLITE_ROW) count = sqlite3_column_int64(stmt, 0);
+      sqlite3_finalize(stmt);
+    }
+    sqlite3_close(db);
+    return count;
+  }
+
+  // Runs SQL on the daemon's database.
+  void Sql(const std::string& sql) {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open((dir_ / "state.db").c_str(), &db), SQLITE_OK);
+    char* error = nullptr;
+    EXPECT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &error), SQLITE_OK)
+        << (error ? error : "");
+    sqlite3_free(error);
+    sqlite3_close(db);
+  }
+
+  // The detail of the first logged event of `kind` about `job` ("" if none).
+  std::string StoredEvent(const std::string& kind, int64_t job) {
+    sqlite3* db = nullptr;
+    std::string detail;
+    if (sqlite3_open_v2((dir_ / "state.db").c_str(), &db, SQLITE_OPEN_READONLY, nullptr) ==
+        SQLITE_OK) {
+      sqlite3_stmt* stmt = nullptr;
+      sqlite3_prepare_v2(db, "SELECT detail FROM events WHERE kind = ?1 AND job = ?2 ORDER BY seq",
+                         -1, &stmt, nullptr);
+      sqlite3_bind_text(stmt, 1, kind.c_str(), -1, SQLITE_TRANSIENT);
+      sqlite3_bind_int64(stmt, 2, job);
+      if (stmt && sqlite3_step(stmt) == SQLITE_ROW) {
+        detail = reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0));
+      }
+      sqlite3_finalize(stmt);
+    }
+    sqlite3_close(db);
+    return detail;
+  }
+
+  // Runs the dlsched CLI against this daemon.
+  RunResult Cli(std::vector<std::string> args) {
+    args.insert(args.begin() + 1, {"--server", url_});
+    return Dlsched(std::move(args));
+  }
+
+  // Runs `dlsched ARGS...`.
+  RunResult Dlsched(std::vector<std::string> args) {
+    args.insert(args.begin(), DLSCHED_BINARY);
+    const fs::path out = dir_ / "cli.out";
+    const fs::path err = dir_ / "cli.err";
+    const pid_t pid = Spawn(args, out, err);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, ReadFile(out), ReadFile(err)};
+  }
+
+  json Script(const std::string& script, int gpus = 1) {
+    return {{"script", script}, {"gpus", gpus}, {"workdir", dir_.string()}};
+  }
+
+  fs::path dir_;
+  pid_t pid_ = -1;
+  std::string url_;
+  std::unique_ptr<httplib::Client> client_;
+};
+
+}  // namespace dlsched::integration
