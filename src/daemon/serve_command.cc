@@ -26,6 +26,9 @@ constexpr int kExitOk = 0;
 constexpr int kExitRuntimeError = 1;
 constexpr int kExitUsage = 2;
 
+// The reason the jobs killed by --kill-jobs-on-exit record.
+constexpr const char* kKilledOnExitReason = "daemon shut down with --kill-jobs-on-exit";
+
 struct HostPort {
   std::string host;
   int port = 0;
@@ -110,8 +113,18 @@ void AddServeFlags(CLI::App& command, ServeFlags& flags) {
                      "model), corrected online by the running jobs' progress reports, which also "
                      "gives their ETAs.");
   command.add_flag("--kill-jobs-on-exit", flags.kill_jobs_on_exit,
-                   "Kill running jobs when the daemon stops (by default they keep running and a "
-                   "restarted daemon re-adopts them).");
+                   "Kill running jobs when the daemon stops: SIGTERM, --grace seconds, then "
+                   "SIGKILL, and each is recorded as killed, so a restart does not run it again "
+                   "(by default they keep running and a restarted daemon re-adopts them).");
+  command.footer(
+      "Signals: SIGTERM or SIGINT stops the daemon (running jobs keep running unless "
+      "--kill-jobs-on-exit); SIGHUP is logged and ignored, so a closing terminal does not stop "
+      "it.\n"
+      "Ownership: one daemon at a time holds a --workdir and its --db (a lock file, "
+      "<workdir>/dlsched.lock, and a lock on the database); a second one exits with status 1 "
+      "naming the holder's pid, host and start time. The workdir and the database share a "
+      "store id (<workdir>/.dlsched-store-id): a daemon refuses to start on a workdir that "
+      "belongs to another, lost or replaced database, so no new job reads an old job's files.");
 }
 
 int RunServe(const ServeFlags& flags, std::ostream& out, std::ostream& err) {
@@ -206,6 +219,8 @@ int RunServe(const ServeFlags& flags, std::ostream& out, std::ostream& err) {
   // Signals are taken synchronously by this thread (sigtimedwait below): block them before any
   // thread starts, so every thread inherits the mask. Job processes get a clean mask (see
   // ProcessExecutor). A write to a closed client socket must not kill the daemon.
+  // SIGHUP is taken too, and ignored: the daemon has no file to reopen (its log is stderr) and
+  // no configuration to re-read, and a closing terminal must not stop it.
   sigset_t stop_signals;
   sigemptyset(&stop_signals);
   sigaddset(&stop_signals, SIGINT);
@@ -248,19 +263,36 @@ int RunServe(const ServeFlags& flags, std::ostream& out, std::ostream& err) {
       listen->host.find(':') != std::string::npos ? "[" + listen->host + "]" : listen->host;
   out << "listening on http://" << shown_host << ":" << *port << std::endl;
 
-  int received = 0;
-  while (received <= 0 && !d.failure()) {
+  while (!d.failure()) {
     const timespec tick{0, 200 * 1000 * 1000};
-    received = sigtimedwait(&stop_signals, nullptr, &tick);
+    const int received = sigtimedwait(&stop_signals, nullptr, &tick);
+    if (received == SIGHUP) {
+      err << "dlsched serve: SIGHUP ignored (SIGTERM or SIGINT stops the daemon)" << std::endl;
+      continue;
+    }
+    if (received > 0) break;
   }
   api.Stop();
   http.join();
+  const int64_t running = d.snapshot()->count(JobState::kRunning);
+  int64_t unrecorded = 0;
+  if (flags.kill_jobs_on_exit && !d.failure()) {
+    // The executor's grace, then time for the outcomes to arrive (a Slurm poll or two).
+    const Duration wait =
+        Seconds(flags.grace_s) + std::chrono::seconds(10) + 2 * Seconds(flags.slurm_poll_s);
+    Result<int64_t> left = d.KillRunningJobs(kKilledOnExitReason, wait);
+    unrecorded = left.ok() ? *left : running;
+  }
   d.Stop();
   const std::optional<Status> failure = d.failure();
-  const int64_t running = d.snapshot()->count(JobState::kRunning);
   if (flags.kill_jobs_on_exit) {
-    d.KillAllJobs();
-    err << "dlsched serve: stopped; killed " << running << " running jobs\n";
+    if (failure) unrecorded = running;
+    // Whatever has not ended (or could not be recorded) gets SIGKILL now.
+    if (unrecorded > 0) d.KillAllJobs();
+    err << "dlsched serve: stopped; killed " << running << " running jobs (" << running - unrecorded
+        << " recorded as killed";
+    if (unrecorded > 0) err << ", " << unrecorded << " sent SIGKILL before their end was recorded";
+    err << ")\n";
   } else {
     err << "dlsched serve: stopped; " << running
         << " jobs left running (a restarted daemon re-adopts them)\n";

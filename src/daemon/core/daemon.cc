@@ -113,7 +113,12 @@ Result<std::unique_ptr<Daemon>> Daemon::Create(Cluster cluster, DaemonOptions op
   if (ec) {
     return IoError("cannot create " + d->options_.workdir + "/jobs: " + ec.message());
   }
+  // Nothing is written before the lock is held and the workdir is known to be the database's.
+  DS_ASSIGN_OR_RETURN(d->lock_,
+                      StateLock::Acquire(d->options_.workdir, d->options_.db_path, clock.Now()));
   DS_ASSIGN_OR_RETURN(d->store_, Store::Open(d->options_.db_path, d->options_.durability));
+  DS_RETURN_IF_ERROR(BindWorkdir(*d->store_, d->options_.db_path, d->options_.workdir));
+  DS_RETURN_IF_ERROR(d->RecordOwner());
   Result<std::unique_ptr<SchedulingPolicy>> policy =
       BuildPipeline(d->options_.profile, InTreeRegistry());
   if (!policy.ok()) return policy.status().WithPrefix("profile " + d->options_.profile.name);
@@ -245,6 +250,29 @@ void Daemon::Stop() {
   if (executor_) executor_->Stop();
 }
 
+Status Daemon::RecordOwner() {
+  DS_RETURN_IF_ERROR(store_->Begin());
+  if (Status set = store_->SetMeta(kOwnerKey, lock_.holder()); !set.ok()) {
+    store_->Rollback();
+    return set;
+  }
+  return store_->Commit();
+}
+
+Result<int64_t> Daemon::KillRunningJobs(std::string reason, Duration wait) {
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::nanoseconds>(wait);
+  std::promise<Status> reply;
+  std::future<Status> done = reply.get_future();
+  Post(KillRunningItem{std::move(reason), std::move(reply)});
+  DS_RETURN_IF_ERROR(done.get());
+  while (true) {
+    const int64_t running = snapshot()->count(JobState::kRunning);
+    if (running == 0 || failure() || std::chrono::steady_clock::now() >= deadline) return running;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
 void Daemon::KillAllJobs() {
   if (executor_) executor_->KillAll();
 }
@@ -271,6 +299,7 @@ void Daemon::Post(Item item) {
                  [&](SubmitItem& i) { i.reply.set_value(why); },
                  [&](CancelItem& i) { i.reply.set_value(why); },
                  [&](QueueItem& i) { i.reply.set_value(why); },
+                 [&](KillRunningItem& i) { i.reply.set_value(why); },
                  // Lost only while stopping: the exit file lets the next daemon learn it, and
                  // the next executor reports its nodes afresh.
                  [&](ReportItem&) {},
@@ -386,6 +415,14 @@ Status Daemon::Apply(Item& item, Timestamp now) {
             Result<JobId> got = scheduler_->Submit(i.request.spec, now);
             // The HTTP layer validated the request; a refusal here is a bug, not user input.
             DS_CHECK(got.ok() && *got == id) << got.status().ToString();
+            // Left by a launch whose decision never committed (or by a database that was
+            // replaced): another job's files, which this one must not read.
+            DS_ASSIGN_OR_RETURN(const std::string moved,
+                                SetAsideJobDir(options_.workdir, JobDir(id), now));
+            if (!moved.empty()) {
+              std::cerr << "dlsched: " << JobDir(id) << " existed before job " << id.value()
+                        << " was submitted: moved to " << moved << " unread\n";
+            }
             Extra extra;
             extra.request = std::make_shared<const JobRequest>(std::move(i.request));
             extra_.push_back(std::move(extra));
@@ -433,6 +470,11 @@ Status Daemon::Apply(Item& item, Timestamp now) {
             } else {
               extra.launch_failures = 0;
             }
+            if (auto* finished = std::get_if<JobFinished>(&event);
+                finished && extra.killed_at_shutdown &&
+                finished->final_state == JobState::kKilled) {
+              finished->detail = draining_.value_or(finished->detail);
+            }
             const Status handled = scheduler_->Handle(event, now);
             if (!handled.ok()) {
               // Stale (the job already ended another way): logged, otherwise ignored.
@@ -446,6 +488,20 @@ Status Daemon::Apply(Item& item, Timestamp now) {
             extra.pid_start = 0;
             MarkDirty(id);
             return store_->AppendEvent(now, id.value(), EventKind(event), EventDetail(event));
+          },
+          [&](KillRunningItem& i) -> Status {
+            draining_ = std::move(i.reason);
+            cancel_replies_.emplace_back(Status::Ok(), std::move(i.reply));
+            const std::vector<JobId> running = scheduler_->running();
+            for (JobId id : running) {
+              Extra& extra = extra_[id.index()];
+              if (extra.stopping == event_kind::kKill) continue;  // a user's cancel, under way
+              DS_RETURN_IF_ERROR(scheduler_->Handle(JobCancelRequested{id}, now));
+              extra.killed_at_shutdown = true;
+              MarkDirty(id);
+              DS_RETURN_IF_ERROR(store_->AppendEvent(now, id.value(), event_kind::kCancel, ""));
+            }
+            return Status::Ok();
           },
           [&](NodeItem& i) -> Status {
             // Taken out of the pool before the executor reports the jobs lost with it, so they
@@ -571,6 +627,7 @@ void Daemon::FailStop(Status why, std::vector<Item>& items) {
                    [&](SubmitItem& i) { i.reply.set_value(refusal); },
                    [&](CancelItem& i) { i.reply.set_value(refusal); },
                    [&](QueueItem& i) { i.reply.set_value(refusal); },
+                   [&](KillRunningItem& i) { i.reply.set_value(refusal); },
                    [&](ReportItem&) {},
                    [&](NodeItem&) {},
                },
@@ -601,9 +658,12 @@ bool Daemon::Iterate(std::vector<Item>& items) {
     items.clear();
 
     const auto t0 = std::chrono::steady_clock::now();
-    const CycleResult cycle = scheduler_->RunCycle(now);
-    metrics_.RecordCycle(
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    // Draining (KillRunningJobs): no cycle, so nothing starts while the jobs are killed.
+    const CycleResult cycle = draining_ ? CycleResult() : scheduler_->RunCycle(now);
+    if (!draining_) {
+      metrics_.RecordCycle(
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    }
     metrics_.launches += cycle.launched;
     metrics_.preemptions += cycle.preempted;
     wake_at_ = cycle.wake_at;
@@ -629,10 +689,12 @@ bool Daemon::Iterate(std::vector<Item>& items) {
     rejected.erase(std::unique(rejected.begin(), rejected.end()), rejected.end());
     // The event log (event_log.h): every cycle, then its decisions in the order the executor got
     // them, then its rejections by job id; a replay checks it decides the same.
-    status = store_->AppendEvent(now, -1, event_kind::kCycle,
-                                 "launched=" + std::to_string(cycle.launched) +
-                                     " preempted=" + std::to_string(cycle.preempted) +
-                                     " rejected=" + std::to_string(cycle.rejected));
+    if (!draining_) {
+      status = store_->AppendEvent(now, -1, event_kind::kCycle,
+                                   "launched=" + std::to_string(cycle.launched) +
+                                       " preempted=" + std::to_string(cycle.preempted) +
+                                       " rejected=" + std::to_string(cycle.rejected));
+    }
     for (const JobExecutor::QueuedAction& a : executor_->Queued()) {
       if (!status.ok()) break;
       MarkDirty(a.job);

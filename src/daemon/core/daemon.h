@@ -22,6 +22,16 @@
 // is reported as it ended (its exit file); one that vanished without an exit status is reported
 // lost and requeued (JobLaunchFailed), resuming from its checkpoint.
 //
+// Ownership (store/ownership.h): Create takes an exclusive lock on the workdir and the database
+// before it writes anything, and refuses (FailedPrecondition naming the holder's pid, host and
+// start time) while another process holds either; it then checks that the workdir belongs to
+// the database (the store id) and refuses a lost or replaced database. A job directory that
+// exists when a new job of its id is submitted is moved aside, never read.
+//
+// Shutdown: Stop leaves the job processes running (a restart re-adopts them). KillRunningJobs,
+// called before Stop (`serve --kill-jobs-on-exit`), stops them the way a cancellation does and
+// records them as killed, so that no restart runs them again.
+//
 // A job whose launch fails kMaxLaunchFailures times in a row (its working directory cannot be
 // created, the process cannot be spawned, it vanished every time) fails instead of being
 // requeued once more, so a lasting fault cannot make the daemon retry it forever.
@@ -48,6 +58,7 @@
 #include "daemon/core/progress_feed.h"
 #include "daemon/core/snapshot.h"
 #include "daemon/exec/job_executor.h"
+#include "daemon/store/ownership.h"
 #include "daemon/store/store.h"
 #include "dlsched/perf/predictor.h"
 #include "dlsched/perf/throughput_model.h"
@@ -111,7 +122,15 @@ class Daemon {
   // Finishes the current iteration and stops both threads; callers still waiting get
   // Unavailable. Idempotent. Job processes keep running (a restart re-adopts them).
   void Stop();
-  // SIGKILL to every job process (for `serve --kill-jobs-on-exit`); call after Stop.
+  // Stops every running job as a cancellation does (the executor's SIGTERM, the grace period,
+  // then SIGKILL) and records each as killed with `reason` (its row and event log), so that no
+  // restart runs it again; from then on no scheduling cycle runs, so nothing else starts. Waits
+  // until no job runs or `wait` has passed. Returns how many jobs were still running then
+  // (KillAllJobs after Stop ends them), or Unavailable if the daemon has stopped. Call before
+  // Stop, once nothing submits any more (the HTTP server stopped).
+  Result<int64_t> KillRunningJobs(std::string reason, Duration wait);
+  // SIGKILL to every job process, recording nothing (the last resort after KillRunningJobs,
+  // tests); call after Stop.
   void KillAllJobs();
   // The error that stopped the daemon, if one did.
   std::optional<Status> failure() const;
@@ -151,7 +170,13 @@ class Daemon {
   struct NodeItem {
     NodeReport report;
   };
-  using Item = std::variant<SubmitItem, CancelItem, QueueItem, ReportItem, NodeItem>;
+  // KillRunningJobs: cancel every running job, then drain.
+  struct KillRunningItem {
+    std::string reason;
+    std::promise<Status> reply;
+  };
+  using Item =
+      std::variant<SubmitItem, CancelItem, QueueItem, ReportItem, NodeItem, KillRunningItem>;
 
   // Per job, what the daemon knows beyond the Scheduler's Job.
   struct Extra {
@@ -164,9 +189,13 @@ class Daemon {
     // is handled).
     int pid = 0;
     uint64_t pid_start = 0;
+    // Being killed by KillRunningJobs: its kKilled outcome carries the shutdown's reason.
+    bool killed_at_shutdown = false;
   };
 
   Daemon(Cluster cluster, DaemonOptions options, const Clock& clock);
+  // Names this process as the database's holder (meta `owner`), for a refused second daemon.
+  Status RecordOwner();
   Status Restore();
   void Loop();
   // One iteration over `items`. Returns false after a fail-stop.
@@ -191,6 +220,9 @@ class Daemon {
   const Clock* clock_;
   std::shared_ptr<const ThroughputModel> estimator_;  // the predictor or the built-in model
   std::map<std::string, std::string> inherited_env_;
+  // Declared before store_, so released after it closes: closing the lock's descriptor on the
+  // database file would drop this process's SQLite locks on it.
+  StateLock lock_;
   std::unique_ptr<Store> store_;
   std::unique_ptr<JobExecutor> executor_;
   std::unique_ptr<Scheduler> scheduler_;
@@ -206,6 +238,8 @@ class Daemon {
   std::array<int64_t, 8> by_state_{};
   DaemonMetrics metrics_;
   Timestamp wake_at_ = kTimeNever;
+  // Set by KillRunningJobs: the reason its kills record; no cycle runs any more.
+  std::optional<std::string> draining_;
   Timestamp started_at_;
   uint64_t version_ = 0;
   std::optional<QueueView> queue_cache_;

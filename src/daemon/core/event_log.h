@@ -13,6 +13,8 @@
 //              wherever the daemon ran one, so time-driven decisions match too)
 //   decisions  kill | preempt | launch, in the order the executor received them (a kill comes
 //              from a cancel applied before the cycle), then reject, by ascending job id
+// A daemon stopping with --kill-jobs-on-exit (Daemon::KillRunningJobs) runs no cycle from then
+// on: its iterations log a cancel and a kill per running job, then only the outcomes.
 //
 // Details by kind:
 //   start          StartDetail: {"profile", "cluster", "seed", "jobs", "running"}

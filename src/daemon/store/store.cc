@@ -380,4 +380,23 @@ Result<int64_t> Store::CountEvents() {
   return sqlite3_column_int64(stmt.get(), 0);
 }
 
+Result<std::optional<std::string>> Store::GetMeta(std::string_view key) {
+  StmtOwner stmt;
+  DS_RETURN_IF_ERROR(Prepare("SELECT value FROM meta WHERE key = ?1", stmt.out()));
+  BindText(stmt.get(), 1, key);
+  const int rc = sqlite3_step(stmt.get());
+  if (rc == SQLITE_ROW) return std::optional<std::string>(ColumnText(stmt.get(), 0));
+  if (rc != SQLITE_DONE) return Error("read meta " + std::string(key));
+  return std::optional<std::string>();
+}
+
+Status Store::SetMeta(std::string_view key, std::string_view value) {
+  StmtOwner stmt;
+  DS_RETURN_IF_ERROR(Prepare("INSERT OR REPLACE INTO meta(key, value) VALUES(?1, ?2)", stmt.out()));
+  BindText(stmt.get(), 1, key);
+  BindText(stmt.get(), 2, value);
+  if (sqlite3_step(stmt.get()) != SQLITE_DONE) return Error("write meta " + std::string(key));
+  return Status::Ok();
+}
+
 }  // namespace dlsched::daemon

@@ -6,7 +6,8 @@
 // submitter only after the transaction holding its row has committed.
 //
 // Schema (version 1):
-//   meta(key TEXT PRIMARY KEY, value TEXT)             schema_version
+//   meta(key TEXT PRIMARY KEY, value TEXT)             schema_version; store_id and owner
+//                                                      (ownership.h)
 //   jobs(id INTEGER PRIMARY KEY, ...)                  see JobRow; ids are the scheduler's
 //                                                      dense JobIds, so they are 0..n-1
 //   events(seq INTEGER PRIMARY KEY, time_us, job, kind, detail)
@@ -107,6 +108,10 @@ class Store {
   Result<int64_t> CountEvents();
   // The seq of the newest event (0 when there is none).
   Result<int64_t> LastEventSeq();
+  // The value of a `meta` row; nullopt when there is none.
+  Result<std::optional<std::string>> GetMeta(std::string_view key);
+  // Inserts or replaces a `meta` row (inside Begin()/Commit() like every write).
+  Status SetMeta(std::string_view key, std::string_view value);
 
   const std::string& path() const { return path_; }
 

@@ -169,5 +169,22 @@ TEST_F(StoreTest, AReadOnlyStoreReadsWhatTheWriterCommitted) {
   EXPECT_EQ(*(*reader)->CountJobs(), 2);
 }
 
+TEST_F(StoreTest, MetaRowsAreSetReplacedAndReadBack) {
+  {
+    auto store = Open();
+    ASSERT_NE(store, nullptr);
+    EXPECT_FALSE(store->GetMeta("owner")->has_value());
+    ASSERT_TRUE(store->Begin().ok());
+    ASSERT_TRUE(store->SetMeta("owner", "pid=1 host=a since=x").ok());
+    ASSERT_TRUE(store->SetMeta("owner", "pid=2 host=b since=y").ok());
+    ASSERT_TRUE(store->Commit().ok());
+  }
+  auto reader = Store::OpenReadOnly(path_);
+  ASSERT_TRUE(reader.ok());
+  EXPECT_EQ((*reader)->GetMeta("owner")->value(), "pid=2 host=b since=y");
+  EXPECT_EQ((*reader)->GetMeta("schema_version")->value(), "1");
+  EXPECT_FALSE((*reader)->SetMeta("owner", "z").ok());
+}
+
 }  // namespace
 }  // namespace dlsched::daemon
