@@ -124,7 +124,7 @@ void AddServeFlags(CLI::App& command, ServeFlags& flags) {
       "<workdir>/dlsched.lock, and a lock on the database); a second one exits with status 1 "
       "naming the holder's pid, host and start time. The workdir and the database share a "
       "store id (<workdir>/.dlsched-store-id): a daemon refuses to start on a workdir that "
-      "belongs to another, lost or replaced database, so no new job reads an old job's files.");
+      "belongs to another, lost or replaced database, so no new job reads an old job's files.\n");
 }
 
 int RunServe(const ServeFlags& flags, std::ostream& out, std::ostream& err) {

@@ -92,6 +92,9 @@ TEST_F(LifecycleTest, ASecondDaemonOnTheSameDatabaseOrWorkdirIsRefused) {
   EXPECT_EQ(ReadFile(runs), "run\n");
   EXPECT_EQ(StoredRows("SELECT COUNT(*) FROM events WHERE kind = 'start'"),
             std::vector<std::string>{"1"});
+  const RunResult replay = Dlsched({"simulate", "--replay", (dir_ / "state.db").string()});
+  EXPECT_EQ(replay.code, 0) << replay.out << replay.err;
+  EXPECT_NE(replay.out.find("all 1 decision identical"), std::string::npos) << replay.out;
   EXPECT_EQ(StoredRows("SELECT value FROM meta WHERE key = 'owner'")
                 .at(0)
                 .rfind("pid=" + std::to_string(pid_) + " host=", 0),

@@ -108,8 +108,10 @@ inline constexpr int kMaxLaunchFailures = 3;
 
 class Daemon {
  public:
-  // Opens the store, restores its jobs and re-adopts their processes. Starts no thread.
-  // `clock` must outlive the daemon.
+  // Takes the workdir and database locks, opens the store, checks the workdir's store id,
+  // restores its jobs and re-adopts their processes. Starts no thread. FailedPrecondition when
+  // another process holds the workdir or the database, or the workdir is not the database's
+  // (ownership.h). `clock` must outlive the daemon.
   static Result<std::unique_ptr<Daemon>> Create(Cluster cluster, DaemonOptions options,
                                                 const Clock& clock);
   // Stop(), then closes the store. Job processes keep running.
