@@ -243,7 +243,9 @@ void ApiServer::Routes() {
     std::future<SubmitResult> future = daemon.Submit(std::move(request).value());
     const std::optional<SubmitResult> result = Await(future, options.reply_timeout);
     if (!result) {
-      return ReplyError(res, Status(StatusCode::kUnavailable, "the scheduler did not answer"));
+      return ReplyError(res, Status(StatusCode::kUnavailable,
+                                    "the scheduler did not answer in time; the job may still be "
+                                    "stored and started (retry with the same Idempotency-Key)"));
     }
     if (!result->ok()) return ReplyError(res, result->status());
     const JobRecord& job = ***result;
