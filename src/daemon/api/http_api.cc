@@ -224,6 +224,17 @@ void ApiServer::Routes() {
     const std::string default_user = who->user.empty() ? "anonymous" : who->user;
     Result<JobRequest> request = ParseJobRequest(req.body, default_user);
     if (!request.ok()) return ReplyError(res, request.status());
+    if (req.has_header("Idempotency-Key")) {
+      const std::string key = req.get_header_value("Idempotency-Key");
+      if (req.get_header_value_count("Idempotency-Key") > 1) {
+        return ReplyError(res, InvalidArgument("Idempotency-Key: given more than once"));
+      }
+      if (Status valid = ValidateIdempotencyKey(key); !valid.ok()) return ReplyError(res, valid);
+      if (!request->idempotency_key.empty() && request->idempotency_key != key) {
+        return ReplyError(res, InvalidArgument("Idempotency-Key: differs from idempotency_key"));
+      }
+      request->idempotency_key = key;
+    }
     if (!who->MayAccess(request->spec.user)) {
       return ReplyError(res, 403, "PERMISSION_DENIED", "user: you may submit only as " + who->user);
     }
@@ -232,12 +243,14 @@ void ApiServer::Routes() {
     std::future<SubmitResult> future = daemon.Submit(std::move(request).value());
     const std::optional<SubmitResult> result = Await(future, options.reply_timeout);
     if (!result) {
-      return ReplyError(res, Status(StatusCode::kUnavailable, "the scheduler did not answer"));
+      return ReplyError(res, Status(StatusCode::kUnavailable,
+                                    "the scheduler did not answer in time; the job may still be "
+                                    "stored and started (retry with the same Idempotency-Key)"));
     }
     if (!result->ok()) return ReplyError(res, result->status());
     const JobRecord& job = ***result;
     res.set_header("Location", "/v1/jobs/" + std::to_string(job.id.value()));
-    Reply(res, 201, JobJson(job, SystemClock().Now()));
+    Reply(res, (*result)->existing ? 200 : 201, JobJson(job, SystemClock().Now()));
   });
 
   server.Get("/v1/jobs", [&daemon, authenticate](const httplib::Request& req,

@@ -7,6 +7,7 @@
 #include <ctime>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <set>
 
 namespace dlsched::daemon {
 namespace {
@@ -16,27 +17,74 @@ using nlohmann::json;
 constexpr std::array<std::string_view, 5> kFrameworkNames = {"custom", "pytorch", "tensorflow",
                                                              "mpi", "horovod"};
 
+// A user-supplied value quoted for a message: 'value', at most 64 bytes of it, escaped.
+std::string Echo(std::string_view text) {
+  std::string out = "'";
+  out += Escaped(text, 64);
+  out += "'";
+  return out;
+}
+
 Status FieldError(std::string_view field, std::string message) {
   return InvalidArgument(std::string(field) + ": " + message);
 }
 
-Result<std::string> GetString(const json& doc, std::string_view field) {
-  const json& v = doc.at(std::string(field));
-  if (!v.is_string()) return FieldError(field, "must be a string");
-  return v.get<std::string>();
+bool HasNul(std::string_view s) { return s.find('\0') != std::string_view::npos; }
+
+bool HasControl(std::string_view s) {
+  return std::ranges::any_of(s, [](char ch) {
+    const unsigned char c = static_cast<unsigned char>(ch);
+    return c < 0x20 || c == 0x7f;
+  });
 }
 
-// A label map: {"key": "value", ...}, non-empty keys, string values.
+// Which bytes a string field refuses.
+enum class Bytes { kNoControl, kNoNul };
+
+// Empty when `text` fits a field of at most `max_bytes` that refuses `bytes`, else why not.
+std::string TextProblem(std::string_view text, size_t max_bytes, Bytes bytes) {
+  if (text.size() > max_bytes) {
+    return "longer than " + std::to_string(max_bytes) + " bytes (" + std::to_string(text.size()) +
+           ")";
+  }
+  if (bytes == Bytes::kNoControl && HasControl(text)) return "must not contain control bytes";
+  if (HasNul(text)) return "must not contain NUL bytes";
+  return "";
+}
+
+Result<std::string> GetString(const json& doc, std::string_view field, size_t max_bytes,
+                              Bytes bytes = Bytes::kNoControl) {
+  const json& v = doc.at(std::string(field));
+  if (!v.is_string()) return FieldError(field, "must be a string");
+  std::string text = v.get<std::string>();
+  if (std::string problem = TextProblem(text, max_bytes, bytes); !problem.empty()) {
+    return FieldError(field, std::move(problem));
+  }
+  return text;
+}
+
+// A label map: {"key": "value", ...}, non-empty keys, string values, bounded.
 Result<Labels> GetLabels(const json& doc, std::string_view field) {
   const json& v = doc.at(std::string(field));
   if (!v.is_object()) return FieldError(field, "must be an object of \"key\": \"value\" labels");
+  if (v.size() > kMaxLabels) {
+    return FieldError(field, "more than " + std::to_string(kMaxLabels) + " labels");
+  }
   Labels labels;
   for (auto it = v.begin(); it != v.end(); ++it) {
     if (it.key().empty()) return FieldError(field, "a label key must not be empty");
-    if (!it.value().is_string()) {
-      return FieldError(std::string(field) + "." + it.key(), "must be a string");
+    if (std::string problem = TextProblem(it.key(), kMaxLabelBytes, Bytes::kNoControl);
+        !problem.empty()) {
+      return FieldError(field, "label key " + Echo(it.key()) + ": " + problem);
     }
-    labels.emplace(it.key(), it.value().get<std::string>());
+    const std::string where = std::string(field) + "." + Escaped(it.key(), 64);
+    if (!it.value().is_string()) return FieldError(where, "must be a string");
+    std::string value = it.value().get<std::string>();
+    if (std::string problem = TextProblem(value, kMaxLabelBytes, Bytes::kNoControl);
+        !problem.empty()) {
+      return FieldError(where, problem);
+    }
+    labels.emplace(it.key(), std::move(value));
   }
   return labels;
 }
@@ -44,13 +92,17 @@ Result<Labels> GetLabels(const json& doc, std::string_view field) {
 Result<int64_t> GetInt(const json& doc, std::string_view field, int64_t min, int64_t max) {
   const json& v = doc.at(std::string(field));
   int64_t value = 0;
-  if (v.is_number_integer()) {
-    value = v.get<int64_t>();
-  } else if (v.is_number_unsigned()) {
+  // nlohmann keeps integers above INT64_MAX as number_unsigned, which is_number_integer() also
+  // matches: test it first, or get<int64_t>() wraps them (2^64 - 1 read as -1).
+  if (v.is_number_unsigned()) {
     const uint64_t u = v.get<uint64_t>();
-    value = u > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())
-                ? std::numeric_limits<int64_t>::max()
-                : static_cast<int64_t>(u);
+    if (u > static_cast<uint64_t>(max)) {
+      return FieldError(field,
+                        "must be at most " + std::to_string(max) + ", got " + std::to_string(u));
+    }
+    value = static_cast<int64_t>(u);
+  } else if (v.is_number_integer()) {
+    value = v.get<int64_t>();
   } else if (v.is_number_float() && std::isfinite(v.get<double>()) &&
              v.get<double>() == std::floor(v.get<double>()) && std::abs(v.get<double>()) < 9e15) {
     value = static_cast<int64_t>(v.get<double>());
@@ -68,14 +120,17 @@ Result<int64_t> GetInt(const json& doc, std::string_view field, int64_t min, int
   return value;
 }
 
-// A positive, finite number of seconds.
-Result<double> GetPositiveSeconds(const json& doc, std::string_view field) {
+// A positive number of seconds, 1 microsecond (the scheduler's resolution) to 1e9 s, as the
+// Duration it rounds to.
+Result<Duration> GetPositiveSeconds(const json& doc, std::string_view field) {
   const json& v = doc.at(std::string(field));
   if (!v.is_number()) return FieldError(field, "must be a number of seconds");
   const double s = v.get<double>();
   if (!std::isfinite(s) || s <= 0) return FieldError(field, "must be positive");
   if (s > 1e9) return FieldError(field, "must be at most 1e9 seconds");
-  return s;
+  const Duration d = Seconds(s);
+  if (d < Duration(1)) return FieldError(field, "must be at least 0.000001 s (one microsecond)");
+  return d;
 }
 
 bool ValidEnvName(const std::string& name) {
@@ -86,13 +141,11 @@ bool ValidEnvName(const std::string& name) {
   return true;
 }
 
-bool HasNul(const std::string& s) { return s.find('\0') != std::string::npos; }
-
-constexpr std::array<std::string_view, 23> kKnownFields = {
+constexpr std::array<std::string_view, 24> kKnownFields = {
     "name",       "user",     "queue",  "model",          "batch_size",         "command",
     "script",     "workdir",  "env",    "gpus",           "gpu_type",           "memory_mib",
     "priority",   "deadline", "qos",    "max_run_time_s", "runtime_estimate_s", "framework",
-    "iterations", "selector", "prefer", "kind",           "service_load"};
+    "iterations", "selector", "prefer", "kind",           "service_load",       "idempotency_key"};
 
 int64_t DaysFromCivil(int64_t y, unsigned m, unsigned d) {
   // Howard Hinnant's days_from_civil: days since 1970-01-01 of a proleptic Gregorian date.
@@ -104,12 +157,70 @@ int64_t DaysFromCivil(int64_t y, unsigned m, unsigned d) {
   return era * 146097 + static_cast<int64_t>(doe) - 719468;
 }
 
-// "'text'" built by appends (GCC 12 warns falsely on chains of operator+ here).
-std::string Quoted(std::string_view text) {
-  std::string out = "'";
-  out.append(text);
-  out += "'";
-  return out;
+bool IsLeapYear(int64_t y) { return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0; }
+
+int DaysInMonth(int64_t y, int m) {
+  static constexpr std::array<int, 12> kDays = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  return m == 2 && IsLeapYear(y) ? 29 : kDays[static_cast<size_t>(m - 1)];
+}
+
+std::string OutOfRange(std::string_view text) {
+  return Echo(text) + " is outside 1970-01-01T00:00:00Z .. 9999-12-31T23:59:59.999999Z";
+}
+
+// The body's JSON with every object's keys checked for duplicates and nesting bounded: the
+// parser alone lets the last of two equal keys win, silently.
+Result<json> ParseStrictJson(std::string_view body) {
+  struct Frame {
+    bool object = false;
+    std::set<std::string> keys;
+    std::string key;  // the last key read in this object
+  };
+  std::vector<Frame> frames;
+  std::string problem;
+  const auto path = [&frames](const std::string& last) {
+    std::string out;
+    for (size_t i = 0; i + 1 < frames.size(); ++i) {
+      if (frames[i].object) out += Escaped(frames[i].key, 64) + ".";
+    }
+    return out + Escaped(last, 64);
+  };
+  const json::parser_callback_t check = [&](int depth, json::parse_event_t event,
+                                            json& parsed) -> bool {
+    if (!problem.empty()) return false;  // keep nothing more: the body is refused anyway
+    switch (event) {
+      case json::parse_event_t::object_start:
+      case json::parse_event_t::array_start:
+        if (depth >= kMaxJsonDepth) {
+          problem = "body: nested deeper than " + std::to_string(kMaxJsonDepth) + " levels";
+          return false;
+        }
+        frames.push_back({event == json::parse_event_t::object_start, {}, {}});
+        return true;
+      case json::parse_event_t::object_end:
+      case json::parse_event_t::array_end:
+        if (!frames.empty()) frames.pop_back();
+        return true;
+      case json::parse_event_t::key: {
+        Frame& frame = frames.back();
+        frame.key = parsed.get<std::string>();
+        if (!frame.keys.insert(frame.key).second) problem = path(frame.key) + ": duplicate key";
+        return true;
+      }
+      case json::parse_event_t::value:
+        return true;
+    }
+    return true;
+  };
+  json doc;
+  try {
+    doc = json::parse(body.begin(), body.end(), check);
+  } catch (const json::exception& e) {
+    // Its message quotes what the parser last read, which may be invalid UTF-8.
+    return InvalidArgument("body: malformed JSON: " + Escaped(e.what(), 256));
+  }
+  if (!problem.empty()) return InvalidArgument(problem);
+  return doc;
 }
 
 bool ParseDigits(std::string_view text, size_t pos, size_t n, int& out) {
@@ -124,6 +235,25 @@ bool ParseDigits(std::string_view text, size_t pos, size_t n, int& out) {
 
 }  // namespace
 
+std::string Escaped(std::string_view text, size_t max_bytes) {
+  std::string out;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (out.size() >= max_bytes) {
+      out += "...";
+      break;
+    }
+    const unsigned char c = static_cast<unsigned char>(text[i]);
+    if (c >= 0x20 && c < 0x7f) {
+      out += static_cast<char>(c);
+    } else {
+      char hex[8];
+      std::snprintf(hex, sizeof(hex), "\\x%02X", c);
+      out += hex;
+    }
+  }
+  return out;
+}
+
 std::string_view FrameworkName(Framework framework) {
   return kFrameworkNames[static_cast<size_t>(framework)];
 }
@@ -132,8 +262,8 @@ Result<Framework> ParseFramework(std::string_view name) {
   for (size_t i = 0; i < kFrameworkNames.size(); ++i) {
     if (kFrameworkNames[i] == name) return static_cast<Framework>(i);
   }
-  return FieldError("framework", "unknown framework '" + std::string(name) +
-                                     "' (want custom, pytorch, tensorflow, mpi or horovod)");
+  return FieldError("framework", "unknown framework " + Echo(name) +
+                                     " (want custom, pytorch, tensorflow, mpi or horovod)");
 }
 
 std::string FormatTime(Timestamp t) {
@@ -163,7 +293,13 @@ Result<Timestamp> ParseTime(std::string_view text) {
   double seconds = 0;
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), seconds);
   if (ec == std::errc() && end == text.data() + text.size() && std::isfinite(seconds)) {
-    return AtSeconds(seconds);
+    // Compared as seconds first: AtSeconds of a huge number overflows.
+    if (seconds < 0 || seconds > ToSeconds(kMaxRequestTime) + 1) {
+      return InvalidArgument(OutOfRange(text));
+    }
+    const Timestamp t = AtSeconds(seconds);
+    if (t < kMinRequestTime || t > kMaxRequestTime) return InvalidArgument(OutOfRange(text));
+    return t;
   }
   int year, month, day, hour, minute, second;
   if (text.size() < 20 || !ParseDigits(text, 0, 4, year) || text[4] != '-' ||
@@ -172,19 +308,31 @@ Result<Timestamp> ParseTime(std::string_view text) {
       text[13] != ':' || !ParseDigits(text, 14, 2, minute) || text[16] != ':' ||
       !ParseDigits(text, 17, 2, second) || month < 1 || month > 12 || day < 1 || day > 31 ||
       hour > 23 || minute > 59 || second > 60) {
-    return InvalidArgument(Quoted(text) +
+    return InvalidArgument(Echo(text) +
                            " is not an RFC 3339 time (2024-05-01T12:00:00Z) or Unix seconds");
+  }
+  if (day > DaysInMonth(year, month)) {
+    return InvalidArgument(Echo(text) + " is not a date: month " + std::to_string(month) + " of " +
+                           std::to_string(year) + " has " +
+                           std::to_string(DaysInMonth(year, month)) + " days");
+  }
+  // RFC 3339 allows a leap second only as the last second of a minute ending an hour; Unix time
+  // has none, so it reads as the next second.
+  if (second == 60 && (minute != 59 || hour != 23)) {
+    return InvalidArgument(Echo(text) + " has second 60 outside 23:59:60 (a leap second)");
   }
   size_t pos = 19;
   int64_t micros = 0;
   if (pos < text.size() && text[pos] == '.') {
     ++pos;
+    const size_t first_digit = pos;
     int64_t scale = 100000;
     while (pos < text.size() && std::isdigit(static_cast<unsigned char>(text[pos]))) {
       micros += (text[pos] - '0') * scale;
       scale /= 10;
       ++pos;
     }
+    if (pos == first_digit) return InvalidArgument(Echo(text) + " has no digits after '.'");
   }
   int64_t offset_s = 0;
   if (pos < text.size() && (text[pos] == 'Z' || text[pos] == 'z')) {
@@ -192,57 +340,62 @@ Result<Timestamp> ParseTime(std::string_view text) {
   } else if (pos < text.size() && (text[pos] == '+' || text[pos] == '-')) {
     int oh, om;
     if (!ParseDigits(text, pos + 1, 2, oh) || pos + 3 >= text.size() || text[pos + 3] != ':' ||
-        !ParseDigits(text, pos + 4, 2, om)) {
-      return InvalidArgument(Quoted(text) + " has a malformed UTC offset");
+        !ParseDigits(text, pos + 4, 2, om) || oh > 23 || om > 59) {
+      return InvalidArgument(Echo(text) + " has a malformed UTC offset");
     }
     offset_s = (oh * 3600 + om * 60) * (text[pos] == '+' ? 1 : -1);
     pos += 6;
   } else {
-    return InvalidArgument(Quoted(text) + " lacks a time zone (Z or +HH:MM)");
+    return InvalidArgument(Echo(text) + " lacks a time zone (Z or +HH:MM)");
   }
   if (pos != text.size()) {
-    return InvalidArgument(Quoted(text) + " has trailing characters");
+    return InvalidArgument(Echo(text) + " has trailing characters");
   }
   const int64_t days =
       DaysFromCivil(year, static_cast<unsigned>(month), static_cast<unsigned>(day));
+  // Four-digit years keep this far inside int64 microseconds.
   const int64_t secs = days * 86400 + hour * 3600 + minute * 60 + second - offset_s;
-  return Timestamp(Duration(secs * 1000000 + micros));
+  const Timestamp t(Duration(secs * 1000000 + micros));
+  if (t < kMinRequestTime || t > kMaxRequestTime) return InvalidArgument(OutOfRange(text));
+  return t;
 }
 
 Result<JobRequest> ParseJobRequest(std::string_view body, std::string_view default_user,
                                    const RequestLimits& limits) {
-  json doc;
-  try {
-    doc = json::parse(body.begin(), body.end());
-  } catch (const json::exception& e) {
-    return InvalidArgument(std::string("body: malformed JSON: ") + e.what());
-  }
+  DS_ASSIGN_OR_RETURN(const json doc, ParseStrictJson(body));
   return ParseJobRequestJson(doc, default_user, limits);
 }
 
-Result<JobRequest> ParseJobRequestJson(const json& doc, std::string_view default_user,
-                                       const RequestLimits& limits) {
+namespace {
+
+Result<JobRequest> ParseFields(const json& doc, std::string_view default_user,
+                               const RequestLimits& limits) {
   if (!doc.is_object()) return InvalidArgument("body: must be a JSON object");
   for (const auto& [key, value] : doc.items()) {
     bool known = false;
     for (std::string_view k : kKnownFields) known = known || k == key;
-    if (!known) return FieldError(key, "unknown field");
+    if (!known) return FieldError(Escaped(key, 64), "unknown field");
   }
   JobRequest r;
   JobSpec& spec = r.spec;
   spec.user = std::string(default_user);
   if (doc.contains("name")) {
-    DS_ASSIGN_OR_RETURN(spec.name, GetString(doc, "name"));
+    DS_ASSIGN_OR_RETURN(spec.name, GetString(doc, "name", kMaxNameBytes));
   }
   if (doc.contains("user")) {
-    DS_ASSIGN_OR_RETURN(spec.user, GetString(doc, "user"));
-    if (spec.user.empty()) return FieldError("user", "must not be empty");
+    DS_ASSIGN_OR_RETURN(spec.user, GetString(doc, "user", kMaxIdentBytes));
+  }
+  // Checked after the default too: what is stored must parse again.
+  if (spec.user.empty()) return FieldError("user", "must not be empty");
+  if (std::string problem = TextProblem(spec.user, kMaxIdentBytes, Bytes::kNoControl);
+      !problem.empty()) {
+    return FieldError("user", std::move(problem));
   }
   if (doc.contains("queue")) {
-    DS_ASSIGN_OR_RETURN(spec.queue, GetString(doc, "queue"));
+    DS_ASSIGN_OR_RETURN(spec.queue, GetString(doc, "queue", kMaxIdentBytes));
   }
   if (doc.contains("model")) {
-    DS_ASSIGN_OR_RETURN(spec.model, GetString(doc, "model"));
+    DS_ASSIGN_OR_RETURN(spec.model, GetString(doc, "model", kMaxNameBytes));
   }
   if (doc.contains("batch_size")) {
     DS_ASSIGN_OR_RETURN(int64_t b, GetInt(doc, "batch_size", 0, 1 << 30));
@@ -260,6 +413,9 @@ Result<JobRequest> ParseJobRequestJson(const json& doc, std::string_view default
     const json& argv = doc.at("command");
     if (!argv.is_array()) return FieldError("command", "must be an array of strings");
     if (argv.empty()) return FieldError("command", "must not be empty");
+    if (argv.size() > kMaxArgs) {
+      return FieldError("command", "more than " + std::to_string(kMaxArgs) + " arguments");
+    }
     for (const json& arg : argv) {
       if (!arg.is_string()) return FieldError("command", "must be an array of strings");
       r.command.push_back(arg.get<std::string>());
@@ -268,27 +424,33 @@ Result<JobRequest> ParseJobRequestJson(const json& doc, std::string_view default
     }
     if (r.command[0].empty()) return FieldError("command", "the program name is empty");
   } else {
-    DS_ASSIGN_OR_RETURN(std::string script, GetString(doc, "script"));
+    // Its size counts against max_command_bytes with the env's, below.
+    DS_ASSIGN_OR_RETURN(
+        std::string script,
+        GetString(doc, "script", std::numeric_limits<size_t>::max(), Bytes::kNoNul));
     if (script.find_first_not_of(" \t\r\n") == std::string::npos) {
       return FieldError("script", "must not be empty");
     }
-    if (HasNul(script)) return FieldError("script", "must not contain NUL bytes");
-    command_bytes += script.size();
+    command_bytes += script.size() + 1;
     r.command = {"/bin/sh", "-c", std::move(script)};
   }
 
   if (doc.contains("workdir")) {
-    DS_ASSIGN_OR_RETURN(r.workdir, GetString(doc, "workdir"));
+    DS_ASSIGN_OR_RETURN(r.workdir, GetString(doc, "workdir", kMaxWorkdirBytes));
     if (!r.workdir.empty() && r.workdir[0] != '/') {
       return FieldError("workdir", "must be an absolute path");
     }
-    if (HasNul(r.workdir)) return FieldError("workdir", "must not contain NUL bytes");
   }
   if (doc.contains("env")) {
     const json& env = doc.at("env");
     if (!env.is_object()) return FieldError("env", "must be an object of strings");
+    if (env.size() > kMaxEnvVars) {
+      return FieldError("env", "more than " + std::to_string(kMaxEnvVars) + " variables");
+    }
     for (const auto& [key, value] : env.items()) {
-      if (!ValidEnvName(key)) return FieldError("env", "invalid variable name '" + key + "'");
+      if (!ValidEnvName(key) || key.size() > kMaxIdentBytes) {
+        return FieldError("env", "invalid variable name " + Echo(key));
+      }
       if (!value.is_string()) return FieldError("env", "value of " + key + " must be a string");
       std::string v = value.get<std::string>();
       if (HasNul(v)) return FieldError("env", "value of " + key + " contains a NUL byte");
@@ -306,7 +468,7 @@ Result<JobRequest> ParseJobRequestJson(const json& doc, std::string_view default
     spec.num_gpus = static_cast<int>(gpus);
   }
   if (doc.contains("gpu_type")) {
-    DS_ASSIGN_OR_RETURN(spec.gpu_type, GetString(doc, "gpu_type"));
+    DS_ASSIGN_OR_RETURN(spec.gpu_type, GetString(doc, "gpu_type", kMaxIdentBytes));
   }
   if (doc.contains("selector")) {
     DS_ASSIGN_OR_RETURN(spec.selector, GetLabels(doc, "selector"));
@@ -324,10 +486,15 @@ Result<JobRequest> ParseJobRequestJson(const json& doc, std::string_view default
   if (doc.contains("deadline")) {
     const json& d = doc.at("deadline");
     if (d.is_number()) {
-      if (!std::isfinite(d.get<double>()) || d.get<double>() < 0 || d.get<double>() > 1e11) {
+      // As text, so the range check is ParseTime's.
+      const double s = d.get<double>();
+      if (!std::isfinite(s))
         return FieldError("deadline", "must be Unix seconds or an RFC 3339 time");
-      }
-      spec.deadline = AtSeconds(d.get<double>());
+      char text[64];
+      std::snprintf(text, sizeof(text), "%.17g", s);
+      Result<Timestamp> t = ParseTime(text);
+      if (!t.ok()) return FieldError("deadline", t.status().message());
+      spec.deadline = *t;
     } else if (d.is_string()) {
       Result<Timestamp> t = ParseTime(d.get<std::string>());
       if (!t.ok()) return FieldError("deadline", t.status().message());
@@ -337,35 +504,35 @@ Result<JobRequest> ParseJobRequestJson(const json& doc, std::string_view default
     }
   }
   if (doc.contains("qos")) {
-    DS_ASSIGN_OR_RETURN(std::string qos, GetString(doc, "qos"));
+    DS_ASSIGN_OR_RETURN(std::string qos, GetString(doc, "qos", kMaxIdentBytes));
     Result<QosClass> q = ParseQosClass(qos);
-    if (!q.ok()) return FieldError("qos", q.status().message());
+    if (!q.ok()) return FieldError("qos", Escaped(q.status().message(), 256));
     spec.qos = *q;
   }
   if (doc.contains("max_run_time_s")) {
-    DS_ASSIGN_OR_RETURN(double s, GetPositiveSeconds(doc, "max_run_time_s"));
-    r.max_run_time = Seconds(s);
+    DS_ASSIGN_OR_RETURN(r.max_run_time, GetPositiveSeconds(doc, "max_run_time_s"));
   }
   if (doc.contains("runtime_estimate_s")) {
-    DS_ASSIGN_OR_RETURN(double s, GetPositiveSeconds(doc, "runtime_estimate_s"));
-    spec.runtime_estimate = Seconds(s);
+    DS_ASSIGN_OR_RETURN(spec.runtime_estimate, GetPositiveSeconds(doc, "runtime_estimate_s"));
   }
   if (doc.contains("framework")) {
-    DS_ASSIGN_OR_RETURN(std::string name, GetString(doc, "framework"));
+    DS_ASSIGN_OR_RETURN(std::string name, GetString(doc, "framework", kMaxIdentBytes));
     DS_ASSIGN_OR_RETURN(r.framework, ParseFramework(name));
   }
   if (doc.contains("kind")) {
-    DS_ASSIGN_OR_RETURN(std::string kind, GetString(doc, "kind"));
+    DS_ASSIGN_OR_RETURN(std::string kind, GetString(doc, "kind", kMaxIdentBytes));
     if (kind != "training" && kind != "service") {
-      return FieldError("kind", "must be training or service, got '" + kind + "'");
+      return FieldError("kind", "must be training or service, got " + Echo(kind));
     }
     if (kind == "service") spec.service = ServiceLoad{};
   }
   if (doc.contains("service_load")) {
     if (!spec.service) return FieldError("service_load", "is for jobs of kind service");
-    DS_ASSIGN_OR_RETURN(std::string load, GetString(doc, "service_load"));
+    DS_ASSIGN_OR_RETURN(std::string load, GetString(doc, "service_load", kMaxServiceLoadBytes));
     Result<ServiceLoad> parsed = ParseServiceLoad(load);
-    if (!parsed.ok()) return FieldError("service_load", parsed.status().message());
+    if (!parsed.ok()) {
+      return FieldError("service_load", Escaped(parsed.status().message(), 256));
+    }
     const Status fits = ValidateServiceLoad(*parsed, spec.num_gpus);
     if (!fits.ok()) return FieldError("service_load", fits.message());
     spec.service = *std::move(parsed);
@@ -377,6 +544,12 @@ Result<JobRequest> ParseJobRequestJson(const json& doc, std::string_view default
     }
     r.total_iterations = v.get<double>();
   }
+  if (doc.contains("idempotency_key")) {
+    const json& v = doc.at("idempotency_key");
+    if (!v.is_string()) return FieldError("idempotency_key", "must be a string");
+    r.idempotency_key = v.get<std::string>();
+    DS_RETURN_IF_ERROR(ValidateIdempotencyKey(r.idempotency_key, "idempotency_key"));
+  }
 
   // The scheduler's notion of work: the run-time estimate (or limit) at 1 iteration/s.
   const Duration estimate =
@@ -387,6 +560,29 @@ Result<JobRequest> ParseJobRequestJson(const json& doc, std::string_view default
   Status valid = ValidateJobSpec(spec);
   if (!valid.ok()) return valid;
   return r;
+}
+
+}  // namespace
+
+Result<JobRequest> ParseJobRequestJson(const json& doc, std::string_view default_user,
+                                       const RequestLimits& limits) {
+  Result<JobRequest> r = ParseFields(doc, default_user, limits);
+  // A document built in code (not parsed) may hold strings of any bytes, and messages quote
+  // them: escaped once more here, so no error ever carries invalid UTF-8.
+  if (!r.ok()) return Status(r.status().code(), Escaped(r.status().message(), 1024));
+  return r;
+}
+
+Status ValidateIdempotencyKey(std::string_view key, std::string_view field) {
+  if (key.empty()) return FieldError(field, "must not be empty");
+  if (key.size() > kMaxIdempotencyKeyBytes) {
+    return FieldError(field, "longer than " + std::to_string(kMaxIdempotencyKeyBytes) + " bytes");
+  }
+  for (char ch : key) {
+    const unsigned char c = static_cast<unsigned char>(ch);
+    if (c < 0x20 || c >= 0x7f) return FieldError(field, "must be printable ASCII");
+  }
+  return Status::Ok();
 }
 
 Status CheckFitsCluster(const JobRequest& request, const Cluster& cluster, bool multi_node_gangs) {
@@ -458,6 +654,7 @@ json JobRequestToJson(const JobRequest& r) {
   if (spec.runtime_estimate) doc["runtime_estimate_s"] = ToSeconds(*spec.runtime_estimate);
   doc["framework"] = std::string(FrameworkName(r.framework));
   if (r.total_iterations > 0) doc["iterations"] = r.total_iterations;
+  if (!r.idempotency_key.empty()) doc["idempotency_key"] = r.idempotency_key;
   return doc;
 }
 

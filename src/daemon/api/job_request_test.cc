@@ -167,6 +167,223 @@ TEST(JobRequestTest, CanonicalJsonRoundTrips) {
   EXPECT_EQ(*again->spec.deadline, *r->spec.deadline);
 }
 
+// Whatever is accepted must come back from the store: the canonical form parses again (as the
+// daemon's restore reads it) to the same request, for requests at the edges of every range.
+TEST(JobRequestTest, AcceptedRequestsReparseToTheSameRequest) {
+  const std::string long_name(kMaxNameBytes, 'n');
+  const std::vector<std::string> bodies = {
+      R"({"command": ["true"]})",
+      R"({"name": "", "script": "echo hi\n\tthere", "user": "ann", "queue": "q", "model": "m",
+          "batch_size": 1073741824, "workdir": "/tmp", "env": {"A": "1", "B_2": "x=y\n"},
+          "gpus": 8, "gpu_type": "V100", "memory_mib": 1099511627776, "priority": -1000000,
+          "qos": "strict", "framework": "horovod", "iterations": 1e-300})",
+      R"({"command": ["a"], "deadline": "1970-01-01T00:00:00Z", "priority": 1000000})",
+      R"({"command": ["a"], "deadline": "9999-12-31T23:59:59.999999Z"})",
+      R"({"command": ["a"], "deadline": "9999-12-31T23:59:59.9999999Z"})",
+      R"({"command": ["a"], "deadline": "2016-12-31T23:59:60Z"})",
+      R"({"command": ["a"], "deadline": "2024-02-29T01:00:00+01:00"})",
+      R"({"command": ["a"], "deadline": "1970-01-01T01:00:00.000001+01:00"})",
+      R"({"command": ["a"], "deadline": "2024-05-01T12:00:00-23:59"})",
+      R"({"command": ["a"], "deadline": 0})",
+      R"({"command": ["a"], "deadline": 1700000000.1234567})",
+      R"({"command": ["a"], "deadline": 253402300799.5})",
+      R"({"command": ["a"], "deadline": "1714564800.5"})",
+      R"({"command": ["a"], "max_run_time_s": 0.000001})",
+      R"({"command": ["a"], "max_run_time_s": 0.0000014, "runtime_estimate_s": 0.0000015})",
+      R"({"command": ["a"], "max_run_time_s": 1e9, "runtime_estimate_s": 0.3})",
+      R"({"command": ["a"], "iterations": 1e300})",
+      R"({"command": ["a"], "gpus": 2.0, "priority": 5.0})",
+      R"({"command": ["a"], "selector": {"nvlink": "true"}, "prefer": {"rack": "r1"}})",
+      R"({"script": "s", "gpus": 4, "kind": "service", "service_load": "0:1;28800:4"})",
+      R"({"command": ["a"], "idempotency_key": "retry-7 ~!"})",
+      R"({"command": ["a"], "name": "r\u00e9sum\u00e9 \u6a21\u578b"})",
+      R"({"command": ["a"], "name": ")" + long_name + R"("})",
+  };
+  for (const std::string& body : bodies) {
+    SCOPED_TRACE(body.substr(0, 200));
+    Result<JobRequest> r = ParseJobRequest(body, "someone");
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    const nlohmann::json stored = JobRequestToJson(*r);
+    Result<JobRequest> again = ParseJobRequestJson(nlohmann::json::parse(stored.dump()), "other");
+    ASSERT_TRUE(again.ok()) << again.status().ToString();
+    EXPECT_EQ(JobRequestToJson(*again), stored);
+    EXPECT_EQ(again->spec.name, r->spec.name);
+    EXPECT_EQ(again->spec.user, r->spec.user);
+    EXPECT_EQ(again->spec.deadline, r->spec.deadline);
+    EXPECT_EQ(again->spec.runtime_estimate, r->spec.runtime_estimate);
+    EXPECT_EQ(again->spec.priority, r->spec.priority);
+    EXPECT_EQ(again->max_run_time, r->max_run_time);
+    EXPECT_EQ(again->spec.iterations, r->spec.iterations);
+    EXPECT_EQ(again->total_iterations, r->total_iterations);
+    EXPECT_EQ(again->command, r->command);
+    EXPECT_EQ(again->env, r->env);
+    EXPECT_EQ(again->idempotency_key, r->idempotency_key);
+  }
+}
+
+TEST(JobRequestTest, RejectsWhatCouldNotBeStoredRunOrRestored) {
+  struct Case {
+    std::string name;
+    std::string body;
+    std::string field;
+  };
+  const std::string big_name(kMaxNameBytes + 1, 'n');
+  std::string many_args = R"({"command": [)";
+  for (size_t i = 0; i <= kMaxArgs; ++i) many_args += i == 0 ? R"("a")" : R"(,"a")";
+  many_args += "]}";
+  std::string many_env = R"({"command": ["a"], "env": {)";
+  for (size_t i = 0; i <= kMaxEnvVars; ++i) {
+    many_env += (i == 0 ? R"("V)" : R"(,"V)") + std::to_string(i) + R"(": "")";
+  }
+  many_env += "}}";
+  std::string deep = R"({"command": ["a"], "env": )";
+  for (int i = 0; i < kMaxJsonDepth; ++i) deep += "[";
+  for (int i = 0; i < kMaxJsonDepth; ++i) deep += "]";
+  deep += "}";
+  const std::vector<Case> cases = {
+      // Stored, they would stop the next start (year 10000, beyond int64, year 0, 0 us).
+      {"leap second into year 10000", R"({"command": ["a"], "deadline": "9999-12-31T23:59:60Z"})",
+       "deadline"},
+      {"huge seconds as text", R"({"command": ["a"], "deadline": "1e300"})", "deadline"},
+      {"huge seconds", R"({"command": ["a"], "deadline": 1e300})", "deadline"},
+      {"year 0", R"({"command": ["a"], "deadline": "0000-01-01T00:00:00+01:00"})", "deadline"},
+      {"before 1970", R"({"command": ["a"], "deadline": "1969-12-31T23:59:59Z"})", "deadline"},
+      {"before 1970 by its offset",
+       R"({"command": ["a"], "deadline": "1970-01-01T00:30:00+01:00"})", "deadline"},
+      {"negative seconds", R"({"command": ["a"], "deadline": -1})", "deadline"},
+      {"past 9999", R"({"command": ["a"], "deadline": 253402300800})", "deadline"},
+      {"nanosecond limit", R"({"command": ["a"], "max_run_time_s": 1e-9})", "max_run_time_s"},
+      {"sub-microsecond estimate", R"({"command": ["a"], "runtime_estimate_s": 4e-7})",
+       "runtime_estimate_s"},
+      // Impossible calendar dates and times.
+      {"February 31", R"({"command": ["a"], "deadline": "2024-02-31T00:00:00Z"})", "deadline"},
+      {"February 29 of 2023", R"({"command": ["a"], "deadline": "2023-02-29T00:00:00Z"})",
+       "deadline"},
+      {"April 31", R"({"command": ["a"], "deadline": "2024-04-31T00:00:00Z"})", "deadline"},
+      {"second 60 mid-day", R"({"command": ["a"], "deadline": "2024-05-01T12:00:60Z"})",
+       "deadline"},
+      {"offset 24h", R"({"command": ["a"], "deadline": "2024-05-01T12:00:00+24:00"})", "deadline"},
+      {"no fraction digits", R"({"command": ["a"], "deadline": "2024-05-01T12:00:00.Z"})",
+       "deadline"},
+      // Integers beyond int64 (kept by the parser as unsigned) and beyond the field's range.
+      {"priority 2^64-1", R"({"command": ["a"], "priority": 18446744073709551615})", "priority"},
+      {"priority 2^63", R"({"command": ["a"], "priority": 9223372036854775808})", "priority"},
+      {"gpus 2^64-1", R"({"command": ["a"], "gpus": 18446744073709551615})", "gpus"},
+      {"memory 2^63", R"({"command": ["a"], "memory_mib": 9223372036854775808})", "memory_mib"},
+      {"batch size 2^64-1", R"({"command": ["a"], "batch_size": 18446744073709551615})",
+       "batch_size"},
+      // Unbounded strings and bytes that make no sense in them.
+      {"long name", R"({"command": ["a"], "name": ")" + big_name + R"("})", "name"},
+      {"NUL in name", R"({"command": ["a"], "name": "a\u0000b"})", "name"},
+      {"newline in name", R"({"command": ["a"], "name": "a\nb"})", "name"},
+      {"NUL in user", R"({"command": ["a"], "user": "ann\u0000"})", "user"},
+      {"DEL in user", R"({"command": ["a"], "user": "ann\u007f"})", "user"},
+      {"long user",
+       R"({"command": ["a"], "user": ")" + std::string(kMaxIdentBytes + 1, 'u') + R"("})", "user"},
+      {"control in queue", R"({"command": ["a"], "queue": "q\t"})", "queue"},
+      {"control in model", R"({"command": ["a"], "model": "m\r"})", "model"},
+      {"control in gpu type", R"({"command": ["a"], "gpu_type": "V100\u0001"})", "gpu_type"},
+      {"long workdir",
+       R"({"command": ["a"], "workdir": "/)" + std::string(kMaxWorkdirBytes, 'w') + R"("})",
+       "workdir"},
+      {"newline in workdir", R"({"command": ["a"], "workdir": "/tmp\n"})", "workdir"},
+      {"NUL in an argument", R"({"command": ["a", "b\u0000"]})", "command"},
+      {"NUL in the script", R"({"script": "echo\u0000"})", "script"},
+      {"too many arguments", many_args, "command"},
+      {"too many env variables", many_env, "env"},
+      {"long env name",
+       R"({"command": ["a"], "env": {")" + std::string(kMaxIdentBytes + 1, 'E') + R"(": ""}})",
+       "env"},
+      {"control in a label", R"({"command": ["a"], "selector": {"k": "v\n"}})", "selector.k"},
+      {"long label key",
+       R"({"command": ["a"], "prefer": {")" + std::string(kMaxLabelBytes + 1, 'k') + R"(": "v"}})",
+       "prefer"},
+      {"empty idempotency key", R"({"command": ["a"], "idempotency_key": ""})", "idempotency_key"},
+      {"control in idempotency key", R"({"command": ["a"], "idempotency_key": "a\tb"})",
+       "idempotency_key"},
+      {"long idempotency key",
+       R"({"command": ["a"], "idempotency_key": ")" +
+           std::string(kMaxIdempotencyKeyBytes + 1, 'k') + R"("})",
+       "idempotency_key"},
+      // Duplicate keys (the parser alone keeps the last) and malformed bodies.
+      {"duplicate priority", R"({"command": ["a"], "priority": 1, "priority": 9})", "priority"},
+      {"duplicate env variable", R"({"command": ["a"], "env": {"A": "1", "A": "2"}})", "env.A"},
+      {"nested too deep", deep, "body"},
+      {"invalid UTF-8", "{\"command\": [\"a\"], \"name\": \"\xff\xfe\"}", "body"},
+      {"truncated UTF-8", "{\"command\": [\"\xe6\x97\"]}", "body"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    Result<JobRequest> r = ParseJobRequest(c.body, "u");
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_EQ(r.status().message().rfind(c.field + ":", 0), 0u) << r.status().message();
+  }
+}
+
+bool PrintableAscii(const std::string& text) {
+  return std::ranges::all_of(text, [](char c) { return c >= 0x20 && c < 0x7f; });
+}
+
+// Error messages reach a JSON body, which cannot carry invalid UTF-8: they never echo raw bytes,
+// and they stay short however long the offending value is.
+TEST(JobRequestTest, ErrorsNeverEchoRawBytes) {
+  const std::vector<std::string> bodies = {
+      "{\"command\": [\"a\"], \"name\": \"\xff\"}",
+      "{\"\xc3\x28\": 1}",
+      "{\"command\": [\"a\"], \"" + std::string(100000, 'k') + "\": 1}",
+      "{\"command\": [\"a\"], \"framework\": \"\\u00e9\\u0001" + std::string(100000, 'j') + "\"}",
+      "{\"command\": [\"a\"], \"deadline\": \"\\u0000" + std::string(1000, '9') + "\"}",
+      "\x01\x02\x03",
+  };
+  for (const std::string& body : bodies) {
+    SCOPED_TRACE(Escaped(body, 80));
+    Result<JobRequest> r = ParseJobRequest(body, "u");
+    ASSERT_FALSE(r.ok());
+    EXPECT_TRUE(PrintableAscii(r.status().message())) << Escaped(r.status().message(), 400);
+    EXPECT_LT(r.status().message().size(), 1200u);
+    EXPECT_NO_THROW(nlohmann::json(r.status().message()).dump());
+  }
+  // A document built in code holds whatever bytes it was given.
+  nlohmann::json doc = {{"command", {"a"}}, {"kind", "\xff\xfe"}};
+  Result<JobRequest> r = ParseJobRequestJson(doc, "u");
+  ASSERT_FALSE(r.ok());
+  EXPECT_TRUE(PrintableAscii(r.status().message())) << Escaped(r.status().message(), 400);
+  EXPECT_EQ(Escaped("a\xff\n", 100), "a\\xFF\\x0A");
+  EXPECT_EQ(Escaped("abcdef", 3), "abc...");
+}
+
+// ParseJobRequest takes arbitrary bytes: every prefix of a valid body, and the body with each
+// byte replaced by a few others, parse or fail without throwing.
+TEST(JobRequestTest, ArbitraryBytesNeverThrow) {
+  const std::string body =
+      R"({"name": "x", "command": ["a", "b"], "env": {"A": "1"}, "deadline": "2024-02-29T00:00:00Z",)"
+      R"( "priority": 5, "max_run_time_s": 1.5, "selector": {"k": "v"}, "iterations": 10})";
+  ASSERT_TRUE(ParseJobRequest(body, "u").ok());
+  for (size_t n = 0; n < body.size(); ++n) {
+    EXPECT_NO_THROW((void)ParseJobRequest(body.substr(0, n), "u"));
+    for (char c : {'\0', '\xff', '"', '{', '[', '9', '-', '\\'}) {
+      std::string mutated = body;
+      mutated[n] = c;
+      Result<JobRequest> r(InvalidArgument("unset"));
+      EXPECT_NO_THROW(r = ParseJobRequest(mutated, "u"));
+      if (!r.ok()) EXPECT_TRUE(PrintableAscii(r.status().message()));
+    }
+  }
+}
+
+TEST(JobRequestTest, IdempotencyKeys) {
+  EXPECT_TRUE(ValidateIdempotencyKey("a").ok());
+  EXPECT_TRUE(ValidateIdempotencyKey(std::string(kMaxIdempotencyKeyBytes, '~')).ok());
+  for (const std::string& bad :
+       {std::string(), std::string(kMaxIdempotencyKeyBytes + 1, 'k'), std::string("a\nb"),
+        std::string("caf\xc3\xa9"), std::string("a\0b", 3)}) {
+    const Status s = ValidateIdempotencyKey(bad);
+    ASSERT_FALSE(s.ok());
+    EXPECT_EQ(s.message().rfind("Idempotency-Key:", 0), 0u) << s.message();
+  }
+}
+
 TEST(JobRequestTest, TimesParseAndFormat) {
   struct Case {
     std::string text;
@@ -178,6 +395,9 @@ TEST(JobRequestTest, TimesParseAndFormat) {
       {"2024-05-01T14:00:00+02:00", 1714564800000000},
       {"2024-05-01T12:00:00.25Z", 1714564800250000},
       {"1714564800", 1714564800000000},
+      {"2016-12-31T23:59:60Z", 1483228800000000},  // a leap second: the next second
+      {"2024-02-29T00:00:00Z", 1709164800000000},
+      {"9999-12-31T23:59:59.999999Z", 253402300799999999},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.text);

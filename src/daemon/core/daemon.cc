@@ -84,6 +84,32 @@ JobRow RowFor(const JobRecord& r, bool with_spec) {
   return row;
 }
 
+// The stored request of `row`, or why it cannot be read back.
+Result<JobRequest> StoredRequest(const JobRow& row) {
+  if (!row.load_error.empty()) return Internal(row.load_error);
+  nlohmann::json doc;
+  try {
+    doc = nlohmann::json::parse(row.spec_json);
+  } catch (const nlohmann::json::exception& e) {
+    return Internal(std::string("stored spec is not JSON: ") + e.what());
+  }
+  Result<JobRequest> request = ParseJobRequestJson(doc, row.user);
+  if (!request.ok()) return request.status().WithPrefix("stored spec");
+  request->spec.submit_time = row.submit_time;
+  return request;
+}
+
+// Stands in for the request of a job that cannot be restored: it keeps the job's id and user
+// and never runs. Its stored spec stays as it was (rows are rewritten without their spec).
+JobRequest UnrestorableRequest(const JobRow& row) {
+  JobRequest request;
+  request.spec.user = row.user.empty() ? "unknown" : row.user;
+  request.spec.submit_time = row.submit_time;
+  request.spec.iterations = 1;
+  request.spec.ref_iters_per_s = 1;
+  return request;
+}
+
 }  // namespace
 
 Timestamp SystemClock::Now() const {
@@ -166,32 +192,67 @@ Status Daemon::Restore() {
   };
   std::vector<Adoption> adoptions;
   std::vector<JobId> requeued_ids;
+  std::vector<JobId> failed_ids;  // could not be restored
   for (size_t i = 0; i < rows.size(); ++i) {
     JobRow& row = rows[i];
     const std::string where = options_.db_path + ": job " + std::to_string(row.id);
     if (row.id != static_cast<int64_t>(i)) {
       return Internal(where + ": job ids are not dense (expected " + std::to_string(i) + ")");
     }
-    nlohmann::json doc;
-    try {
-      doc = nlohmann::json::parse(row.spec_json);
-    } catch (const nlohmann::json::exception& e) {
-      return Internal(where + ": stored spec is not JSON: " + e.what());
+    Result<JobRequest> request = StoredRequest(row);
+    bool adopt = false;
+    bool requeued = false;
+    JobState state = row.state;
+    Result<JobId> id = Internal("not restored");
+    if (request.ok()) {
+      RestartedJob restarted = RestartJob(row, request->spec, cluster_, *scheduler_, now);
+      adopt = restarted.keeps_gpus;
+      requeued = row.state == JobState::kRunning && !adopt;
+      state = restarted.job.state;
+      id = scheduler_->Restore(std::move(restarted.job));
+      if (!id.ok()) request = id.status();
     }
-    Result<JobRequest> request = ParseJobRequestJson(doc, row.user);
-    if (!request.ok()) return request.status().WithPrefix(where);
-    request->spec.submit_time = row.submit_time;
-
-    RestartedJob restarted = RestartJob(row, request->spec, cluster_, *scheduler_, now);
-    Scheduler::RestoredJob& r = restarted.job;
-    const bool adopt = restarted.keeps_gpus;
-    const bool requeued = row.state == JobState::kRunning && !adopt;
+    if (!request.ok()) {
+      // One unreadable row must not keep the daemon down: the job keeps its id and, unless it
+      // had ended, fails with the reason (a process it ran holds GPUs nobody accounts for).
+      const Status error = request.status();
+      std::cerr << "dlsched: " << where
+                << " cannot be restored: " << Escaped(error.ToString(), 1024) << "\n";
+      request = UnrestorableRequest(row);
+      Scheduler::RestoredJob r;
+      r.spec = request->spec;
+      r.queued_since = row.queued_since;
+      r.first_start = row.first_start;
+      r.finish_time = row.finish_time;
+      r.run_time = row.run_time;
+      r.attained_gpu_time = row.attained_gpu_time;
+      r.iterations_done = row.iterations_done;
+      r.preemptions = row.preemptions;
+      r.reason = row.reason;
+      r.state = row.state;
+      // A job that had ended keeps its outcome; the rest fail (with a row the store could not
+      // read, the state itself is unknown).
+      if (!IsTerminal(row.state) || !row.load_error.empty()) {
+        if (row.state == JobState::kRunning) {
+          KillRecordedProcess(JobDir(JobId(static_cast<uint32_t>(row.id))));
+        }
+        r.state = JobState::kFailed;
+        r.finish_time = now;
+        r.reason = "cannot be restored: " + Escaped(error.message(), 1024);
+        failed_ids.push_back(JobId(static_cast<uint32_t>(row.id)));
+      }
+      state = r.state;
+      adopt = false;
+      requeued = false;
+      id = scheduler_->Restore(std::move(r));
+      DS_CHECK(id.ok()) << "an unrestorable job's stand-in was refused: " << id.status().ToString();
+    }
     // Its process holds GPUs this cluster does not give it: stopped.
-    if (requeued) KillRecordedProcess(JobDir(JobId(static_cast<uint32_t>(row.id))));
-    const JobState state = r.state;
-    Result<JobId> id = scheduler_->Restore(std::move(r));
-    if (!id.ok()) return id.status().WithPrefix(where);
+    if (requeued) KillRecordedProcess(JobDir(*id));
     DS_CHECK(id->value() == row.id) << "restore assigned id " << *id << " to row " << row.id;
+    if (!request->idempotency_key.empty()) {
+      by_idempotency_key_.emplace(std::pair(request->spec.user, request->idempotency_key), *id);
+    }
     Extra extra;
     extra.request = std::make_shared<const JobRequest>(std::move(request).value());
     extra.exit_code = row.exit_code;
@@ -224,6 +285,7 @@ Status Daemon::Restore() {
       StartDetail(options_.profile, cluster_, options_.seed, static_cast<int64_t>(rows.size()),
                   static_cast<int64_t>(adoptions.size())));
   for (JobId id : requeued_ids) MarkDirty(id);
+  for (JobId id : failed_ids) MarkDirty(id);
   if (logged.ok()) logged = FlushDirty();
   if (!logged.ok()) {
     store_->Rollback();
@@ -410,6 +472,24 @@ Status Daemon::Apply(Item& item, Timestamp now) {
   return std::visit(
       Overloaded{
           [&](SubmitItem& i) -> Status {
+            const std::string& key = i.request.idempotency_key;
+            if (!key.empty()) {
+              const auto it = by_idempotency_key_.find({i.request.spec.user, key});
+              if (it != by_idempotency_key_.end()) {
+                // A retry (its first reply was lost, or came too late): the job it made.
+                const JobId existing = it->second;
+                if (JobRequestToJson(i.request) !=
+                    JobRequestToJson(*extra_[existing.index()].request)) {
+                  i.reply.set_value(
+                      Status(StatusCode::kAlreadyExists, "Idempotency-Key: already used for job " +
+                                                             std::to_string(existing.value()) +
+                                                             ", which asked for something else"));
+                  return Status::Ok();
+                }
+                submit_replies_.push_back({existing, true, std::move(i.reply)});
+                return Status::Ok();
+              }
+            }
             const JobId id(static_cast<uint32_t>(scheduler_->jobs().size()));
             i.request.spec.submit_time = now;
             Result<JobId> got = scheduler_->Submit(i.request.spec, now);
@@ -423,6 +503,7 @@ Status Daemon::Apply(Item& item, Timestamp now) {
               std::cerr << "dlsched: " << JobDir(id) << " existed before job " << id.value()
                         << " was submitted: moved to " << moved << " unread\n";
             }
+            if (!key.empty()) by_idempotency_key_.emplace(std::pair(i.request.spec.user, key), id);
             Extra extra;
             extra.request = std::make_shared<const JobRequest>(std::move(i.request));
             extra_.push_back(std::move(extra));
@@ -430,7 +511,7 @@ Status Daemon::Apply(Item& item, Timestamp now) {
             pending_ids_.push_back(id);
             MarkDirty(id);
             ++metrics_.submissions;
-            submit_replies_.emplace_back(id, std::move(i.reply));
+            submit_replies_.push_back({id, false, std::move(i.reply)});
             return store_->AppendEvent(now, id.value(), event_kind::kSubmit, "");
           },
           [&](CancelItem& i) -> Status {
@@ -616,7 +697,7 @@ void Daemon::FailStop(Status why, std::vector<Item>& items) {
   }
   inbox_.Close();
   const Status refusal = Unavailable("the daemon stopped: " + why.message());
-  for (auto& [id, reply] : submit_replies_) reply.set_value(refusal);
+  for (SubmitReply& r : submit_replies_) r.reply.set_value(refusal);
   for (auto& [status, reply] : cancel_replies_) reply.set_value(refusal);
   for (auto& reply : queue_replies_) reply.set_value(refusal);
   submit_replies_.clear();
@@ -748,7 +829,9 @@ bool Daemon::Iterate(std::vector<Item>& items) {
   ReadRunningProgress(now);
   Publish(now);
 
-  for (auto& [id, reply] : submit_replies_) reply.set_value(index_.Share(id));
+  for (SubmitReply& r : submit_replies_) {
+    r.reply.set_value(SubmittedJob{index_.Share(r.job), r.existing});
+  }
   for (auto& [status, reply] : cancel_replies_) reply.set_value(status);
   if (!items.empty()) {
     // Left only when no transaction ran, and then they are all queue queries.

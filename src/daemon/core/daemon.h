@@ -102,7 +102,16 @@ struct QueueView {
   std::map<JobId, PendingReason> reasons;
 };
 
-using SubmitResult = Result<std::shared_ptr<const JobRecord>>;
+// What a submission gets: its job, and whether the job was there before (a retry carrying the
+// Idempotency-Key of an earlier submission by the same user gets that job back). `->` and `*`
+// reach the job.
+struct SubmittedJob {
+  std::shared_ptr<const JobRecord> job;
+  bool existing = false;
+  const JobRecord& operator*() const { return *job; }
+  const JobRecord* operator->() const { return job.get(); }
+};
+using SubmitResult = Result<SubmittedJob>;
 
 inline constexpr int kMaxLaunchFailures = 3;
 
@@ -146,7 +155,9 @@ class Daemon {
   std::shared_ptr<const Snapshot> snapshot() const;
   // Submits a request (already checked with ParseJobRequest and CheckFitsCluster). Ready once
   // the job's row has committed (with its record), or with Unavailable (stopping, store
-  // failure) or ResourceExhausted (inbox full).
+  // failure) or ResourceExhausted (inbox full). A request with the idempotency_key of an
+  // earlier job of the same user (this run or, stored, an earlier one) makes no job: it gets
+  // that job (existing), or AlreadyExists if it asks for something else.
   std::future<SubmitResult> Submit(JobRequest request);
   // Cancels a job: NotFound, FailedPrecondition (already ended), or OK once the cancellation is
   // durable (a running job is then being stopped; it ends as killed).
@@ -198,6 +209,9 @@ class Daemon {
   Daemon(Cluster cluster, DaemonOptions options, const Clock& clock);
   // Names this process as the database's holder (meta `owner`), for a refused second daemon.
   Status RecordOwner();
+  // Brings back the stored jobs. A row that cannot come back (its spec does not parse, the
+  // scheduler refuses it) does not stop the start: it is reported on stderr, and unless it had
+  // already ended it fails with the reason; the other jobs are restored.
   Status Restore();
   void Loop();
   // One iteration over `items`. Returns false after a fail-stop.
@@ -248,8 +262,15 @@ class Daemon {
   std::unique_ptr<ProgressFeed> feed_;  // with a predictor only
   std::shared_ptr<const std::map<JobId, JobPrediction>> predictions_ =
       std::make_shared<const std::map<JobId, JobPrediction>>();
+  // (user, Idempotency-Key) of the jobs submitted with one.
+  std::map<std::pair<std::string, std::string>, JobId> by_idempotency_key_;
   // Replies to send once the iteration's transaction has committed.
-  std::vector<std::pair<JobId, std::promise<SubmitResult>>> submit_replies_;
+  struct SubmitReply {
+    JobId job;
+    bool existing = false;
+    std::promise<SubmitResult> reply;
+  };
+  std::vector<SubmitReply> submit_replies_;
   std::vector<std::pair<Status, std::promise<Status>>> cancel_replies_;
   std::vector<std::promise<Result<QueueView>>> queue_replies_;
 

@@ -1,6 +1,7 @@
 #include "daemon/core/daemon.h"
 
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 #include <sys/wait.h>
 
 #include <filesystem>
@@ -153,6 +154,78 @@ TEST_F(DaemonTest, ARestartRestoresEveryJobAndReadoptsRunningOnes) {
   ASSERT_NE(WaitForState(running, JobState::kSucceeded), nullptr);
   ASSERT_NE(WaitForState(waiting, JobState::kSucceeded), nullptr);
   ASSERT_NE(WaitForState(JobId(3), JobState::kSucceeded), nullptr);
+}
+
+TEST_F(DaemonTest, AStoredJobThatCannotBeReadBackFailsAlone) {
+  StartDaemon();
+  const JobId done = Submit("exit 0");
+  WaitForState(done, JobState::kSucceeded);
+  const JobId running = Submit("sleep 30", 2);
+  const JobId waiting = Submit("exit 0", 1);
+  ASSERT_NE(WaitForState(running, JobState::kRunning), nullptr);
+  daemon_->Stop();
+  daemon_.reset();
+  // A spec no parse accepts (as an older build could store a year-10000 deadline), in the
+  // waiting job and in the one that had ended.
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open((dir_ / "state.db").c_str(), &db), SQLITE_OK);
+  EXPECT_EQ(sqlite3_exec(db,
+                         "UPDATE jobs SET spec = '{\"command\": [\"true\"], \"deadline\": "
+                         "\"10000-01-01T00:00:00Z\"}' WHERE id IN (0, 2)",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(db);
+
+  StartDaemon();
+  snapshot_ = daemon_->snapshot();
+  ASSERT_EQ(snapshot_->jobs.size(), 3u);
+  EXPECT_EQ(snapshot_->jobs.Find(done)->state, JobState::kSucceeded);  // it had ended: kept
+  EXPECT_EQ(snapshot_->jobs.Find(done)->user(), "ann");
+  EXPECT_EQ(snapshot_->jobs.Find(running)->state, JobState::kRunning);
+  const JobRecord* bad = snapshot_->jobs.Find(waiting);
+  EXPECT_EQ(bad->state, JobState::kFailed);
+  EXPECT_EQ(bad->reason.rfind("cannot be restored: stored spec: deadline:", 0), 0u) << bad->reason;
+  EXPECT_EQ(bad->user(), "ann");
+  // The failure is durable, and the daemon goes on.
+  auto reader = Store::OpenReadOnly((dir_ / "state.db").string());
+  ASSERT_TRUE(reader.ok());
+  EXPECT_EQ((*reader)->LoadJobs()->at(waiting.index()).state, JobState::kFailed);
+  EXPECT_EQ(Submit("exit 0"), JobId(3));
+  EXPECT_TRUE(daemon_->Cancel(running).get().ok());
+  ASSERT_NE(WaitForState(JobId(3), JobState::kSucceeded), nullptr);
+}
+
+TEST_F(DaemonTest, AnIdempotencyKeyGetsTheFirstJobBack) {
+  StartDaemon();
+  Result<JobRequest> request = ParseJobRequest(R"({"script": "sleep 30", "gpus": 1})", "ann");
+  ASSERT_TRUE(request.ok());
+  request->idempotency_key = "k1";
+  SubmitResult first = daemon_->Submit(*request).get();
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  EXPECT_FALSE(first->existing);
+  SubmitResult again = daemon_->Submit(*request).get();
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_TRUE(again->existing);
+  EXPECT_EQ((*again)->id, (*first)->id);
+  // The key of another user is another key; the same key for another request is refused.
+  JobRequest bob = *request;
+  bob.spec.user = "bob";
+  SubmitResult bobs = daemon_->Submit(bob).get();
+  ASSERT_TRUE(bobs.ok());
+  EXPECT_FALSE(bobs->existing);
+  EXPECT_NE((*bobs)->id, (*first)->id);
+  JobRequest other = *request;
+  other.spec.num_gpus = 2;
+  EXPECT_EQ(daemon_->Submit(other).get().status().code(), StatusCode::kAlreadyExists);
+  daemon_->Stop();
+  daemon_.reset();
+
+  StartDaemon();
+  SubmitResult restored = daemon_->Submit(*request).get();
+  ASSERT_TRUE(restored.ok());
+  EXPECT_TRUE(restored->existing);
+  EXPECT_EQ((*restored)->id, (*first)->id);
+  EXPECT_EQ(daemon_->snapshot()->jobs.size(), 2u);
 }
 
 TEST_F(DaemonTest, RestoredJobsThatFitStartWithoutWaitingForAnEvent) {

@@ -317,10 +317,12 @@ Result<std::vector<JobRow>> Store::LoadJobs() {
     row.user = ColumnText(s, 1);
     row.spec_json = ColumnText(s, 2);
     Result<JobState> state = ParseJobState(ColumnText(s, 3));
-    if (!state.ok()) {
-      return Internal(path_ + ": job " + std::to_string(row.id) + ": " + state.status().message());
+    if (state.ok()) {
+      row.state = *state;
+    } else {
+      row.state = JobState::kFailed;
+      row.load_error = "state: " + state.status().message();
     }
-    row.state = *state;
     row.submit_time = ColumnTime(s, 4);
     row.queued_since = ColumnTime(s, 5);
     row.segment_start = ColumnTime(s, 6);

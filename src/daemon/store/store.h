@@ -49,6 +49,9 @@ struct JobRow {
   int64_t pid = 0;        // the job's process (group leader) while running; 0 = none
   int64_t pid_start = 0;  // its start time in clock ticks since boot (/proc/PID/stat field 22)
   std::optional<int> exit_code;
+  // Set by LoadJobs for a row it could not read whole (an unknown state); such a row is
+  // otherwise as read, its state kFailed. Never stored.
+  std::string load_error;
 
   friend bool operator==(const JobRow&, const JobRow&) = default;
 };
@@ -100,7 +103,8 @@ class Store {
   Status UpdateJob(const JobRow& row);
   Status AppendEvent(Timestamp time, int64_t job, std::string_view kind, std::string_view detail);
 
-  // Every job, by ascending id.
+  // Every job, by ascending id. A row with an unreadable column comes back with load_error set
+  // rather than failing the load (one bad row must not keep the daemon from starting).
   Result<std::vector<JobRow>> LoadJobs();
   // Events with seq > after_seq, oldest first, at most `limit`.
   Result<std::vector<EventRow>> LoadEvents(int64_t after_seq, int64_t limit);

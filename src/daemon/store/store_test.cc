@@ -1,6 +1,7 @@
 #include "daemon/store/store.h"
 
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 
 #include <filesystem>
 
@@ -76,6 +77,34 @@ TEST_F(StoreTest, RowsSurviveReopeningWithEveryField) {
   ASSERT_EQ(events->size(), 1u);
   EXPECT_EQ((*events)[0].kind, "submit");
   EXPECT_EQ((*events)[0].job, 0);
+}
+
+// A row with a column nobody can read (here a state no build writes) loads with load_error set,
+// and the rows after it load as ever: one bad row must not keep the daemon from starting.
+TEST_F(StoreTest, AnUnreadableRowLoadsWithItsError) {
+  {
+    auto store = Open();
+    ASSERT_NE(store, nullptr);
+    ASSERT_TRUE(store->Begin().ok());
+    ASSERT_TRUE(store->InsertJob(Row(0)).ok());
+    ASSERT_TRUE(store->InsertJob(Row(1)).ok());
+    ASSERT_TRUE(store->Commit().ok());
+  }
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path_.c_str(), &db), SQLITE_OK);
+  EXPECT_EQ(sqlite3_exec(db, "UPDATE jobs SET state = 'exploded' WHERE id = 0", nullptr, nullptr,
+                         nullptr),
+            SQLITE_OK);
+  sqlite3_close(db);
+  auto store = Open();
+  ASSERT_NE(store, nullptr);
+  Result<std::vector<JobRow>> rows = store->LoadJobs();
+  ASSERT_TRUE(rows.ok()) << rows.status().ToString();
+  ASSERT_EQ(rows->size(), 2u);
+  EXPECT_EQ((*rows)[0].state, JobState::kFailed);
+  EXPECT_NE((*rows)[0].load_error.find("exploded"), std::string::npos) << (*rows)[0].load_error;
+  EXPECT_EQ((*rows)[0].spec_json, Row(0).spec_json);
+  EXPECT_EQ((*rows)[1], Row(1));
 }
 
 TEST_F(StoreTest, UpdateRewritesMutableColumnsOnly) {
