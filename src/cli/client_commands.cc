@@ -275,7 +275,11 @@ int Nodes(RestClient& client, const ClientFlags& f, std::ostream& out, std::ostr
     std::string type;
     for (const json& gpu : node["gpus"]) {
       if (type.empty()) type = Str(gpu, "type");
-      jobs += (jobs.empty() ? "" : " ") + Str(gpu, "index") + ":" + Str(gpu, "job");
+      // "0:4" a training job, "1:7(service)", "2:other" another user's job, "3:-" free.
+      std::string holder = Str(gpu, "job");
+      if (Str(gpu, "holder") == "service") holder += "(service)";
+      if (Str(gpu, "holder") == "other") holder = "other";
+      jobs += (jobs.empty() ? "" : " ") + Str(gpu, "index") + ":" + holder;
     }
     rows.push_back(
         {Str(node, "name"), Str(node, "gpus_total"), type, Str(node, "gpus_allocated"), jobs});

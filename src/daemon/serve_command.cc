@@ -86,6 +86,12 @@ void AddServeFlags(CLI::App& command, ServeFlags& flags) {
   command.add_option("--max-body-bytes", flags.max_body_bytes, "Largest request body accepted.")
       ->capture_default_str();
   command
+      .add_option("--request-timeout", flags.request_timeout_s,
+                  "Seconds a client has to send one request (headers and body) from its first "
+                  "byte; slower ones get 408 and are disconnected.")
+      ->capture_default_str()
+      ->check(CLI::Range(0.1, 3600.0));
+  command
       .add_option("--durability", flags.durability,
                   "'full': every acknowledged change is fsynced (survives power loss); "
                   "'process': no fsync at commit (survives a crash or kill -9 of the daemon, "
@@ -241,6 +247,8 @@ int RunServe(const ServeFlags& flags, std::ostream& out, std::ostream& err) {
   api_options.tokens = tokens.get();
   api_options.threads = flags.http_threads;
   api_options.max_body_bytes = flags.max_body_bytes;
+  api_options.request_timeout =
+      std::chrono::milliseconds(static_cast<int64_t>(flags.request_timeout_s * 1000));
   ApiServer api(d, api_options);
   Result<int> port = api.Bind(listen->host, listen->port);
   if (!port.ok()) {

@@ -23,6 +23,7 @@ struct ServeFlags {
   uint64_t seed = 1;
   int http_threads = 16;
   size_t max_body_bytes = 256 * 1024;
+  double request_timeout_s = 10;  // a client's time to send one request, head and body
   std::string durability = "full";  // "full" (fsync per commit) or "process"
   bool kill_jobs_on_exit = false;
   std::string executor = "local";  // "local" (processes) or "slurm"

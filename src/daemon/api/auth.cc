@@ -97,4 +97,30 @@ bool IsLoopbackHost(std::string_view host) {
   return false;
 }
 
+std::string_view HostOfHostHeader(std::string_view value) {
+  value = Trim(value);
+  if (!value.empty() && value.front() == '[') {
+    const size_t close = value.find(']');
+    return close == std::string_view::npos ? value : value.substr(0, close + 1);
+  }
+  const size_t colon = value.find(':');
+  // name:port; several colons are an IPv6 address without brackets (and so without a port).
+  if (colon != std::string_view::npos && value.rfind(':') == colon) return value.substr(0, colon);
+  return value;
+}
+
+bool IsLoopbackOrigin(std::string_view origin) {
+  origin = Trim(origin);
+  size_t scheme_end = 0;
+  for (std::string_view scheme : {"http://", "https://"}) {
+    if (origin.substr(0, scheme.size()) == scheme) scheme_end = scheme.size();
+  }
+  if (scheme_end == 0) return false;
+  std::string_view authority = origin.substr(scheme_end);
+  if (authority.empty() || authority.find_first_of("/?#@") != std::string_view::npos) {
+    return false;
+  }
+  return IsLoopbackHost(HostOfHostHeader(authority));
+}
+
 }  // namespace dlsched::daemon

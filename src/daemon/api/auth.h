@@ -48,4 +48,13 @@ std::optional<std::string_view> BearerToken(std::string_view header);
 // True for 127.0.0.0/8, ::1, localhost and [::1].
 bool IsLoopbackHost(std::string_view host);
 
+// The host of a Host header value, without its port: "[::1]:8642" -> "[::1]",
+// "localhost:8642" -> "localhost"; a value with several colons is an unbracketed IPv6 address
+// and taken whole ("::1").
+std::string_view HostOfHostHeader(std::string_view value);
+
+// True for an Origin header naming a loopback host (IsLoopbackHost) over http or https, any
+// port: "http://127.0.0.1:8642", "http://localhost", "http://[::1]:3000". False for "null".
+bool IsLoopbackOrigin(std::string_view origin);
+
 }  // namespace dlsched::daemon

@@ -54,5 +54,28 @@ TEST(AuthTest, BearerHeaderAndLoopbackHosts) {
   }
 }
 
+TEST(AuthTest, HostHeadersAndOrigins) {
+  struct Case {
+    std::string value;
+    std::string host;
+  };
+  for (const Case& c : std::vector<Case>{{"localhost:8642", "localhost"},
+                                         {"127.0.0.1", "127.0.0.1"},
+                                         {"[::1]:8642", "[::1]"},
+                                         {"::1:8642", "::1:8642"},
+                                         {"::1", "::1"},
+                                         {"evil.example:80", "evil.example"}}) {
+    EXPECT_EQ(HostOfHostHeader(c.value), c.host) << c.value;
+  }
+  for (const char* origin :
+       {"http://127.0.0.1:8642", "http://localhost", "https://[::1]:3000", "http://127.0.0.2"}) {
+    EXPECT_TRUE(IsLoopbackOrigin(origin)) << origin;
+  }
+  for (const char* origin : {"http://evil.example", "null", "", "http://localhost.evil.example",
+                             "http://127.0.0.1@evil.example", "file://", "ftp://localhost"}) {
+    EXPECT_FALSE(IsLoopbackOrigin(origin)) << origin;
+  }
+}
+
 }  // namespace
 }  // namespace dlsched::daemon

@@ -1,9 +1,9 @@
 #include "daemon/api/http_api.h"
 
 #include <httplib.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cstring>
@@ -13,6 +13,8 @@
 #include <set>
 #include <sstream>
 
+#include "daemon/api/http_front.h"
+#include "daemon/api/openapi_document.h"
 #include "daemon/api/progress_request.h"
 #include "daemon/api/render.h"
 
@@ -26,12 +28,6 @@ constexpr const char* kJson = "application/json";
 // backlog of 5: a burst of clients connecting at once then loses handshakes, and a client sees a
 // failed first request (1 s later). Listening again on the bound socket raises the backlog.
 constexpr int kListenBacklog = 1024;
-
-// httplib::Server with access to its listening socket.
-class ListeningServer final : public httplib::Server {
- public:
-  bool RaiseBacklog(int backlog) { return ::listen(svr_sock_, backlog) == 0; }
-};
 constexpr size_t kDefaultListLimit = 1000;
 constexpr size_t kMaxListLimit = 100000;
 constexpr int64_t kDefaultLogBytes = 1 << 20;
@@ -44,17 +40,31 @@ void Reply(httplib::Response& res, int status, const json& body) {
 void ReplyError(httplib::Response& res, const Status& status) {
   Reply(res, HttpStatus(status.code()), ErrorJson(status));
 }
-
-// Errors without a StatusCode of their own (401, 403, 413).
-void ReplyError(httplib::Response& res, int http, std::string_view code, std::string message) {
-  Reply(res, http, {{"error", {{"code", std::string(code)}, {"message", std::move(message)}}}});
-}
+// Errors without a StatusCode of their own (401, 403, 405, 408, 411, 413, 415, 431).
+using ::dlsched::daemon::ReplyError;
 
 std::optional<int64_t> ParseInt(std::string_view text) {
   int64_t value = 0;
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
   return value;
+}
+
+std::string Lower(std::string_view text) {
+  std::string out(text);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+std::string_view TrimSpace(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+// True for "application/json", with parameters ("; charset=utf-8") or not.
+bool IsJsonContentType(std::string_view value) {
+  return Lower(TrimSpace(value.substr(0, value.find(';')))) == kJson;
 }
 
 std::vector<std::string> SplitCommas(const std::string& text) {
@@ -83,10 +93,138 @@ std::optional<T> Await(std::future<T>& future, std::chrono::milliseconds timeout
 
 }  // namespace
 
+namespace {
+
+// The caller, or nullopt with a 401 written to `res`. Without tokens every caller is an admin.
+std::optional<Principal> Authenticate(const ApiOptions& options, const httplib::Request& req,
+                                      httplib::Response& res) {
+  if (options.tokens == nullptr) return Principal{"", Role::kAdmin};
+  const std::optional<std::string_view> token = BearerToken(req.get_header_value("Authorization"));
+  if (!token) {
+    res.set_header("WWW-Authenticate", "Bearer");
+    ReplyError(res, 401, "UNAUTHENTICATED", "missing 'Authorization: Bearer <token>' header");
+    return std::nullopt;
+  }
+  std::optional<Principal> principal = options.tokens->Find(*token);
+  if (!principal) {
+    res.set_header("WWW-Authenticate", "Bearer");
+    ReplyError(res, 401, "UNAUTHENTICATED", "unknown token");
+  }
+  return principal;
+}
+
+// Reads a request body of at most options.max_body_bytes into `body`; false with the error
+// written to `res` (413 past the limit), the connection then closing after the reply.
+bool ReadBody(const httplib::ContentReader& reader, const ApiOptions& options, std::string& body,
+              httplib::Response& res) {
+  bool too_large = false;
+  const bool read = reader([&](const char* data, size_t n) {
+    if (n > options.max_body_bytes - body.size()) {
+      too_large = true;
+      return false;
+    }
+    body.append(data, n);
+    return true;
+  });
+  if (read && !too_large) return true;
+  CloseAfterReply(res);
+  if (too_large) {
+    FaultReply(ConnectionStream::Fault::kBodyTooLarge, options, res);
+  } else if (CurrentConnection() != nullptr &&
+             CurrentConnection()->fault() != ConnectionStream::Fault::kNone) {
+    FaultReply(CurrentConnection()->fault(), options, res);
+  } else {
+    ReplyError(res, 400, "INVALID_ARGUMENT",
+               "body: could not be read (bad chunked encoding, or the connection closed)");
+  }
+  return false;
+}
+
+// Checks a request from its head alone, before any of its body is read: framing, endpoint and
+// method, without tokens its Host and Origin (a web page of another site, or a DNS-rebound
+// name, must not reach a daemon that trusts every caller), the token, the Content-Type of a
+// write and its Content-Length. True when it wrote the reply. A reply that leaves a body unread
+// closes the connection, and so does any body the POST handlers do not read (httplib reads
+// none for GET, nor a chunked one for DELETE, and would parse it as the next request).
+bool CheckHead(const Endpoint* endpoint, const ApiOptions& options, const httplib::Request& req,
+               httplib::Response& res) {
+  const bool chunked = req.has_header("Transfer-Encoding");
+  const size_t lengths = req.get_header_value_count("Content-Length");
+  const bool has_body = chunked || (lengths > 0 && req.get_header_value("Content-Length") != "0");
+  auto reject = [&](int status, std::string_view code, std::string message) {
+    if (has_body) CloseAfterReply(res);
+    ReplyError(res, status, code, std::move(message));
+    return true;
+  };
+  if (chunked && (req.get_header_value_count("Transfer-Encoding") > 1 ||
+                  Lower(TrimSpace(req.get_header_value("Transfer-Encoding"))) != "chunked")) {
+    return reject(501, "NOT_IMPLEMENTED", "Transfer-Encoding: only 'chunked' is supported");
+  }
+  if (chunked && lengths > 0) {
+    return reject(400, "INVALID_ARGUMENT", "both Content-Length and Transfer-Encoding given");
+  }
+  if (lengths > 1) return reject(400, "INVALID_ARGUMENT", "more than one Content-Length");
+  int64_t length = 0;
+  if (lengths == 1) {
+    const std::optional<int64_t> l = ParseInt(req.get_header_value("Content-Length"));
+    if (!l || *l < 0) return reject(400, "INVALID_ARGUMENT", "Content-Length: not a byte count");
+    length = *l;
+  }
+  if (req.has_header("Content-Encoding") &&
+      Lower(TrimSpace(req.get_header_value("Content-Encoding"))) != "identity") {
+    return reject(415, "UNSUPPORTED_MEDIA_TYPE", "Content-Encoding: only 'identity' is accepted");
+  }
+  if (endpoint == nullptr) return reject(404, "NOT_FOUND", "no such endpoint");
+  const std::string method = req.method == "HEAD" ? "GET" : req.method;
+  if (std::find(endpoint->methods.begin(), endpoint->methods.end(), method) ==
+      endpoint->methods.end()) {
+    std::string allow;
+    for (const std::string& m : endpoint->methods) allow += (allow.empty() ? "" : ", ") + m;
+    res.set_header("Allow", allow);
+    return reject(405, "METHOD_NOT_ALLOWED",
+                  req.method + " " + req.path + ": not allowed; allowed: " + allow);
+  }
+  if (options.tokens == nullptr) {
+    const std::string host = req.get_header_value("Host");
+    if (req.has_header("Host") && !IsLoopbackHost(HostOfHostHeader(host))) {
+      return reject(403, "PERMISSION_DENIED",
+                    "Host: '" + host +
+                        "' is not a loopback name; without --tokens the daemon answers only "
+                        "requests addressed to localhost, 127.0.0.1 or [::1]");
+    }
+    if (req.has_header("Origin") && !IsLoopbackOrigin(req.get_header_value("Origin"))) {
+      return reject(403, "PERMISSION_DENIED",
+                    "Origin: '" + req.get_header_value("Origin") +
+                        "' is not a loopback origin; without --tokens the daemon refuses "
+                        "requests from web pages of other sites");
+    }
+  }
+  if (endpoint->authenticated && !Authenticate(options, req, res)) {
+    if (has_body) CloseAfterReply(res);
+    return true;
+  }
+  const bool writes_body = method == "POST" || method == "PUT" || method == "PATCH";
+  if ((writes_body || has_body) && method != "GET" &&
+      !IsJsonContentType(req.get_header_value("Content-Type"))) {
+    return reject(
+        415, "UNSUPPORTED_MEDIA_TYPE",
+        "Content-Type: want application/json, got '" + req.get_header_value("Content-Type") + "'");
+  }
+  if (writes_body && lengths == 0 && !chunked) {
+    return reject(411, "LENGTH_REQUIRED", "want Content-Length or Transfer-Encoding: chunked");
+  }
+  if (static_cast<uint64_t>(length) > options.max_body_bytes) {
+    return reject(413, "PAYLOAD_TOO_LARGE",
+                  "body: larger than " + std::to_string(options.max_body_bytes) + " bytes");
+  }
+  if (has_body && method != "POST") CloseAfterReply(res);
+  return false;
+}
+
+}  // namespace
+
 ApiServer::ApiServer(Daemon& daemon, ApiOptions options)
-    : daemon_(&daemon), options_(options), server_(std::make_unique<ListeningServer>()) {
-  const int threads = std::max(1, options_.threads);
-  server_->new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+    : daemon_(&daemon), options_(options), server_(std::make_unique<HttpFront>(options_)) {
   server_->set_payload_max_length(options_.max_body_bytes);
   server_->set_keep_alive_max_count(10000);
   server_->set_tcp_nodelay(true);
@@ -105,7 +243,7 @@ Result<int> ApiServer::Bind(const std::string& host, int port) {
       return IoError("cannot listen on " + host + ":" + std::to_string(port) +
                      " (in use, or not an address of this machine)");
     }
-    if (!static_cast<ListeningServer&>(*server_).RaiseBacklog(kListenBacklog)) {
+    if (!server_->RaiseBacklog(kListenBacklog)) {
       return IoError("cannot listen on " + host + ": " + std::strerror(errno));
     }
     return bound;
@@ -127,27 +265,39 @@ void ApiServer::Stop() {
 }
 
 void ApiServer::Routes() {
-  httplib::Server& server = *server_;
+  HttpFront& server = *server_;
   Daemon& daemon = *daemon_;
   const ApiOptions options = options_;
 
-  // The caller, or an error already written to `res`.
-  auto authenticate = [options](const httplib::Request& req,
-                                httplib::Response& res) -> std::optional<Principal> {
-    if (options.tokens == nullptr) return Principal{"", Role::kAdmin};
-    const std::optional<std::string_view> token =
-        BearerToken(req.get_header_value("Authorization"));
-    if (!token) {
-      res.set_header("WWW-Authenticate", "Bearer");
-      ReplyError(res, 401, "UNAUTHENTICATED", "missing 'Authorization: Bearer <token>' header");
-      return std::nullopt;
-    }
-    std::optional<Principal> principal = options.tokens->Find(*token);
-    if (!principal) {
-      res.set_header("WWW-Authenticate", "Bearer");
-      ReplyError(res, 401, "UNAUTHENTICATED", "unknown token");
-    }
-    return principal;
+  // Registers an endpoint with httplib and in the table CheckHead reads. GET handlers also
+  // answer HEAD (httplib's rule).
+  auto get = [&server](const std::string& pattern, bool authenticated,
+                       httplib::Server::Handler handler) {
+    server.Declare("GET", pattern, authenticated);
+    server.Get(pattern, std::move(handler));
+  };
+  auto del = [&server](const std::string& pattern, httplib::Server::Handler handler) {
+    server.Declare("DELETE", pattern, true);
+    server.Delete(pattern, std::move(handler));
+  };
+  // POST handlers take the body, read through httplib's content reader so that it is bounded
+  // in every transfer encoding (httplib 0.11 applies its payload limit to Content-Length bodies
+  // only, and buffered a chunked body of any size).
+  using BodyHandler =
+      std::function<void(const httplib::Request&, httplib::Response&, const std::string& body)>;
+  auto post = [&server, options](const std::string& pattern, BodyHandler handler) {
+    server.Declare("POST", pattern, true);
+    server.Post(pattern, httplib::Server::HandlerWithContentReader(
+                             [handler = std::move(handler), options](
+                                 const httplib::Request& req, httplib::Response& res,
+                                 const httplib::ContentReader& reader) {
+                               std::string body;
+                               if (ReadBody(reader, options, body, res)) handler(req, res, body);
+                             }));
+  };
+
+  auto authenticate = [options](const httplib::Request& req, httplib::Response& res) {
+    return Authenticate(options, req, res);
   };
 
   // The job named in the path, if it exists and the caller may see it; else an error reply.
@@ -182,13 +332,20 @@ void ApiServer::Routes() {
         }
         ReplyError(res, Internal("internal error: " + what));
       });
-  // httplib's own errors (no route, 413 for an oversized body, ...) get a JSON body too.
+  // httplib's own errors (a request it could not parse, or one a connection limit cut short)
+  // get a JSON body too.
   server.set_error_handler(httplib::Server::HandlerWithResponse(
-      [max = options.max_body_bytes](const httplib::Request&, httplib::Response& res) {
+      [options](const httplib::Request&, httplib::Response& res) {
         if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
-        if (res.status == 413) {
+        // httplib could not parse or finish the request: what follows on the connection is not
+        // known to start a request, so it closes.
+        CloseAfterReply(res);
+        if (CurrentConnection() != nullptr &&
+            CurrentConnection()->fault() != ConnectionStream::Fault::kNone) {
+          FaultReply(CurrentConnection()->fault(), options, res);
+        } else if (res.status == 413) {
           ReplyError(res, 413, "PAYLOAD_TOO_LARGE",
-                     "body: larger than " + std::to_string(max) + " bytes");
+                     "body: larger than " + std::to_string(options.max_body_bytes) + " bytes");
         } else if (res.status == 404) {
           ReplyError(res, 404, "NOT_FOUND", "no such endpoint");
         } else {
@@ -196,8 +353,19 @@ void ApiServer::Routes() {
         }
         return httplib::Server::HandlerResponse::Handled;
       }));
+  server.set_pre_routing_handler(
+      [&server, options](const httplib::Request& req, httplib::Response& res) {
+        if (CurrentConnection() != nullptr) CurrentConnection()->EndHead();
+        return CheckHead(server.Find(req.path), options, req, res)
+                   ? httplib::Server::HandlerResponse::Handled
+                   : httplib::Server::HandlerResponse::Unhandled;
+      });
 
-  server.Get("/healthz", [&daemon](const httplib::Request&, httplib::Response& res) {
+  get("/v1/openapi.yaml", false, [](const httplib::Request&, httplib::Response& res) {
+    res.set_content(std::string(OpenApiDocument()), "application/yaml");
+  });
+
+  get("/healthz", false, [&daemon](const httplib::Request&, httplib::Response& res) {
     const std::shared_ptr<const Snapshot> s = daemon.snapshot();
     if (const std::optional<Status> failure = daemon.failure()) {
       Reply(res, 503, {{"status", "failed"}, {"error", failure->ToString()}});
@@ -211,18 +379,19 @@ void ApiServer::Routes() {
            {"started_at", TimeJson(s->started_at)}});
   });
 
-  server.Get("/metrics", [&daemon](const httplib::Request&, httplib::Response& res) {
+  get("/metrics", false, [&daemon](const httplib::Request&, httplib::Response& res) {
     const std::shared_ptr<const Snapshot> s = daemon.snapshot();
     res.set_content(MetricsText(*s, SystemClock().Now(), ResidentBytes()),
                     "text/plain; version=0.0.4");
   });
 
-  server.Post("/v1/jobs", [&daemon, authenticate, options](const httplib::Request& req,
-                                                           httplib::Response& res) {
+  post("/v1/jobs", [&daemon, authenticate, options](const httplib::Request& req,
+                                                    httplib::Response& res,
+                                                    const std::string& body) {
     const std::optional<Principal> who = authenticate(req, res);
     if (!who) return;
     const std::string default_user = who->user.empty() ? "anonymous" : who->user;
-    Result<JobRequest> request = ParseJobRequest(req.body, default_user);
+    Result<JobRequest> request = ParseJobRequest(body, default_user);
     if (!request.ok()) return ReplyError(res, request.status());
     if (req.has_header("Idempotency-Key")) {
       const std::string key = req.get_header_value("Idempotency-Key");
@@ -253,88 +422,91 @@ void ApiServer::Routes() {
     Reply(res, (*result)->existing ? 200 : 201, JobJson(job, SystemClock().Now()));
   });
 
-  server.Get("/v1/jobs", [&daemon, authenticate](const httplib::Request& req,
+  get("/v1/jobs", true,
+      [&daemon, authenticate](const httplib::Request& req, httplib::Response& res) {
+        const std::optional<Principal> who = authenticate(req, res);
+        if (!who) return;
+        std::set<JobState> states;
+        for (const std::string& name : SplitCommas(req.get_param_value("state"))) {
+          Result<JobState> state = ParseJobState(name);
+          if (!state.ok())
+            return ReplyError(res, InvalidArgument("state: " + state.status().message()));
+          states.insert(*state);
+        }
+        std::string user = req.get_param_value("user");
+        if (!who->admin()) {
+          if (!user.empty() && user != who->user) {
+            return ReplyError(res, 403, "PERMISSION_DENIED",
+                              "user: you may list only your own jobs");
+          }
+          user = who->user;
+        }
+        size_t limit = kDefaultListLimit;
+        if (req.has_param("limit")) {
+          const std::optional<int64_t> l = ParseInt(req.get_param_value("limit"));
+          if (!l || *l < 1 || *l > static_cast<int64_t>(kMaxListLimit)) {
+            return ReplyError(res,
+                              InvalidArgument("limit: want 1.." + std::to_string(kMaxListLimit)));
+          }
+          limit = static_cast<size_t>(*l);
+        }
+        const bool descending = req.get_param_value("order") == "desc";
+        if (req.has_param("order") && !descending && req.get_param_value("order") != "asc") {
+          return ReplyError(res, InvalidArgument("order: want asc or desc"));
+        }
+        const std::shared_ptr<const Snapshot> s = daemon.snapshot();
+        const int64_t n = static_cast<int64_t>(s->jobs.size());
+        int64_t start = descending ? n - 1 : 0;
+        if (req.has_param("after")) {
+          const std::optional<int64_t> after = ParseInt(req.get_param_value("after"));
+          if (!after) return ReplyError(res, InvalidArgument("after: want a job id"));
+          start = descending ? std::min(n - 1, *after - 1) : std::max<int64_t>(0, *after + 1);
+        }
+        const Timestamp now = SystemClock().Now();
+        json jobs = json::array();
+        json next = nullptr;
+        for (int64_t i = start; i >= 0 && i < n; i += descending ? -1 : 1) {
+          const JobRecord& job = s->jobs.at(static_cast<size_t>(i));
+          if (!states.empty() && !states.contains(job.state)) continue;
+          if (!user.empty() && job.user() != user) continue;
+          if (jobs.size() == limit) {
+            next = jobs.back()["id"];
+            break;
+          }
+          jobs.push_back(JobJson(job, now));
+        }
+        Reply(res, 200, {{"jobs", jobs}, {"next_after", next}});
+      });
+
+  get(R"(/v1/jobs/(\d+))", true,
+      [&daemon, authenticate, find_job, options](const httplib::Request& req,
                                                  httplib::Response& res) {
-    const std::optional<Principal> who = authenticate(req, res);
-    if (!who) return;
-    std::set<JobState> states;
-    for (const std::string& name : SplitCommas(req.get_param_value("state"))) {
-      Result<JobState> state = ParseJobState(name);
-      if (!state.ok())
-        return ReplyError(res, InvalidArgument("state: " + state.status().message()));
-      states.insert(*state);
-    }
-    std::string user = req.get_param_value("user");
-    if (!who->admin()) {
-      if (!user.empty() && user != who->user) {
-        return ReplyError(res, 403, "PERMISSION_DENIED", "user: you may list only your own jobs");
-      }
-      user = who->user;
-    }
-    size_t limit = kDefaultListLimit;
-    if (req.has_param("limit")) {
-      const std::optional<int64_t> l = ParseInt(req.get_param_value("limit"));
-      if (!l || *l < 1 || *l > static_cast<int64_t>(kMaxListLimit)) {
-        return ReplyError(res, InvalidArgument("limit: want 1.." + std::to_string(kMaxListLimit)));
-      }
-      limit = static_cast<size_t>(*l);
-    }
-    const bool descending = req.get_param_value("order") == "desc";
-    if (req.has_param("order") && !descending && req.get_param_value("order") != "asc") {
-      return ReplyError(res, InvalidArgument("order: want asc or desc"));
-    }
-    const std::shared_ptr<const Snapshot> s = daemon.snapshot();
-    const int64_t n = static_cast<int64_t>(s->jobs.size());
-    int64_t start = descending ? n - 1 : 0;
-    if (req.has_param("after")) {
-      const std::optional<int64_t> after = ParseInt(req.get_param_value("after"));
-      if (!after) return ReplyError(res, InvalidArgument("after: want a job id"));
-      start = descending ? std::min(n - 1, *after - 1) : std::max<int64_t>(0, *after + 1);
-    }
-    const Timestamp now = SystemClock().Now();
-    json jobs = json::array();
-    json next = nullptr;
-    for (int64_t i = start; i >= 0 && i < n; i += descending ? -1 : 1) {
-      const JobRecord& job = s->jobs.at(static_cast<size_t>(i));
-      if (!states.empty() && !states.contains(job.state)) continue;
-      if (!user.empty() && job.user() != user) continue;
-      if (jobs.size() == limit) {
-        next = jobs.back()["id"];
-        break;
-      }
-      jobs.push_back(JobJson(job, now));
-    }
-    Reply(res, 200, {{"jobs", jobs}, {"next_after", next}});
-  });
+        const std::optional<Principal> who = authenticate(req, res);
+        if (!who) return;
+        std::shared_ptr<const Snapshot> s;
+        const JobRecord* job = find_job(req, res, *who, s);
+        if (!job) return;
+        PendingReason reason;
+        const PendingReason* why = nullptr;
+        if (IsWaiting(job->state) && req.get_param_value("explain") != "false") {
+          std::future<Result<QueueView>> future = daemon.Queue();
+          const std::optional<Result<QueueView>> view = Await(future, options.reply_timeout);
+          if (view && view->ok()) {
+            auto it = (*view)->reasons.find(job->id);
+            reason = it != (*view)->reasons.end()
+                         ? it->second
+                         : PendingReason{job->id, "not looked at in the last cycle",
+                                         PendingCause::kOther};
+            why = &reason;
+          }
+        }
+        Reply(res, 200,
+              JobJson(*job, SystemClock().Now(), ReadProgress(daemon.JobDir(job->id)), why,
+                      s->prediction(job->id)));
+      });
 
-  server.Get(R"(/v1/jobs/(\d+))", [&daemon, authenticate, find_job, options](
-                                      const httplib::Request& req, httplib::Response& res) {
-    const std::optional<Principal> who = authenticate(req, res);
-    if (!who) return;
-    std::shared_ptr<const Snapshot> s;
-    const JobRecord* job = find_job(req, res, *who, s);
-    if (!job) return;
-    PendingReason reason;
-    const PendingReason* why = nullptr;
-    if (IsWaiting(job->state) && req.get_param_value("explain") != "false") {
-      std::future<Result<QueueView>> future = daemon.Queue();
-      const std::optional<Result<QueueView>> view = Await(future, options.reply_timeout);
-      if (view && view->ok()) {
-        auto it = (*view)->reasons.find(job->id);
-        reason =
-            it != (*view)->reasons.end()
-                ? it->second
-                : PendingReason{job->id, "not looked at in the last cycle", PendingCause::kOther};
-        why = &reason;
-      }
-    }
-    Reply(res, 200,
-          JobJson(*job, SystemClock().Now(), ReadProgress(daemon.JobDir(job->id)), why,
-                  s->prediction(job->id)));
-  });
-
-  server.Delete(R"(/v1/jobs/(\d+))", [&daemon, authenticate, find_job, options](
-                                         const httplib::Request& req, httplib::Response& res) {
+  del(R"(/v1/jobs/(\d+))", [&daemon, authenticate, find_job, options](const httplib::Request& req,
+                                                                      httplib::Response& res) {
     const std::optional<Principal> who = authenticate(req, res);
     if (!who) return;
     std::shared_ptr<const Snapshot> s;
@@ -354,15 +526,15 @@ void ApiServer::Routes() {
           JobJson(*now_job, SystemClock().Now()));
   });
 
-  server.Post(R"(/v1/jobs/(\d+)/progress)", [&daemon, authenticate, find_job](
-                                                const httplib::Request& req,
-                                                httplib::Response& res) {
+  post(R"(/v1/jobs/(\d+)/progress)", [&daemon, authenticate, find_job](const httplib::Request& req,
+                                                                       httplib::Response& res,
+                                                                       const std::string& body) {
     const std::optional<Principal> who = authenticate(req, res);
     if (!who) return;
     std::shared_ptr<const Snapshot> s;
     const JobRecord* job = find_job(req, res, *who, s);
     if (!job) return;
-    const Result<Progress> progress = ParseProgressReport(req.body);
+    const Result<Progress> progress = ParseProgressReport(body);
     if (!progress.ok()) return ReplyError(res, progress.status());
     if (job->state != JobState::kRunning) {
       return ReplyError(res, FailedPrecondition("job " + std::to_string(job->id.value()) + " is " +
@@ -375,82 +547,83 @@ void ApiServer::Routes() {
     Reply(res, 200, JobJson(*job, SystemClock().Now(), *progress, nullptr, s->prediction(job->id)));
   });
 
-  server.Get(R"(/v1/jobs/(\d+)/logs)", [&daemon, authenticate, find_job](
-                                           const httplib::Request& req, httplib::Response& res) {
-    const std::optional<Principal> who = authenticate(req, res);
-    if (!who) return;
-    std::shared_ptr<const Snapshot> s;
-    const JobRecord* job = find_job(req, res, *who, s);
-    if (!job) return;
-    const std::string stream =
-        req.has_param("stream") ? req.get_param_value("stream") : std::string("stdout");
-    if (stream != "stdout" && stream != "stderr") {
-      return ReplyError(res, InvalidArgument("stream: want stdout or stderr"));
-    }
-    int64_t offset = 0;
-    int64_t limit = kDefaultLogBytes;
-    if (req.has_param("offset")) {
-      const std::optional<int64_t> o = ParseInt(req.get_param_value("offset"));
-      if (!o || *o < 0) return ReplyError(res, InvalidArgument("offset: want a byte offset"));
-      offset = *o;
-    }
-    if (req.has_param("limit")) {
-      const std::optional<int64_t> l = ParseInt(req.get_param_value("limit"));
-      if (!l || *l < 1 || *l > 64 * kDefaultLogBytes) {
-        return ReplyError(res, InvalidArgument("limit: want 1..67108864 bytes"));
-      }
-      limit = *l;
-    }
-    std::string text;
-    std::ifstream file(daemon.JobDir(job->id) + "/" + stream + ".log", std::ios::binary);
-    if (file) {
-      file.seekg(0, std::ios::end);
-      const int64_t size = file.tellg();
-      if (offset < size) {
-        text.resize(static_cast<size_t>(std::min(limit, size - offset)));
-        file.seekg(offset);
-        file.read(text.data(), static_cast<std::streamsize>(text.size()));
-        text.resize(static_cast<size_t>(file.gcount()));
-      }
-    }
-    res.set_header("X-Next-Offset", std::to_string(offset + static_cast<int64_t>(text.size())));
-    res.set_header("X-Job-State", std::string(JobStateName(job->state)));
-    res.set_content(text, "text/plain; charset=utf-8");
-  });
+  get(R"(/v1/jobs/(\d+)/logs)", true,
+      [&daemon, authenticate, find_job](const httplib::Request& req, httplib::Response& res) {
+        const std::optional<Principal> who = authenticate(req, res);
+        if (!who) return;
+        std::shared_ptr<const Snapshot> s;
+        const JobRecord* job = find_job(req, res, *who, s);
+        if (!job) return;
+        const std::string stream =
+            req.has_param("stream") ? req.get_param_value("stream") : std::string("stdout");
+        if (stream != "stdout" && stream != "stderr") {
+          return ReplyError(res, InvalidArgument("stream: want stdout or stderr"));
+        }
+        int64_t offset = 0;
+        int64_t limit = kDefaultLogBytes;
+        if (req.has_param("offset")) {
+          const std::optional<int64_t> o = ParseInt(req.get_param_value("offset"));
+          if (!o || *o < 0) return ReplyError(res, InvalidArgument("offset: want a byte offset"));
+          offset = *o;
+        }
+        if (req.has_param("limit")) {
+          const std::optional<int64_t> l = ParseInt(req.get_param_value("limit"));
+          if (!l || *l < 1 || *l > 64 * kDefaultLogBytes) {
+            return ReplyError(res, InvalidArgument("limit: want 1..67108864 bytes"));
+          }
+          limit = *l;
+        }
+        std::string text;
+        std::ifstream file(daemon.JobDir(job->id) + "/" + stream + ".log", std::ios::binary);
+        if (file) {
+          file.seekg(0, std::ios::end);
+          const int64_t size = file.tellg();
+          if (offset < size) {
+            text.resize(static_cast<size_t>(std::min(limit, size - offset)));
+            file.seekg(offset);
+            file.read(text.data(), static_cast<std::streamsize>(text.size()));
+            text.resize(static_cast<size_t>(file.gcount()));
+          }
+        }
+        res.set_header("X-Next-Offset", std::to_string(offset + static_cast<int64_t>(text.size())));
+        res.set_header("X-Job-State", std::string(JobStateName(job->state)));
+        res.set_content(text, "text/plain; charset=utf-8");
+      });
 
-  server.Get("/v1/nodes",
-             [&daemon, authenticate](const httplib::Request& req, httplib::Response& res) {
-               if (!authenticate(req, res)) return;
-               Reply(res, 200, NodesJson(*daemon.snapshot()));
-             });
+  get("/v1/nodes", true,
+      [&daemon, authenticate](const httplib::Request& req, httplib::Response& res) {
+        const std::optional<Principal> who = authenticate(req, res);
+        if (!who) return;
+        Reply(res, 200, NodesJson(*daemon.snapshot(), *who));
+      });
 
-  server.Get("/v1/queue", [&daemon, authenticate, options](const httplib::Request& req,
-                                                           httplib::Response& res) {
-    const std::optional<Principal> who = authenticate(req, res);
-    if (!who) return;
-    std::future<Result<QueueView>> future = daemon.Queue();
-    const std::optional<Result<QueueView>> view = Await(future, options.reply_timeout);
-    if (!view) {
-      return ReplyError(res, Status(StatusCode::kUnavailable, "the scheduler did not answer"));
-    }
-    if (!view->ok()) return ReplyError(res, view->status());
-    // The view was computed before the snapshot the reply reads, so every id is in it.
-    const std::shared_ptr<const Snapshot> s = daemon.snapshot();
-    std::vector<QueueEntry> entries;
-    int position = 0;
-    for (JobId id : (*view)->order) {
-      ++position;
-      const JobRecord* job = s->jobs.Find(id);
-      if (job == nullptr || !who->MayAccess(job->user())) continue;
-      auto it = (*view)->reasons.find(id);
-      if (it == (*view)->reasons.end()) {
-        entries.push_back({position, job, "", PendingCause::kOther});
-      } else {
-        entries.push_back({position, job, it->second.reason, it->second.cause});
-      }
-    }
-    Reply(res, 200, QueueJson(entries, (*view)->at, *s));
-  });
+  get("/v1/queue", true,
+      [&daemon, authenticate, options](const httplib::Request& req, httplib::Response& res) {
+        const std::optional<Principal> who = authenticate(req, res);
+        if (!who) return;
+        std::future<Result<QueueView>> future = daemon.Queue();
+        const std::optional<Result<QueueView>> view = Await(future, options.reply_timeout);
+        if (!view) {
+          return ReplyError(res, Status(StatusCode::kUnavailable, "the scheduler did not answer"));
+        }
+        if (!view->ok()) return ReplyError(res, view->status());
+        // The view was computed before the snapshot the reply reads, so every id is in it.
+        const std::shared_ptr<const Snapshot> s = daemon.snapshot();
+        std::vector<QueueEntry> entries;
+        int position = 0;
+        for (JobId id : (*view)->order) {
+          ++position;
+          const JobRecord* job = s->jobs.Find(id);
+          if (job == nullptr || !who->MayAccess(job->user())) continue;
+          auto it = (*view)->reasons.find(id);
+          if (it == (*view)->reasons.end()) {
+            entries.push_back({position, job, "", PendingCause::kOther});
+          } else {
+            entries.push_back({position, job, it->second.reason, it->second.cause});
+          }
+        }
+        Reply(res, 200, QueueJson(entries, (*view)->at, *s));
+      });
 }
 
 }  // namespace dlsched::daemon

@@ -5,6 +5,14 @@
 // reply), besides the files of a job's directory (reading its logs, writing its progress file);
 // they never touch the scheduler's state. Exceptions from httplib or nlohmann are caught here
 // and become 500 responses.
+//
+// Every request is bounded before its body is read (docs/api/README.md, "Limits of the HTTP
+// front"): a connection serves each request within `request_timeout` of its first byte (else
+// 408) and in at most 64 KiB of request line and headers (else 431); the method, the Host and
+// Origin headers (without tokens), the token, the Content-Type and the Content-Length are
+// checked from the headers alone, and a body, chunked or not, is read only up to
+// `max_body_bytes` (else 413). A reply sent before the body was read to its end closes the
+// connection.
 
 #include <chrono>
 #include <memory>
@@ -14,17 +22,22 @@
 #include "daemon/core/daemon.h"
 #include "dlsched/common/status.h"
 
-namespace httplib {
-class Server;
-}
-
 namespace dlsched::daemon {
+
+class HttpFront;  // the httplib::Server underneath (http_api.cc)
 
 struct ApiOptions {
   // nullptr: authentication off (every caller acts as an admin).
   const TokenTable* tokens = nullptr;
-  size_t max_body_bytes = 256 * 1024;  // larger request bodies get 413
-  int threads = 16;                    // HTTP worker threads
+  size_t max_body_bytes = 256 * 1024;  // larger request bodies get 413, in any encoding
+  // Each connection is served by a thread of its own: `threads` start at once, more as
+  // connections arrive, up to `max_connections`; connections beyond that wait for a thread.
+  int threads = 16;
+  int max_connections = 512;
+  // Connections one peer address may hold open at once; more are answered 503 and closed.
+  int max_connections_per_peer = 64;
+  // How long a client may take to send one request, head and body, from its first byte.
+  std::chrono::milliseconds request_timeout{10000};
   // How long a handler waits for the scheduler thread before answering 503.
   std::chrono::milliseconds reply_timeout{30000};
 };
@@ -48,7 +61,7 @@ class ApiServer {
 
   Daemon* daemon_;
   ApiOptions options_;
-  std::unique_ptr<httplib::Server> server_;
+  std::unique_ptr<HttpFront> server_;
 };
 
 }  // namespace dlsched::daemon

@@ -100,21 +100,36 @@ json JobJson(const JobRecord& job, Timestamp now, const std::optional<Progress>&
   return j;
 }
 
-json NodesJson(const Snapshot& s) {
+json NodesJson(const Snapshot& s, const Principal& viewer) {
   const Cluster& cluster = *s.cluster;
   json nodes = json::array();
+  int total_allocated = 0;
   for (int n = 0; n < cluster.num_nodes(); ++n) {
     const NodeSpec& node = cluster.node(NodeId(n));
     json gpus = json::array();
     int allocated = 0;
     for (size_t g = 0; g < node.gpus.size(); ++g) {
       const JobId owner = s.gpu_owner[n][g];
-      allocated += owner.valid();
+      const JobRecord* job = owner.valid() ? s.jobs.Find(owner) : nullptr;
+      json holder = nullptr;
+      json id = nullptr;
+      if (owner.valid()) {
+        ++allocated;
+        if (job != nullptr && viewer.MayAccess(job->user())) {
+          holder = job->request->spec.is_service() ? "service" : "training";
+          id = owner.value();
+        } else {
+          holder = "other";
+        }
+      }
       gpus.push_back({{"index", g},
                       {"type", cluster.gpu_type_name(node.gpus[g].type)},
                       {"memory_mib", node.gpus[g].memory_mib},
-                      {"job", owner.valid() ? json(owner.value()) : json(nullptr)}});
+                      {"allocated", owner.valid()},
+                      {"holder", holder},
+                      {"job", id}});
     }
+    total_allocated += allocated;
     json labels = json::object();
     for (const auto& [k, v] : node.labels) labels[k] = v;
     nodes.push_back({{"name", node.name},
@@ -127,8 +142,8 @@ json NodesJson(const Snapshot& s) {
   const int total = cluster.total_gpus();
   return {{"nodes", nodes},
           {"gpus_total", total},
-          {"gpus_allocated", s.gpus_allocated},
-          {"allocation", total > 0 ? static_cast<double>(s.gpus_allocated) / total : 0.0}};
+          {"gpus_allocated", total_allocated},
+          {"allocation", total > 0 ? static_cast<double>(total_allocated) / total : 0.0}};
 }
 
 json QueueJson(const std::vector<QueueEntry>& entries, Timestamp at, const Snapshot& s) {

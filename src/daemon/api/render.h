@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 
+#include "daemon/api/auth.h"
 #include "daemon/core/snapshot.h"
 #include "daemon/exec/job_env.h"
 #include "dlsched/common/status.h"
@@ -29,8 +30,12 @@ nlohmann::json JobJson(const JobRecord& job, Timestamp now,
                        const PendingReason* pending = nullptr,
                        const JobPrediction* prediction = nullptr);
 
-// GPUs per node with the job holding each, and totals.
-nlohmann::json NodesJson(const Snapshot& snapshot);
+// GPUs per node with who holds each, and totals. Each GPU has "allocated", "holder"
+// ("training", "service", "other" or null when free) and "job": the holder's id when `viewer`
+// may see that job (Principal::MayAccess), else null ("holder" is then "other"), so a user
+// learns that a GPU is taken but not by which of another user's jobs. Every count is of the
+// GPUs listed as allocated: the totals are the sums of the nodes'.
+nlohmann::json NodesJson(const Snapshot& snapshot, const Principal& viewer);
 
 // Waiting jobs in order with their reasons ("reason", the text, and "cause", PendingCauseName of
 // the cause); `visible` filters whose jobs are listed (positions stay global).

@@ -663,6 +663,17 @@ void Daemon::Publish(Timestamp now) {
       }
     }
   }
+  // A service holds the GPUs of its placement that it has not lent (lent ones are free, or held
+  // by their borrower above).
+  for (JobId id : scheduler_->running_services()) {
+    for (const NodeGpus& part : scheduler_->jobs().at(id).placement.parts) {
+      const GpuMask free = scheduler_->state().free_mask(part.node);
+      for (size_t g = 0; g < s->gpu_owner[part.node.index()].size(); ++g) {
+        JobId& owner = s->gpu_owner[part.node.index()][g];
+        if (((part.gpus & ~free) >> g) & 1 && !owner.valid()) owner = id;
+      }
+    }
+  }
   s->jobs_by_state = by_state_;
   s->gpus_allocated = scheduler_->state().allocated_total();
   s->inbox_length = inbox_.size();
