@@ -96,7 +96,10 @@ TEST(ProfileCommandTest, NoiseIsSeededAndMultiplicative) {
 class ProfileCommandRunTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = std::filesystem::path(::testing::TempDir()) / "profile_command_test";
+    // One directory per test: CTest runs the tests of this fixture in parallel processes.
+    dir_ = std::filesystem::path(::testing::TempDir()) /
+           ("profile_command_test_" +
+            std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
     std::filesystem::remove_all(dir_);
     std::filesystem::create_directories(dir_ / "traces/gavel");
     std::ofstream(dir_ / "traces/gavel/simulation_throughputs.json") << R"json({
