@@ -63,7 +63,8 @@ void AddServeFlags(CLI::App& command, ServeFlags& flags) {
   command
       .add_option("--gpus", flags.gpus,
                   "GPUs to schedule: 'auto' (discover through NVML) or a cluster spec such as "
-                  "'1x8xV100' or a cluster .json file (fake GPUs, for machines without them).")
+                  "'1x8xV100' (or '8xV100', one node of eight) or a cluster .json file (fake "
+                  "GPUs, for machines without them).")
       ->capture_default_str();
   command.add_option("--workdir", flags.workdir, "Directory for job logs and checkpoints.")
       ->capture_default_str();
