@@ -384,7 +384,8 @@ int Logs(RestClient& client, const ClientFlags& f, std::ostream& out, std::ostre
   std::vector<LogStream> streams;
   const bool both = f.stdout_stream == f.stderr_stream;
   if (both || f.stdout_stream) streams.push_back({"stdout", &out});
-  if (both || f.stderr_stream) streams.push_back({"stderr", &err});
+  // One stream asked for is the output, whichever it is (`logs --stderr 3 | grep ...`).
+  if (both || f.stderr_stream) streams.push_back({"stderr", both ? &err : &out});
   while (true) {
     bool any_text = false;
     bool ended = false;

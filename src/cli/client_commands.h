@@ -10,7 +10,8 @@
 // Tables escape control characters in what the server sends (cli/terminal_text.h): job names
 // and reasons are other users' text. `queue --json` gives each waiting job its "position" in the
 // whole queue and its "pending_reason" and "pending_cause", as the table does. `logs` prints the
-// job's stdout to stdout and its stderr to stderr (--stdout / --stderr: one of them); with --json
+// job's stdout to stdout and its stderr to stderr (--stdout / --stderr: only that one, to
+// stdout); with --json
 // {"id", "stream", "text", "next_offset"} for one stream, {"id", "logs": [that, per stream]}
 // for both.
 

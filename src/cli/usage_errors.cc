@@ -46,10 +46,12 @@ std::optional<std::string> UnknownOptionMessage(const CLI::App& command,
       }
     }
     std::string message = "unknown option " + name;
-    if (const std::optional<std::string> close =
-            ClosestName(name.substr(is_long ? 2 : 1), candidates)) {
-      message += "; did you mean " + std::string(is_long ? "--" : "-") + *close + "?";
-    }
+    const std::string typed = name.substr(is_long ? 2 : 1);
+    std::optional<std::string> close = ClosestName(typed, candidates);
+    // Any one letter is one edit from any other: suggest a short option only for a change of
+    // case ("-Q" for "-q").
+    if (close && !is_long && EditDistanceIgnoringCase(typed, *close) != 0) close.reset();
+    if (close) message += "; did you mean " + std::string(is_long ? "--" : "-") + *close + "?";
     return message;
   }
   return std::nullopt;

@@ -118,8 +118,9 @@ TEST_F(DaemonIntegrationTest, LogsShowBothStreamsByDefault) {
   StartDaemon();
   const RunResult r = Cli({"submit", "--wait", "--parsable", "--", "sh", "-c",
                            "echo to-stdout; echo to-stderr >&2; exit 1"});
-  EXPECT_EQ(r.code, 1);
-  const std::string id = std::to_string(ParsedId(r));
+  EXPECT_EQ(r.code, 1) << r.err;
+  ASSERT_FALSE(r.out.empty());
+  const std::string id = r.out.substr(0, r.out.size() - 1);  // --parsable: the id alone
 
   const RunResult both = Cli({"logs", id});
   EXPECT_EQ(both.code, 0) << both.err;
