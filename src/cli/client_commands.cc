@@ -211,7 +211,9 @@ int Submit(RestClient& client, const ClientFlags& f, std::ostream& out, std::ost
     body[key] = *std::move(object);
   }
   // Without a token the server cannot tell who we are: say it.
-  if (ClientToken(f.token).empty()) {
+  if (!f.user.empty()) {
+    body["user"] = f.user;
+  } else if (ClientToken(f.token).empty()) {
     if (const char* user = std::getenv("USER"); user && *user) body["user"] = user;
   }
   auto decoded = Decode(client.Post("/v1/jobs", body.dump()), {201});
@@ -305,15 +307,26 @@ int Show(RestClient& client, const ClientFlags& f, std::ostream& out, std::ostre
     return kExitOk;
   }
   std::vector<std::vector<std::string>> rows;
+  const json& spec = job.contains("spec") && job["spec"].is_object() ? job["spec"] : json::object();
+  const auto add = [&rows](const json& from, const char* key) {
+    if (!from.contains(key) || from[key].is_null()) return;
+    if (from[key].is_string() && from[key].get<std::string>().empty()) return;
+    if (from[key].is_object() && from[key].empty()) return;
+    rows.push_back({std::string(key) + ":", Str(from, key)});
+  };
+  for (const char* key : {"id", "name", "user", "state", "kind", "gpus", "gpu_type"}) {
+    add(job, key);
+  }
+  // What the submitter asked for beyond the basics (absent from the spec when not given).
+  for (const char* key : {"queue", "selector", "prefer", "memory_mib", "service_load", "model",
+                          "batch_size", "iterations", "max_run_time_s", "runtime_estimate_s"}) {
+    add(spec, key);
+  }
   for (const char* key :
-       {"id",          "name",           "user",         "state",      "gpus",
-        "gpu_type",    "framework",      "priority",     "qos",        "deadline",
-        "submit_time", "first_start",    "finish_time",  "run_time_s", "attained_gpu_s",
-        "preemptions", "placement",      "pid",          "stopping",   "exit_code",
-        "reason",      "pending_reason", "pending_cause"}) {
-    if (!job.contains(key) || job[key].is_null()) continue;
-    if (job[key].is_string() && job[key].get<std::string>().empty()) continue;
-    rows.push_back({std::string(key) + ":", Str(job, key)});
+       {"framework", "priority", "qos", "deadline", "submit_time", "first_start", "finish_time",
+        "run_time_s", "attained_gpu_s", "preemptions", "placement", "pid", "stopping", "exit_code",
+        "reason", "pending_reason", "pending_cause"}) {
+    add(job, key);
   }
   if (job.contains("progress") && job["progress"].is_object()) {
     const json& p = job["progress"];
@@ -459,6 +472,9 @@ std::unique_ptr<ClientCommands> AddClientCommands(CLI::App& app) {
                         "Deadline: relative (30m, 2h, 1d, 1h30m) or RFC 3339 or Unix seconds.");
   c->submit->add_option("--name", f.name, "Job name.");
   c->submit->add_option("--queue", f.queue, "Queue (tenant) the job belongs to.");
+  c->submit->add_option("--user", f.user,
+                        "Submit as this user (admins only; default: the token's user, or $USER "
+                        "without a token).");
   c->submit->add_option("--workdir", f.workdir, "Working directory (default: the current one).");
   c->submit->add_option("--env", f.env, "NAME=VALUE for the job's environment (repeatable).");
   c->submit->add_option("--selector", f.selector,

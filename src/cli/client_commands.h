@@ -38,6 +38,7 @@ struct ClientFlags {
   std::string deadline;  // relative ("30m", "2h", "1h30m"; cli/flag_values.h) or RFC 3339 or
                          // Unix seconds
   std::string name;
+  std::string user;  // admins only; default: the token's user, or $USER without a token
   std::string queue;
   std::string workdir;                // default: the current directory
   std::vector<std::string> env;       // NAME=VALUE

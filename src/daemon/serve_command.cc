@@ -158,6 +158,12 @@ int RunServe(const ServeFlags& flags, std::ostream& out, std::ostream& err) {
     err << "dlsched serve: --gpus: " << cluster.status().message() << "\n";
     return cluster.status().code() == StatusCode::kInvalidArgument ? kExitUsage : kExitRuntimeError;
   }
+  if (!slurm && flags.gpus != "auto") {
+    // A typed type the models do not know is often a typo ("8xV1000") that no --gpu-type names.
+    if (const std::string unknown = DescribeUnknownGpuTypes(*cluster); !unknown.empty()) {
+      err << "dlsched serve: --gpus: warning: " << unknown << "\n";
+    }
+  }
   Result<PipelineConfig> profile = LoadProfile(flags.profile);
   if (!profile.ok()) {
     err << "dlsched serve: --profile: " << profile.status().message() << "\n";

@@ -82,6 +82,13 @@ TEST_F(DaemonIntegrationTest, SubmitSendsEveryFieldOfTheJobSpec) {
   EXPECT_TRUE(spec.contains("deadline"));
   EXPECT_EQ(spec["framework"], "pytorch");
   EXPECT_EQ(spec["env"]["A"], "1");
+  const RunResult show = Cli({"show", std::to_string(id)});
+  for (const char* row : {"queue:", "research", "selector:", "memory_mib:", "2048",
+                          "model:", "ResNet-50", "max_run_time_s:", "7200"}) {
+    EXPECT_NE(show.out.find(row), std::string::npos) << row << " in\n" << show.out;
+  }
+  const RunResult as_user = Cli({"submit", "--parsable", "--user", "alice", "--", "true"});
+  EXPECT_EQ(Job(ParsedId(as_user))["user"], "alice");
 
   const RunResult service = Cli({"submit", "--parsable", "--kind", "service", "--service-load",
                                  "0:1", "--gpus", "2", "--", "sleep", "60"});
@@ -187,6 +194,31 @@ TEST_F(DaemonIntegrationTest, TablesEscapeControlCharactersInJobNames) {
   // JSON keeps the name itself (escaped the JSON way).
   const json job = json::parse(Cli({"show", "--json", std::to_string(id)}).out);
   EXPECT_EQ(job["name"], name);
+}
+
+TEST_F(DaemonIntegrationTest, ServeGpusTakesOneNodeAsGpusByType) {
+  const fs::path out = dir_ / "serve.out";
+  pid_ = Spawn({DLSCHED_BINARY, "serve", "--listen", "127.0.0.1:0", "--gpus", "8xV100", "--workdir",
+                (dir_ / "work").string(), "--db", (dir_ / "state.db").string()},
+               out, dir_ / "serve.err");
+  ASSERT_GT(pid_, 0);
+  ASSERT_TRUE(Eventually([&] {
+    const std::string text = ReadFile(out);
+    const size_t at = text.find("listening on ");
+    if (at == std::string::npos || text.find('\n', at) == std::string::npos) return false;
+    url_ = text.substr(at + 13, text.find('\n', at) - at - 13);
+    return true;
+  })) << ReadFile(dir_ / "serve.err");
+  const json nodes = json::parse(Cli({"nodes", "--json"}).out);
+  ASSERT_EQ(nodes["nodes"].size(), 1u) << nodes.dump();
+  EXPECT_EQ(nodes["nodes"][0]["gpus_total"], 8);
+
+  // A miscased type is refused before the daemon starts.
+  const RunResult miscased = Dlsched({"serve", "--listen", "127.0.0.1:0", "--gpus", "8xv100",
+                                      "--db", (dir_ / "other.db").string()});
+  EXPECT_EQ(miscased.code, 2);
+  EXPECT_NE(miscased.err.find("GPU type 'v100' is spelt 'V100'"), std::string::npos)
+      << miscased.err;
 }
 
 }  // namespace
