@@ -14,7 +14,6 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
-#include <iostream>
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -67,15 +66,15 @@ std::string DefaultCluster(const SimulateFlags& flags) {
   return "64x8xV100";
 }
 
-// --json - and --report - write to standard output.
+// --json - and --report - write to standard output (the command's `out`).
 bool IsStdout(const std::string& path) { return path == "-"; }
 
 Status WriteFile(const std::string& path, const std::string& what,
-                 const std::function<Status(std::ostream&)>& write) {
+                 const std::function<Status(std::ostream&)>& write, std::ostream& out) {
   if (IsStdout(path)) {
-    DS_RETURN_IF_ERROR(write(std::cout));
-    std::cout.flush();
-    if (!std::cout) return IoError("writing " + what + " to standard output failed");
+    DS_RETURN_IF_ERROR(write(out));
+    out.flush();
+    if (!out) return IoError("writing " + what + " to standard output failed");
     return Status::Ok();
   }
   std::ofstream file(path, std::ios::binary);
@@ -155,8 +154,9 @@ Status CheckTraceSpec(const std::string& spec) {
     return InvalidArgument(message);
   }
   if (format == "synthetic") return sim::ParseSyntheticOptions(rest).status();
-  if (rest.empty())
+  if (rest.empty()) {
     return InvalidArgument("--trace '" + spec + "' names no file: want " + format + ":PATH");
+  }
   return Status::Ok();
 }
 
@@ -334,7 +334,8 @@ void WriteTable(const std::vector<sim::RunResult>& runs, const SimulateFlags& fl
 }
 
 Status WriteOutputs(const std::vector<sim::RunResult>& runs, const Prepared& p,
-                    const SimulateFlags& flags, const std::optional<Partial>& partial) {
+                    const SimulateFlags& flags, const std::optional<Partial>& partial,
+                    std::ostream& out) {
   const std::string cluster = p.cluster.Describe();
   if (!flags.json_path.empty()) {
     std::string json = sim::RunsToJson(runs, {flags.trace, cluster, flags.seed});
@@ -345,23 +346,30 @@ Status WriteOutputs(const std::vector<sim::RunResult>& runs, const Prepared& p,
       doc["unfinished_policies"] = partial->unfinished;
       json = doc.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
     }
-    DS_RETURN_IF_ERROR(WriteFile(flags.json_path, "JSON results", [&](std::ostream& out) {
-      out << json << "\n";
-      return Status::Ok();
-    }));
+    DS_RETURN_IF_ERROR(WriteFile(
+        flags.json_path, "JSON results",
+        [&](std::ostream& file) {
+          file << json << "\n";
+          return Status::Ok();
+        },
+        out));
   }
   if (!flags.report_path.empty()) {
     const std::string title =
         partial ? "dlsched simulation (partial: interrupted)" : "dlsched simulation";
-    DS_RETURN_IF_ERROR(WriteFile(flags.report_path, "HTML report", [&](std::ostream& out) {
-      return sim::WriteHtmlReport(runs, {title, flags.trace, cluster, flags.seed}, out);
-    }));
+    DS_RETURN_IF_ERROR(WriteFile(
+        flags.report_path, "HTML report",
+        [&](std::ostream& file) {
+          return sim::WriteHtmlReport(runs, {title, flags.trace, cluster, flags.seed}, file);
+        },
+        out));
   }
   if (!flags.jobs_csv_prefix.empty()) {
     for (const sim::RunResult& run : runs) {
       const std::string path = flags.jobs_csv_prefix + run.policy + ".csv";
-      DS_RETURN_IF_ERROR(WriteFile(path, "per-job CSV",
-                                   [&](std::ostream& out) { return sim::WriteJobsCsv(run, out); }));
+      DS_RETURN_IF_ERROR(WriteFile(
+          path, "per-job CSV", [&](std::ostream& file) { return sim::WriteJobsCsv(run, file); },
+          out));
     }
   }
   return Status::Ok();
@@ -402,7 +410,8 @@ class InterruptWatcher {
                            finished.size(), runs.results.size());
         if (!finished.empty()) {
           WriteTable(finished, flags, partial, out, err);
-          if (const Status written = WriteOutputs(finished, p, flags, partial); !written.ok()) {
+          if (const Status written = WriteOutputs(finished, p, flags, partial, out);
+              !written.ok()) {
             err << "dlsched simulate: " << written.message() << "\n";
           }
         }
@@ -576,7 +585,7 @@ int RunSimulate(const SimulateFlags& flags, std::ostream& out, std::ostream& err
     RunAll(p, flags, runs, err);
   }
   WriteTable(runs.results, flags, std::nullopt, out, err);
-  const Status written = WriteOutputs(runs.results, p, flags, std::nullopt);
+  const Status written = WriteOutputs(runs.results, p, flags, std::nullopt, out);
   if (!written.ok()) {
     err << "dlsched simulate: " << written.message() << "\n";
     return kExitRuntimeError;
