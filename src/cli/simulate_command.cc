@@ -408,10 +408,12 @@ class InterruptWatcher {
         }
         err << fmt::format("dlsched simulate: interrupted; {} of {} policies finished\n",
                            finished.size(), runs.results.size());
+        // Every run may have finished just before the signal: then nothing is partial.
+        const std::optional<Partial> marked =
+            partial.unfinished.empty() ? std::nullopt : std::optional<Partial>(partial);
         if (!finished.empty()) {
-          WriteTable(finished, flags, partial, out, err);
-          if (const Status written = WriteOutputs(finished, p, flags, partial, out);
-              !written.ok()) {
+          WriteTable(finished, flags, marked, out, err);
+          if (const Status written = WriteOutputs(finished, p, flags, marked, out); !written.ok()) {
             err << "dlsched simulate: " << written.message() << "\n";
           }
         }
