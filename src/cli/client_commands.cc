@@ -459,8 +459,8 @@ std::unique_ptr<ClientCommands> AddClientCommands(CLI::App& app) {
   auto c = std::make_unique<ClientCommands>();
   ClientFlags& f = c->flags;
 
-  c->submit =
-      app.add_subcommand("submit", "Submit a job to the daemon: dlsched submit [flags] -- CMD...");
+  c->submit = app.add_subcommand(
+      "submit", "Submit a job to the daemon: dlsched submit [flags] -- CMD... (or --script FILE).");
   AddCommon(*c->submit, f);
   c->submit->add_option("--gpus", f.gpus, "GPUs (gang size).")
       ->capture_default_str()

@@ -14,6 +14,7 @@
 #include "daemon/serve_command.h"
 #include "dlsched/common/version.h"
 #include "io/profile.h"
+#include "io/suggest.h"
 
 namespace dlsched::cli {
 namespace {
@@ -87,6 +88,19 @@ int Main(int argc, char** argv, std::ostream& out, std::ostream& err) {
     err << "Run 'dlsched --help' or 'dlsched <command> --help' for usage.\n";
     return kExitUsage;
   } catch (const CLI::ParseError& e) {
+    // A mistyped command reads to CLI11 as no command at all.
+    if (app.get_subcommands().empty() && argc > 1 && argv[1][0] != '-') {
+      std::vector<std::string> names;
+      for (const CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
+        names.push_back(sub->get_name());
+      }
+      err << "dlsched: unknown command '" << argv[1] << "'";
+      if (const std::optional<std::string> close = ClosestName(argv[1], names)) {
+        err << "; did you mean " << *close << "?";
+      }
+      err << "\nRun 'dlsched --help' for the commands.\n";
+      return kExitUsage;
+    }
     // Help and version requests arrive as ParseErrors with exit code 0; exit() prints them
     // (help for the subcommand that asked).
     if (app.exit(e, out, err) == 0) return kExitOk;

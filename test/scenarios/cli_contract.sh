@@ -76,6 +76,8 @@ expect_exit 2 simulate --sed 3
 grep -q "unknown option --sed; did you mean --seed?" "$tmp/err" || fail "simulate typo: $(cat "$tmp/err")"
 expect_exit 2 logs --stdrr 1
 grep -q "did you mean --stderr?" "$tmp/err" || fail "logs typo: $(cat "$tmp/err")"
+expect_exit 2 simulat --trace synthetic
+grep -q "unknown command 'simulat'; did you mean simulate?" "$tmp/err" || fail "command typo: $(cat "$tmp/err")"
 expect_exit 2 serve --gpu 8xV100
 grep -q "did you mean --gpus?" "$tmp/err" || fail "serve typo: $(cat "$tmp/err")"
 # A client command that parsed reaches for the server (exit 1 when none), whatever the durations.
