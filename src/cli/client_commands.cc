@@ -6,16 +6,20 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <iomanip>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <sstream>
 #include <thread>
+#include <tuple>
 #include <variant>
 
 #include "cli/client_http.h"
 #include "cli/commands.h"
+#include "cli/flag_values.h"
+#include "cli/terminal_text.h"
 
 namespace dlsched::cli {
 namespace {
@@ -64,9 +68,13 @@ std::string Truncate(std::string s, size_t n) {
   return s;
 }
 
-// A plain table: columns padded to their widest cell.
-void PrintTable(std::ostream& out, const std::vector<std::vector<std::string>>& rows) {
+// A plain table: columns padded to their widest cell. Cells are the server's text: control
+// characters are escaped.
+void PrintTable(std::ostream& out, std::vector<std::vector<std::string>> rows) {
   if (rows.empty()) return;
+  for (auto& row : rows) {
+    for (std::string& cell : row) cell = EscapeControl(cell);
+  }
   std::vector<size_t> width(rows[0].size(), 0);
   for (const auto& row : rows) {
     for (size_t c = 0; c < row.size(); ++c) width[c] = std::max(width[c], row[c].size());
@@ -95,12 +103,84 @@ std::string Seconds3(double s) {
   return out.str();
 }
 
+// KEY=VALUE words into a JSON object of strings; `flag` names the flag in errors.
+std::optional<json> KeyValues(const std::vector<std::string>& words, const std::string& flag,
+                              std::ostream& err) {
+  json object = json::object();
+  for (const std::string& kv : words) {
+    const size_t eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      err << "dlsched submit: " << flag << " wants KEY=VALUE, got '" << kv << "'\n";
+      return std::nullopt;
+    }
+    object[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
+  return object;
+}
+
+bool IsFinalState(const std::string& state) {
+  return state == "succeeded" || state == "failed" || state == "killed" || state == "rejected";
+}
+
+// `submit --wait`: polls the job until it ends; the job's exit code (0 when it succeeded; its
+// process's code when it has one; else 1).
+int WaitForJob(RestClient& client, int64_t id, std::ostream& err) {
+  while (true) {
+    auto decoded = Decode(client.Get("/v1/jobs/" + std::to_string(id) + "?explain=false"), {200});
+    if (auto* failure = std::get_if<Failure>(&decoded)) {
+      err << "dlsched submit: --wait: " << failure->message << "\n";
+      return kExitRuntimeError;
+    }
+    const json& job = std::get<json>(decoded);
+    const std::string state = Str(job, "state");
+    if (IsFinalState(state)) {
+      if (state == "succeeded") return kExitOk;
+      err << "dlsched submit: job " << id << " " << state;
+      if (const std::string reason = Str(job, "reason"); reason != "-") {
+        err << ": " << EscapeControl(reason);
+      }
+      err << "\n";
+      const int code = job.contains("exit_code") && job["exit_code"].is_number_integer()
+                           ? job["exit_code"].get<int>()
+                           : 0;
+      return code > 0 && code < 256 ? code : kExitRuntimeError;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  }
+}
+
 int Submit(RestClient& client, const ClientFlags& f, std::ostream& out, std::ostream& err) {
-  json body = {{"command", f.command}, {"gpus", f.gpus}};
+  if (f.command.empty() == f.script_path.empty()) {
+    err << "dlsched submit: give either a command (after --) or --script FILE\n";
+    return kExitUsage;
+  }
+  json body = {{"gpus", f.gpus}};
+  if (!f.command.empty()) body["command"] = f.command;
+  if (!f.script_path.empty()) {
+    std::ostringstream text;
+    if (f.script_path == "-") {
+      text << std::cin.rdbuf();
+    } else {
+      std::ifstream file(f.script_path, std::ios::binary);
+      if (!file) {
+        err << "dlsched submit: --script: cannot read " << f.script_path << "\n";
+        return kExitUsage;
+      }
+      text << file.rdbuf();
+    }
+    body["script"] = text.str();
+  }
   if (!f.name.empty()) body["name"] = f.name;
+  if (!f.queue.empty()) body["queue"] = f.queue;
   if (!f.gpu_type.empty()) body["gpu_type"] = f.gpu_type;
   if (!f.framework.empty()) body["framework"] = f.framework;
   if (!f.qos.empty()) body["qos"] = f.qos;
+  if (!f.kind.empty()) body["kind"] = f.kind;
+  if (!f.service_load.empty()) body["service_load"] = f.service_load;
+  if (!f.model.empty()) body["model"] = f.model;
+  if (f.batch_size >= 0) body["batch_size"] = f.batch_size;
+  if (f.memory_mib >= 0) body["memory_mib"] = f.memory_mib;
+  if (f.iterations > 0) body["iterations"] = f.iterations;
   if (f.priority != 0) body["priority"] = f.priority;
   if (f.max_run_time_s > 0) body["max_run_time_s"] = f.max_run_time_s;
   if (f.runtime_estimate_s > 0) body["runtime_estimate_s"] = f.runtime_estimate_s;
@@ -108,29 +188,32 @@ int Submit(RestClient& client, const ClientFlags& f, std::ostream& out, std::ost
   body["workdir"] = f.workdir.empty() ? std::filesystem::current_path(ec).string()
                                       : std::filesystem::absolute(f.workdir, ec).string();
   if (!f.deadline.empty()) {
-    if (const std::optional<double> rel = ParseRelativeSeconds(f.deadline)) {
+    // A number with a unit is relative to now; a plain number is Unix seconds; anything else
+    // goes to the server as an RFC 3339 time.
+    const std::optional<double> seconds = ParseDurationSeconds(f.deadline);
+    if (seconds && HasDurationUnit(f.deadline)) {
       const double now_s =
           std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
               .count();
-      body["deadline"] = now_s + *rel;
+      body["deadline"] = now_s + *seconds;
+    } else if (seconds) {
+      body["deadline"] = *seconds;
     } else {
       body["deadline"] = f.deadline;
     }
   }
-  if (!f.env.empty()) {
-    json env = json::object();
-    for (const std::string& kv : f.env) {
-      const size_t eq = kv.find('=');
-      if (eq == std::string::npos || eq == 0) {
-        err << "dlsched submit: --env wants NAME=VALUE, got '" << kv << "'\n";
-        return kExitUsage;
-      }
-      env[kv.substr(0, eq)] = kv.substr(eq + 1);
-    }
-    body["env"] = env;
+  for (const auto& [words, flag, key] :
+       {std::tuple{&f.env, "--env", "env"}, std::tuple{&f.selector, "--selector", "selector"},
+        std::tuple{&f.prefer, "--prefer", "prefer"}}) {
+    if (words->empty()) continue;
+    std::optional<json> object = KeyValues(*words, flag, err);
+    if (!object) return kExitUsage;
+    body[key] = *std::move(object);
   }
   // Without a token the server cannot tell who we are: say it.
-  if (ClientToken(f.token).empty()) {
+  if (!f.user.empty()) {
+    body["user"] = f.user;
+  } else if (ClientToken(f.token).empty()) {
     if (const char* user = std::getenv("USER"); user && *user) body["user"] = user;
   }
   auto decoded = Decode(client.Post("/v1/jobs", body.dump()), {201});
@@ -139,12 +222,16 @@ int Submit(RestClient& client, const ClientFlags& f, std::ostream& out, std::ost
     return failure->code;
   }
   const json& job = std::get<json>(decoded);
-  if (f.json) {
+  const int64_t id = job["id"].get<int64_t>();
+  if (f.parsable) {
+    out << id << "\n";
+  } else if (f.json) {
     out << job.dump() << "\n";
   } else {
-    out << "submitted job " << job["id"].get<int64_t>() << " (" << Str(job, "state") << ")\n";
+    out << "submitted job " << id << " (" << Str(job, "state") << ")\n";
   }
-  return kExitOk;
+  out.flush();
+  return f.wait ? WaitForJob(client, id, err) : kExitOk;
 }
 
 int Queue(RestClient& client, const ClientFlags& f, std::ostream& out, std::ostream& err) {
@@ -203,7 +290,8 @@ int Queue(RestClient& client, const ClientFlags& f, std::ostream& out, std::ostr
   PrintTable(out, rows);
   const json& q = std::get<json>(queue);
   out << q.value("running", 0) << " running, " << q.value("length", 0) << " waiting, "
-      << q.value("pending", 0) << " pending admission (policy " << Str(q, "policy") << ")\n";
+      << q.value("pending", 0) << " pending admission (policy " << EscapeControl(Str(q, "policy"))
+      << ")\n";
   return kExitOk;
 }
 
@@ -219,15 +307,26 @@ int Show(RestClient& client, const ClientFlags& f, std::ostream& out, std::ostre
     return kExitOk;
   }
   std::vector<std::vector<std::string>> rows;
+  const json& spec = job.contains("spec") && job["spec"].is_object() ? job["spec"] : json::object();
+  const auto add = [&rows](const json& from, const char* key) {
+    if (!from.contains(key) || from[key].is_null()) return;
+    if (from[key].is_string() && from[key].get<std::string>().empty()) return;
+    if (from[key].is_object() && from[key].empty()) return;
+    rows.push_back({std::string(key) + ":", Str(from, key)});
+  };
+  for (const char* key : {"id", "name", "user", "state", "kind", "gpus", "gpu_type"}) {
+    add(job, key);
+  }
+  // What the submitter asked for beyond the basics (absent from the spec when not given).
+  for (const char* key : {"queue", "selector", "prefer", "memory_mib", "service_load", "model",
+                          "batch_size", "iterations", "max_run_time_s", "runtime_estimate_s"}) {
+    add(spec, key);
+  }
   for (const char* key :
-       {"id",          "name",           "user",         "state",      "gpus",
-        "gpu_type",    "framework",      "priority",     "qos",        "deadline",
-        "submit_time", "first_start",    "finish_time",  "run_time_s", "attained_gpu_s",
-        "preemptions", "placement",      "pid",          "stopping",   "exit_code",
-        "reason",      "pending_reason", "pending_cause"}) {
-    if (!job.contains(key) || job[key].is_null()) continue;
-    if (job[key].is_string() && job[key].get<std::string>().empty()) continue;
-    rows.push_back({std::string(key) + ":", Str(job, key)});
+       {"framework", "priority", "qos", "deadline", "submit_time", "first_start", "finish_time",
+        "run_time_s", "attained_gpu_s", "preemptions", "placement", "pid", "stopping", "exit_code",
+        "reason", "pending_reason", "pending_cause"}) {
+    add(job, key);
   }
   if (job.contains("progress") && job["progress"].is_object()) {
     const json& p = job["progress"];
@@ -290,83 +389,68 @@ int Nodes(RestClient& client, const ClientFlags& f, std::ostream& out, std::ostr
   return kExitOk;
 }
 
-int Logs(RestClient& client, const ClientFlags& f, std::ostream& out, std::ostream& err) {
-  const std::string stream = f.stderr_stream ? "stderr" : "stdout";
+// One stream of a job's output, read from `offset` on.
+struct LogStream {
+  std::string name;  // stdout or stderr
+  std::ostream* sink;
   int64_t offset = 0;
-  std::string collected;
+  std::string collected;  // --json
+};
+
+int Logs(RestClient& client, const ClientFlags& f, std::ostream& out, std::ostream& err) {
+  std::vector<LogStream> streams;
+  const bool both = f.stdout_stream == f.stderr_stream;
+  if (both || f.stdout_stream) streams.push_back({"stdout", &out});
+  // One stream asked for is the output, whichever it is (`logs --stderr 3 | grep ...`).
+  if (both || f.stderr_stream) streams.push_back({"stderr", both ? &err : &out});
   while (true) {
-    const std::string path = "/v1/jobs/" + std::to_string(f.id) + "/logs?stream=" + stream +
-                             "&offset=" + std::to_string(offset);
-    Result<HttpResponse> res = client.Get(path);
-    if (!res.ok()) {
-      err << "dlsched logs: " << res.status().message() << "\n";
-      return kExitRuntimeError;
+    bool any_text = false;
+    bool ended = false;
+    for (LogStream& stream : streams) {
+      const std::string path = "/v1/jobs/" + std::to_string(f.id) + "/logs?stream=" + stream.name +
+                               "&offset=" + std::to_string(stream.offset);
+      Result<HttpResponse> res = client.Get(path);
+      if (!res.ok()) {
+        err << "dlsched logs: " << res.status().message() << "\n";
+        return kExitRuntimeError;
+      }
+      if (res->status != 200) {
+        auto decoded = Decode(res, {200});
+        err << "dlsched logs: " << std::get<Failure>(decoded).message << "\n";
+        return std::get<Failure>(decoded).code;
+      }
+      const auto next = res->headers.find("X-Next-Offset");
+      if (next != res->headers.end()) stream.offset = std::stoll(next->second);
+      if (f.json) {
+        stream.collected += res->body;
+      } else {
+        *stream.sink << res->body << std::flush;
+      }
+      any_text = any_text || !res->body.empty();
+      const auto state = res->headers.find("X-Job-State");
+      ended = state != res->headers.end() && IsFinalState(state->second);
     }
-    if (res->status != 200) {
-      auto decoded = Decode(res, {200});
-      err << "dlsched logs: " << std::get<Failure>(decoded).message << "\n";
-      return std::get<Failure>(decoded).code;
-    }
-    const auto next = res->headers.find("X-Next-Offset");
-    if (next != res->headers.end()) offset = std::stoll(next->second);
-    if (f.json) {
-      collected += res->body;
-    } else {
-      out << res->body << std::flush;
-    }
-    const std::string state = res->headers.count("X-Job-State") ? res->headers["X-Job-State"] : "";
-    const bool ended =
-        state == "succeeded" || state == "failed" || state == "killed" || state == "rejected";
-    if (!f.follow || (ended && res->body.empty())) break;
-    if (res->body.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    if (!f.follow || (ended && !any_text)) break;
+    if (!any_text) std::this_thread::sleep_for(std::chrono::milliseconds(500));
   }
   if (f.json) {
-    out << json{{"id", f.id}, {"stream", stream}, {"text", collected}, {"next_offset", offset}}
-               .dump()
-        << "\n";
+    const auto stream_json = [&](const LogStream& s) {
+      return json{{"stream", s.name}, {"text", s.collected}, {"next_offset", s.offset}};
+    };
+    json doc;
+    if (streams.size() == 1) {
+      doc = stream_json(streams[0]);
+      doc["id"] = f.id;
+    } else {
+      doc = {{"id", f.id}, {"logs", json::array()}};
+      for (const LogStream& s : streams) doc["logs"].push_back(stream_json(s));
+    }
+    out << doc.dump() << "\n";
   }
   return kExitOk;
 }
 
 }  // namespace
-
-std::optional<double> ParseRelativeSeconds(const std::string& text) {
-  if (text.empty()) return std::nullopt;
-  double total = 0;
-  size_t i = 0;
-  while (i < text.size()) {
-    size_t j = i;
-    while (j < text.size() &&
-           (std::isdigit(static_cast<unsigned char>(text[j])) || text[j] == '.')) {
-      ++j;
-    }
-    if (j == i || j == text.size()) return std::nullopt;
-    double value = 0;
-    try {
-      value = std::stod(text.substr(i, j - i));
-    } catch (const std::exception&) {
-      return std::nullopt;
-    }
-    switch (text[j]) {
-      case 's':
-        total += value;
-        break;
-      case 'm':
-        total += value * 60;
-        break;
-      case 'h':
-        total += value * 3600;
-        break;
-      case 'd':
-        total += value * 86400;
-        break;
-      default:
-        return std::nullopt;
-    }
-    i = j + 1;
-  }
-  return total;
-}
 
 bool ClientCommands::parsed() const {
   for (CLI::App* cmd : {submit, queue, show, cancel, nodes, logs}) {
@@ -379,8 +463,8 @@ std::unique_ptr<ClientCommands> AddClientCommands(CLI::App& app) {
   auto c = std::make_unique<ClientCommands>();
   ClientFlags& f = c->flags;
 
-  c->submit =
-      app.add_subcommand("submit", "Submit a job to the daemon: dlsched submit [flags] -- CMD...");
+  c->submit = app.add_subcommand(
+      "submit", "Submit a job to the daemon: dlsched submit [flags] -- CMD... (or --script FILE).");
   AddCommon(*c->submit, f);
   c->submit->add_option("--gpus", f.gpus, "GPUs (gang size).")
       ->capture_default_str()
@@ -389,17 +473,52 @@ std::unique_ptr<ClientCommands> AddClientCommands(CLI::App& app) {
   c->submit->add_option("--framework", f.framework,
                         "custom, pytorch, tensorflow, mpi or horovod (sets their environment).");
   c->submit->add_option("--deadline", f.deadline,
-                        "Deadline: relative (30m, 2h, 1d) or RFC 3339 or Unix seconds.");
+                        "Deadline: relative (30m, 2h, 1d, 1h30m) or RFC 3339 or Unix seconds.");
   c->submit->add_option("--name", f.name, "Job name.");
+  c->submit->add_option("--queue", f.queue, "Queue (tenant) the job belongs to.");
+  c->submit->add_option("--user", f.user,
+                        "Submit as this user (admins only; default: the token's user, or $USER "
+                        "without a token).");
   c->submit->add_option("--workdir", f.workdir, "Working directory (default: the current one).");
   c->submit->add_option("--env", f.env, "NAME=VALUE for the job's environment (repeatable).");
+  c->submit->add_option("--selector", f.selector,
+                        "KEY=VALUE node label the job requires (repeatable; nodes also have "
+                        "gpu= and rack= labels).");
+  c->submit->add_option("--prefer", f.prefer,
+                        "KEY=VALUE node label the job prefers but does not wait for "
+                        "(repeatable).");
+  c->submit->add_option("--memory-mib", f.memory_mib, "GPU memory the job needs, in MiB.")
+      ->check(IntegerAtLeast(0));
   c->submit->add_option("--priority", f.priority, "Priority (larger runs first under priority).");
   c->submit->add_option("--qos", f.qos, "QoS class: strict, soft or best-effort.");
-  c->submit->add_option("--max-run-time", f.max_run_time_s, "Run-time limit in seconds.");
-  c->submit->add_option("--estimate", f.runtime_estimate_s,
-                        "Expected run time in seconds (for policies such as sjf).");
-  c->submit->add_option("command", f.command, "The command and its arguments (after --).")
-      ->required();
+  c->submit->add_option("--kind", f.kind,
+                        "training (default) or service (a long-running online job that holds "
+                        "its GPUs as a steady reservation).");
+  c->submit->add_option("--service-load", f.service_load,
+                        "Services: GPUs needed by time of day (UTC) as SECONDS:GPUS steps, e.g. "
+                        "'0:2;28800:8;72000:2'; the rest is lent to training jobs.");
+  c->submit
+      ->add_option("--max-run-time", f.max_run_time_s,
+                   "Run-time limit: seconds, or 30m, 2h, 1d, 1h30m.")
+      ->transform(DurationFlag());
+  c->submit
+      ->add_option("--estimate", f.runtime_estimate_s,
+                   "Expected run time (for policies such as sjf): seconds, or 30m, 2h, 1d.")
+      ->transform(DurationFlag());
+  c->submit
+      ->add_option("--iterations", f.iterations,
+                   "Total iterations the job reports progress against.")
+      ->check(CLI::PositiveNumber);
+  c->submit->add_option("--model", f.model, "Model name (for the performance predictor).");
+  c->submit->add_option("--batch-size", f.batch_size, "Batch size (for the performance predictor).")
+      ->check(IntegerAtLeast(0));
+  c->submit->add_option("--script", f.script_path,
+                        "Run this shell script file ('-': standard input) with /bin/sh -c "
+                        "instead of a command.");
+  c->submit->add_flag("--parsable", f.parsable, "Print only the job id (as sbatch --parsable).");
+  c->submit->add_flag("--wait", f.wait,
+                      "Wait until the job ends and exit with its exit code (as sbatch --wait).");
+  c->submit->add_option("command", f.command, "The command and its arguments (after --).");
 
   c->queue = app.add_subcommand("queue", "Show running and waiting jobs, in queue order.");
   AddCommon(*c->queue, f);
@@ -416,11 +535,13 @@ std::unique_ptr<ClientCommands> AddClientCommands(CLI::App& app) {
   c->nodes = app.add_subcommand("nodes", "Show nodes, GPUs and which job holds each.");
   AddCommon(*c->nodes, f);
 
-  c->logs = app.add_subcommand("logs", "Print a job's output.");
+  c->logs = app.add_subcommand(
+      "logs", "Print a job's output: its stdout on stdout and its stderr on stderr.");
   AddCommon(*c->logs, f);
   c->logs->add_option("id", f.id, "Job id.")->required()->check(CLI::NonNegativeNumber);
   c->logs->add_flag("-f,--follow", f.follow, "Keep printing until the job ends.");
-  c->logs->add_flag("--stderr", f.stderr_stream, "Print stderr instead of stdout.");
+  c->logs->add_flag("--stdout", f.stdout_stream, "Print only the job's stdout.");
+  c->logs->add_flag("--stderr", f.stderr_stream, "Print only the job's stderr.");
   return c;
 }
 

@@ -1,14 +1,20 @@
 #include "cli/commands.h"
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <iostream>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include "cli/client_commands.h"
 #include "cli/profile_command.h"
 #include "cli/simulate_command.h"
+#include "cli/usage_errors.h"
 #include "daemon/serve_command.h"
 #include "dlsched/common/version.h"
 #include "io/profile.h"
+#include "io/suggest.h"
 
 namespace dlsched::cli {
 namespace {
@@ -65,7 +71,36 @@ int Main(int argc, char** argv, std::ostream& out, std::ostream& err) {
 
   try {
     app.parse(argc, argv);
+  } catch (const CLI::ExtrasError& e) {
+    // CLI11 blames the words left over, often not the mistyped option before them
+    // ("submit --nmae x -- true" blames "true"): name the unknown option and its closest match.
+    const CLI::App* command = &app;
+    while (!command->get_subcommands().empty()) command = command->get_subcommands().front();
+    std::vector<std::string> args(argv + 1, argv + argc);
+    const auto named = std::find(args.begin(), args.end(), command->get_name());
+    if (command != &app && named != args.end()) args.erase(args.begin(), named + 1);
+    const std::string name = command == &app ? "dlsched" : "dlsched " + command->get_name();
+    if (const std::optional<std::string> message = UnknownOptionMessage(*command, args)) {
+      err << name << ": " << *message << "\nRun '" << name << " --help' for usage.\n";
+      return kExitUsage;
+    }
+    app.exit(e, out, err);
+    err << "Run 'dlsched --help' or 'dlsched <command> --help' for usage.\n";
+    return kExitUsage;
   } catch (const CLI::ParseError& e) {
+    // A mistyped command reads to CLI11 as no command at all.
+    if (app.get_subcommands().empty() && argc > 1 && argv[1][0] != '-') {
+      std::vector<std::string> names;
+      for (const CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
+        names.push_back(sub->get_name());
+      }
+      err << "dlsched: unknown command '" << argv[1] << "'";
+      if (const std::optional<std::string> close = ClosestName(argv[1], names)) {
+        err << "; did you mean " << *close << "?";
+      }
+      err << "\nRun 'dlsched --help' for the commands.\n";
+      return kExitUsage;
+    }
     // Help and version requests arrive as ParseErrors with exit code 0; exit() prints them
     // (help for the subcommand that asked).
     if (app.exit(e, out, err) == 0) return kExitOk;

@@ -192,7 +192,7 @@ TEST_F(ProfileCommandRunTest, Errors) {
        {.cluster = "1x4xV100", .tables = "gavel,helios", .out_path = out},
        kExitUsage,
        "unknown table \"helios\""},
-      {"bad cluster", {.cluster = "4xV100", .tables = "gavel", .out_path = out}, kExitUsage, ""},
+      {"bad cluster", {.cluster = "4x", .tables = "gavel", .out_path = out}, kExitUsage, ""},
       {"unknown model",
        {.cluster = "1x4xV100",
         .models = "BERT",

@@ -1,19 +1,29 @@
 #include "cli/simulate_command.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <pthread.h>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cerrno>
+#include <csignal>
 #include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <sstream>
 #include <thread>
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/flag_values.h"
 #include "daemon/core/replay.h"
 #include "dlsched/perf/predictor.h"
 #include "dlsched/perf/throughput_model.h"
@@ -21,10 +31,12 @@
 #include "io/gavel_throughputs.h"
 #include "io/profile.h"
 #include "io/profile_store.h"
+#include "io/suggest.h"
 #include "sim/deadline_rule.h"
 #include "sim/report.h"
 #include "sim/simulator.h"
 #include "sim/workload.h"
+#include "sim/workload_synthetic.h"
 
 namespace dlsched::cli {
 namespace {
@@ -54,8 +66,17 @@ std::string DefaultCluster(const SimulateFlags& flags) {
   return "64x8xV100";
 }
 
+// --json - and --report - write to standard output (the command's `out`).
+bool IsStdout(const std::string& path) { return path == "-"; }
+
 Status WriteFile(const std::string& path, const std::string& what,
-                 const std::function<Status(std::ostream&)>& write) {
+                 const std::function<Status(std::ostream&)>& write, std::ostream& out) {
+  if (IsStdout(path)) {
+    DS_RETURN_IF_ERROR(write(out));
+    out.flush();
+    if (!out) return IoError("writing " + what + " to standard output failed");
+    return Status::Ok();
+  }
   std::ofstream file(path, std::ios::binary);
   if (!file) return IoError("cannot write " + what + " to " + path);
   DS_RETURN_IF_ERROR(write(file));
@@ -115,18 +136,93 @@ Result<std::unique_ptr<ThroughputModel>> MakeEstimator(const std::string& store_
   return std::unique_ptr<ThroughputModel>(std::make_unique<PerfPredictor>(std::move(predictor)));
 }
 
-// The flags themselves: policies and cluster. A failure here is a usage error.
-Result<Prepared> PrepareSetup(const SimulateFlags& flags) {
+// The --trace forms sim::LoadWorkload reads (sim/workload.h), checked here so that a typo in
+// the form is a usage error, unlike a bad row in the file.
+Status CheckTraceSpec(const std::string& spec) {
+  static const std::vector<std::string> kFormats = {"philly",  "gavel", "tiresias", "chronus",
+                                                    "alibaba", "csv",   "synthetic"};
+  const size_t colon = spec.find(':');
+  const std::string format = spec.substr(0, colon);
+  const std::string rest = colon == std::string::npos ? "" : spec.substr(colon + 1);
+  if (std::find(kFormats.begin(), kFormats.end(), format) == kFormats.end()) {
+    std::string message = "--trace: unknown workload form '" + format + "' in '" + spec +
+                          "': want philly:PATH, gavel:PATH, tiresias:PATH, chronus:PATH, "
+                          "alibaba:PATH, csv:PATH or synthetic[:k=v,...]";
+    if (const std::optional<std::string> close = ClosestName(format, kFormats)) {
+      message += "; did you mean " + *close + ":?";
+    }
+    return InvalidArgument(message);
+  }
+  if (format == "synthetic") return sim::ParseSyntheticOptions(rest).status();
+  if (rest.empty()) {
+    return InvalidArgument("--trace '" + spec + "' names no file: want " + format + ":PATH");
+  }
+  return Status::Ok();
+}
+
+// An output file the run will write: refused before the run when it cannot be written, so that
+// hours of simulation are not lost to a typo in the path.
+Status CheckWritable(const std::string& path, const std::string& flag) {
+  namespace fs = std::filesystem;
+  if (IsStdout(path)) return Status::Ok();
+  std::error_code ec;
+  const fs::path file(path);
+  const auto cannot = [&](const std::string& why) {
+    return InvalidArgument(flag + ": cannot write " + path + ": " + why);
+  };
+  if (fs::is_directory(file, ec)) return cannot("it is a directory");
+  if (fs::exists(file, ec)) {
+    if (::access(path.c_str(), W_OK) != 0) return cannot(std::strerror(errno));
+    return Status::Ok();
+  }
+  const fs::path dir = file.parent_path().empty() ? fs::path(".") : file.parent_path();
+  if (!fs::is_directory(dir, ec)) return cannot("no directory " + dir.string());
+  if (::access(dir.c_str(), W_OK) != 0) {
+    return cannot(dir.string() + ": " + std::strerror(errno));
+  }
+  return Status::Ok();
+}
+
+// The flags themselves: trace form, policies, cluster, output paths. A failure here is a usage
+// error. Warnings go to `err`.
+Result<Prepared> PrepareSetup(const SimulateFlags& flags, std::ostream& err) {
   Prepared p;
+  DS_RETURN_IF_ERROR(CheckTraceSpec(flags.trace));
   for (const std::string& name : SplitPolicies(flags.policies)) {
     // Build every policy now, so a typo fails before any run starts.
     DS_ASSIGN_OR_RETURN(std::unique_ptr<SchedulingPolicy> policy, LoadPolicy(name));
     p.policies.push_back(std::move(policy));
   }
   if (p.policies.empty()) return InvalidArgument("--policy names no policy");
-  DS_ASSIGN_OR_RETURN(p.cluster, ParseClusterSpec(DefaultCluster(flags), TracesDir(flags)));
+  const std::string cluster_spec = DefaultCluster(flags);
+  DS_ASSIGN_OR_RETURN(p.cluster, ParseClusterSpec(cluster_spec, TracesDir(flags)));
+  // A type no throughput model knows runs at the reference speed. Typed in the shorthand it is
+  // almost always a typo ("2x8xV1000"): refused. A .json spec defines its types on purpose: the
+  // assumption is said.
+  if (const std::string unknown = DescribeUnknownGpuTypes(p.cluster); !unknown.empty()) {
+    if (!cluster_spec.ends_with(".json")) {
+      return InvalidArgument("--cluster: " + unknown + (unknown.back() == '?' ? "" : ".") +
+                             " To simulate a type of your own (at the V100 reference speed), "
+                             "name it in a .json cluster spec");
+    }
+    err << "dlsched simulate: warning: " << unknown << (unknown.back() == '?' ? "" : ".")
+        << " These GPUs are simulated at the V100 reference speed.\n";
+  }
   if (!flags.deadlines.empty()) {
     DS_ASSIGN_OR_RETURN(p.deadlines, sim::ParseDeadlineRule(flags.deadlines));
+  }
+  if (IsStdout(flags.json_path) && IsStdout(flags.report_path)) {
+    return InvalidArgument("--json - and --report - cannot both write to standard output");
+  }
+  if (!flags.json_path.empty()) DS_RETURN_IF_ERROR(CheckWritable(flags.json_path, "--json"));
+  if (!flags.report_path.empty()) {
+    DS_RETURN_IF_ERROR(CheckWritable(flags.report_path, "--report"));
+  }
+  if (!flags.jobs_csv_prefix.empty()) {
+    for (const auto& policy : p.policies) {
+      DS_RETURN_IF_ERROR(CheckWritable(flags.jobs_csv_prefix + std::string(policy->Name()) + ".csv",
+                                       "--jobs-csv"));
+    }
   }
   return p;
 }
@@ -172,15 +268,23 @@ sim::SimOptions MakeOptions(const SimulateFlags& flags) {
   return options;
 }
 
+// The runs of one simulate command as they finish: written by the simulating threads, read by
+// the interrupt watcher.
+struct Runs {
+  std::mutex mutex;
+  std::vector<sim::RunResult> results;  // in --policy order
+  std::vector<bool> done;
+  std::vector<std::string> names;
+};
+
 // Runs each policy on its own thread (at most `threads` at once); results in --policy order.
-std::vector<sim::RunResult> RunAll(Prepared& p, const SimulateFlags& flags, std::ostream& err) {
-  std::vector<sim::RunResult> runs(p.policies.size());
+void RunAll(Prepared& p, const SimulateFlags& flags, Runs& runs, std::ostream& err) {
   std::mutex err_mutex;
   auto run_one = [&](size_t i) {
     sim::SharingWorld sharing = *p.sharing;  // a run feeds its histories
     const sim::SimInputs inputs{p.cluster, p.workload, *p.truth, *p.estimator, &sharing};
     sim::SimOptions options = MakeOptions(flags);
-    const std::string name(p.policies[i]->Name());
+    const std::string name = runs.names[i];
     if (!flags.quiet) {
       options.on_progress = [&err, &err_mutex, name](const sim::SimProgress& s) {
         std::lock_guard lock(err_mutex);
@@ -189,48 +293,152 @@ std::vector<sim::RunResult> RunAll(Prepared& p, const SimulateFlags& flags, std:
                            s.jobs_total, ToSeconds(s.sim_time) / 86400, s.wall_s);
       };
     }
-    runs[i] = sim::Simulate(inputs, std::move(p.policies[i]), options);
+    sim::RunResult result = sim::Simulate(inputs, std::move(p.policies[i]), options);
+    const double wall_s = result.summary.wall_s;
+    {
+      std::lock_guard lock(runs.mutex);
+      runs.results[i] = std::move(result);
+      runs.done[i] = true;
+    }
     if (!flags.quiet) {
       std::lock_guard lock(err_mutex);
-      err << fmt::format("  {:<14} done in {:.2f}s\n", name, runs[i].summary.wall_s);
+      err << fmt::format("  {:<14} done in {:.2f}s\n", name, wall_s);
     }
   };
   const size_t threads = flags.threads > 0
                              ? static_cast<size_t>(flags.threads)
                              : std::max<size_t>(1, std::thread::hardware_concurrency());
-  for (size_t start = 0; start < runs.size(); start += threads) {
+  for (size_t start = 0; start < runs.results.size(); start += threads) {
     std::vector<std::jthread> batch;
-    for (size_t i = start; i < std::min(runs.size(), start + threads); ++i) {
+    for (size_t i = start; i < std::min(runs.results.size(), start + threads); ++i) {
       batch.emplace_back(run_one, i);
     }
   }
-  return runs;
+}
+
+// What the outputs say when the command was interrupted: the policies that did not finish.
+struct Partial {
+  std::vector<std::string> unfinished;
+};
+
+// The human table goes to `out`, or to `err` when --json or --report writes to stdout.
+void WriteTable(const std::vector<sim::RunResult>& runs, const SimulateFlags& flags,
+                const std::optional<Partial>& partial, std::ostream& out, std::ostream& err) {
+  std::ostream& table = IsStdout(flags.json_path) || IsStdout(flags.report_path) ? err : out;
+  sim::WriteComparisonTable(runs, table);
+  if (partial) {
+    table << fmt::format("Partial: interrupted before {} finished\n",
+                         fmt::join(partial->unfinished, ", "));
+  }
+  table.flush();
 }
 
 Status WriteOutputs(const std::vector<sim::RunResult>& runs, const Prepared& p,
-                    const SimulateFlags& flags) {
+                    const SimulateFlags& flags, const std::optional<Partial>& partial,
+                    std::ostream& out) {
   const std::string cluster = p.cluster.Describe();
   if (!flags.json_path.empty()) {
-    DS_RETURN_IF_ERROR(WriteFile(flags.json_path, "JSON results", [&](std::ostream& out) {
-      out << sim::RunsToJson(runs, {flags.trace, cluster, flags.seed}) << "\n";
-      return Status::Ok();
-    }));
+    std::string json = sim::RunsToJson(runs, {flags.trace, cluster, flags.seed});
+    if (partial) {
+      // Marked at the top level; a complete run's JSON has no "partial" key.
+      nlohmann::ordered_json doc = nlohmann::ordered_json::parse(json);
+      doc["partial"] = true;
+      doc["unfinished_policies"] = partial->unfinished;
+      json = doc.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
+    }
+    DS_RETURN_IF_ERROR(WriteFile(
+        flags.json_path, "JSON results",
+        [&](std::ostream& file) {
+          file << json << "\n";
+          return Status::Ok();
+        },
+        out));
   }
   if (!flags.report_path.empty()) {
-    DS_RETURN_IF_ERROR(WriteFile(flags.report_path, "HTML report", [&](std::ostream& out) {
-      return sim::WriteHtmlReport(runs, {"dlsched simulation", flags.trace, cluster, flags.seed},
-                                  out);
-    }));
+    const std::string title =
+        partial ? "dlsched simulation (partial: interrupted)" : "dlsched simulation";
+    DS_RETURN_IF_ERROR(WriteFile(
+        flags.report_path, "HTML report",
+        [&](std::ostream& file) {
+          return sim::WriteHtmlReport(runs, {title, flags.trace, cluster, flags.seed}, file);
+        },
+        out));
   }
   if (!flags.jobs_csv_prefix.empty()) {
     for (const sim::RunResult& run : runs) {
       const std::string path = flags.jobs_csv_prefix + run.policy + ".csv";
-      DS_RETURN_IF_ERROR(WriteFile(path, "per-job CSV",
-                                   [&](std::ostream& out) { return sim::WriteJobsCsv(run, out); }));
+      DS_RETURN_IF_ERROR(WriteFile(
+          path, "per-job CSV", [&](std::ostream& file) { return sim::WriteJobsCsv(run, file); },
+          out));
     }
   }
   return Status::Ok();
 }
+
+// Ctrl-C during the runs: SIGINT is blocked in every thread while this object lives, and its
+// thread waits for it. On SIGINT it writes the table and the output files of the policies that
+// have finished, marked partial, and ends the process with exit code 130 (128 + SIGINT) without
+// waiting for the runs still going.
+class InterruptWatcher {
+ public:
+  InterruptWatcher(Runs& runs, const Prepared& p, const SimulateFlags& flags, std::ostream& out,
+                   std::ostream& err) {
+    // A process started with SIGINT ignored (a shell's background job, nohup) keeps ignoring it.
+    struct sigaction current {};
+    if (sigaction(SIGINT, nullptr, &current) == 0 && current.sa_handler == SIG_IGN) return;
+    active_ = true;
+    sigset_t sigint;
+    sigemptyset(&sigint);
+    sigaddset(&sigint, SIGINT);
+    // Before any simulating thread starts, so that they inherit the mask.
+    pthread_sigmask(SIG_BLOCK, &sigint, &old_mask_);
+    thread_ = std::jthread([sigint, &runs, &p, &flags, &out, &err](std::stop_token stop) {
+      const timespec tick{0, 100'000'000};  // 100 ms: how soon a finished command notices
+      while (!stop.stop_requested()) {
+        if (sigtimedwait(&sigint, nullptr, &tick) != SIGINT) continue;
+        std::lock_guard lock(runs.mutex);  // the runs still going cannot publish any more
+        std::vector<sim::RunResult> finished;
+        Partial partial;
+        for (size_t i = 0; i < runs.results.size(); ++i) {
+          if (runs.done[i]) {
+            finished.push_back(runs.results[i]);
+          } else {
+            partial.unfinished.push_back(runs.names[i]);
+          }
+        }
+        err << fmt::format("dlsched simulate: interrupted; {} of {} policies finished\n",
+                           finished.size(), runs.results.size());
+        // Every run may have finished just before the signal: then nothing is partial.
+        const std::optional<Partial> marked =
+            partial.unfinished.empty() ? std::nullopt : std::optional<Partial>(partial);
+        if (!finished.empty()) {
+          WriteTable(finished, flags, marked, out, err);
+          if (const Status written = WriteOutputs(finished, p, flags, marked, out); !written.ok()) {
+            err << "dlsched simulate: " << written.message() << "\n";
+          }
+        }
+        out.flush();
+        err.flush();
+        std::_Exit(kExitInterrupted);
+      }
+    });
+  }
+
+  ~InterruptWatcher() {
+    if (!active_) return;
+    thread_.request_stop();
+    thread_.join();
+    pthread_sigmask(SIG_SETMASK, &old_mask_, nullptr);
+  }
+
+  InterruptWatcher(const InterruptWatcher&) = delete;
+  InterruptWatcher& operator=(const InterruptWatcher&) = delete;
+
+ private:
+  bool active_ = false;
+  sigset_t old_mask_;
+  std::jthread thread_;
+};
 
 }  // namespace
 
@@ -253,13 +461,17 @@ void AddSimulateFlags(CLI::App& command, SimulateFlags& flags) {
                      "Replay the event log of a 'dlsched serve' database (DB_PATH) in a fresh "
                      "scheduler and compare its decisions with the logged ones; --policy NAME "
                      "replays with another profile. Exit 0: identical, 1: diverged");
-  command.add_option("--json", flags.json_path, "Write per-run results as JSON to FILE");
+  command.add_option("--json", flags.json_path,
+                     "Write per-run results as JSON to FILE ('-': standard output; the table "
+                     "then goes to standard error)");
   command.add_option("--report", flags.report_path,
-                     "Write a self-contained HTML report (JCT CDF, utilisation, queue) to FILE");
+                     "Write a self-contained HTML report (JCT CDF, utilisation, queue) to FILE "
+                     "('-': standard output)");
   command.add_option("--jobs-csv", flags.jobs_csv_prefix,
                      "Write per-job CSVs to PREFIX<policy>.csv");
   command.add_option("--seed", flags.seed, "Seed of policies' RNG and estimate noise")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(IntegerAtLeast(0));
   command
       .add_option("--throughput", flags.throughput,
                   "Ground-truth throughput model: auto (gavel for gavel: traces, else builtin), "
@@ -270,14 +482,16 @@ void AddSimulateFlags(CLI::App& command, SimulateFlags& flags) {
                      "(from 'dlsched profile') instead of the built-in model");
   command
       .add_option("--checkpoint-s", flags.checkpoint_s,
-                  "Seconds a preempted job holds its GPUs while it checkpoints")
+                  "How long a preempted job holds its GPUs while it checkpoints (seconds, or "
+                  "30s, 2m, 1h, 1d)")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->transform(DurationFlag());
   command
       .add_option("--restore-s", flags.restore_s,
-                  "Seconds a resumed job holds its GPUs before it makes progress")
+                  "How long a resumed job holds its GPUs before it makes progress (seconds, "
+                  "or 30s, 2m, 1h, 1d)")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->transform(DurationFlag());
   command
       .add_option("--estimate-error", flags.estimate_error,
                   "Sigma of the lognormal error in users' runtime estimates (0 = exact)")
@@ -285,15 +499,16 @@ void AddSimulateFlags(CLI::App& command, SimulateFlags& flags) {
       ->check(CLI::NonNegativeNumber);
   command
       .add_option("--stop-at-s", flags.stop_at_s,
-                  "Stop at this simulated second; report the rest as unfinished")
-      ->check(CLI::NonNegativeNumber);
+                  "Stop at this simulated time (seconds, or 12h, 7d); report the rest as "
+                  "unfinished")
+      ->transform(DurationFlag());
   command
       .add_option("--explain-every-s", flags.explain_every_s,
-                  "Sample why waiting jobs wait this often (simulated seconds) for the "
-                  "pending_s_by_cause / fragmentation_blocked_s figures and the jobs CSV's "
+                  "Sample why waiting jobs wait this often (simulated seconds, or 30m, 1h) for "
+                  "the pending_s_by_cause / fragmentation_blocked_s figures and the jobs CSV's "
                   "wait_cause; 0 = off")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->transform(DurationFlag());
   command.add_option("--deadlines", flags.deadlines,
                      "Give jobs without a deadline one by a rule: 'slack=LO:HI,strict=S,soft=F,"
                      "seed=N' (deadline = submit + slack x ideal run time, slack uniform in "
@@ -302,7 +517,8 @@ void AddSimulateFlags(CLI::App& command, SimulateFlags& flags) {
   command.add_flag("--no-service-lending", flags.no_service_lending,
                    "Online services keep the GPUs their load leaves idle (static reservations) "
                    "instead of lending them to training jobs");
-  command.add_option("--max-jobs", flags.max_jobs, "Use only the first N jobs of the trace");
+  command.add_option("--max-jobs", flags.max_jobs, "Use only the first N jobs of the trace")
+      ->check(IntegerAtLeast(1));
   command.add_flag("--skip-bad-rows", flags.skip_bad_rows,
                    "Skip and count malformed trace rows instead of failing");
   command.add_option("--sharing-data", flags.sharing_data,
@@ -348,7 +564,7 @@ int RunReplay(const SimulateFlags& flags, std::ostream& out, std::ostream& err) 
 
 int RunSimulate(const SimulateFlags& flags, std::ostream& out, std::ostream& err) {
   if (!flags.replay.empty()) return RunReplay(flags, out, err);
-  Result<Prepared> prepared = PrepareSetup(flags);
+  Result<Prepared> prepared = PrepareSetup(flags, err);
   if (!prepared.ok()) {
     err << "dlsched simulate: " << prepared.status().message() << "\n";
     return kExitUsage;
@@ -362,9 +578,16 @@ int RunSimulate(const SimulateFlags& flags, std::ostream& out, std::ostream& err
     err << "dlsched: " << p.workload.jobs.size() << " jobs from " << flags.trace << " on "
         << p.cluster.Describe() << ", " << p.policies.size() << " policies\n";
   }
-  const std::vector<sim::RunResult> runs = RunAll(p, flags, err);
-  sim::WriteComparisonTable(runs, out);
-  const Status written = WriteOutputs(runs, p, flags);
+  Runs runs;
+  runs.results.resize(p.policies.size());
+  runs.done.resize(p.policies.size(), false);
+  for (const auto& policy : p.policies) runs.names.emplace_back(policy->Name());
+  {
+    const InterruptWatcher watcher(runs, p, flags, out, err);
+    RunAll(p, flags, runs, err);
+  }
+  WriteTable(runs.results, flags, std::nullopt, out, err);
+  const Status written = WriteOutputs(runs.results, p, flags, std::nullopt, out);
   if (!written.ok()) {
     err << "dlsched simulate: " << written.message() << "\n";
     return kExitRuntimeError;

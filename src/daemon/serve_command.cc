@@ -66,7 +66,8 @@ void AddServeFlags(CLI::App& command, ServeFlags& flags) {
   command
       .add_option("--gpus", flags.gpus,
                   "GPUs to schedule: 'auto' (discover through NVML) or a cluster spec such as "
-                  "'1x8xV100' or a cluster .json file (fake GPUs, for machines without them).")
+                  "'1x8xV100' (or '8xV100', one node of eight) or a cluster .json file (fake "
+                  "GPUs, for machines without them).")
       ->capture_default_str();
   command.add_option("--workdir", flags.workdir, "Directory for job logs and checkpoints.")
       ->capture_default_str();
@@ -175,6 +176,12 @@ int RunServe(const ServeFlags& flags, std::ostream& out, std::ostream& err) {
   if (!cluster.ok()) {
     err << "dlsched serve: --gpus: " << cluster.status().message() << "\n";
     return cluster.status().code() == StatusCode::kInvalidArgument ? kExitUsage : kExitRuntimeError;
+  }
+  if (!slurm && flags.gpus != "auto") {
+    // A typed type the models do not know is often a typo ("8xV1000") that no --gpu-type names.
+    if (const std::string unknown = DescribeUnknownGpuTypes(*cluster); !unknown.empty()) {
+      err << "dlsched serve: --gpus: warning: " << unknown << "\n";
+    }
   }
   Result<PipelineConfig> profile = LoadProfile(flags.profile);
   if (!profile.ok()) {

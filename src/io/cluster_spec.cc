@@ -1,5 +1,6 @@
 #include "io/cluster_spec.h"
 
+#include <algorithm>
 #include <array>
 #include <cctype>
 #include <charconv>
@@ -13,6 +14,9 @@
 #include <utility>
 #include <vector>
 
+#include "dlsched/perf/throughput_model.h"
+#include "io/suggest.h"
+
 namespace dlsched {
 namespace {
 
@@ -21,7 +25,8 @@ using nlohmann::json;
 constexpr int kNodesPerShorthandRack = 8;
 constexpr int64_t kMaxNodesPerTerm = 1'000'000;
 constexpr std::string_view kShorthandForm =
-    "want NODESxGPUSxTYPE, e.g. 64x8xV100 (terms joined by '+', GPUS in 1..64)";
+    "want NODESxGPUSxTYPE or GPUSxTYPE (one node), e.g. 64x8xV100 or 8xA100 (terms joined by "
+    "'+', GPUS in 1..64)";
 
 std::string NodeName(int index) {
   char buffer[32];
@@ -63,6 +68,19 @@ bool IsTypeName(std::string_view name) {
     }
   }
   return true;
+}
+
+// A known type spelt in another case ("v100") is refused: jobs' gpu_type and the throughput
+// models match type names exactly, so "v100" would be a type of its own that no V100 job asks
+// for and that runs at the unknown-type speed.
+Status CheckTypeCase(std::string_view type) {
+  for (const std::string& known : KnownGpuTypes()) {
+    if (known != type && EditDistanceIgnoringCase(known, type) == 0) {
+      return InvalidArgument("GPU type '" + std::string(type) + "' is spelt '" + known +
+                             "' (type names are case-sensitive)");
+    }
+  }
+  return Status::Ok();
 }
 
 // One homogeneous node: `gpus` GPUs of `type` split into `groups` interconnect groups.
@@ -206,6 +224,7 @@ Status AddJsonNodes(const json& value, const std::string& where, RackId rack,
     return InvalidArgument(entry.At("gpu_type") +
                            ": want a name of letters, digits, '-', '_', '.'");
   }
+  DS_RETURN_IF_ERROR(CheckTypeCase(type).WithPrefix(entry.At("gpu_type")));
   DS_ASSIGN_OR_RETURN(const int64_t memory,
                       entry.Int("gpu_memory_mib", DefaultGpuMemoryMib(type), 1, int64_t{1} << 40));
   DS_ASSIGN_OR_RETURN(const int64_t groups, entry.Int("nvlink_groups", 1, 1, gpus));
@@ -285,6 +304,34 @@ Result<Cluster> BuildClusterFromJson(const json& doc) {
 
 }  // namespace
 
+const std::vector<std::string>& KnownGpuTypes() {
+  static const std::vector<std::string> kTypes = [] {
+    std::vector<std::string> types;
+    for (const auto& [type, speed] : SimpleThroughputModel::DefaultOptions().type_speed) {
+      types.push_back(type);
+    }
+    return types;
+  }();
+  return kTypes;
+}
+
+std::string DescribeUnknownGpuTypes(const Cluster& cluster) {
+  const std::vector<std::string>& known = KnownGpuTypes();
+  std::string known_list;
+  for (const std::string& type : known) known_list += (known_list.empty() ? "" : ", ") + type;
+  std::string text;
+  for (uint32_t t = 0; t < static_cast<uint32_t>(cluster.num_gpu_types()); ++t) {
+    const std::string type(cluster.gpu_type_name(GpuTypeId(t)));
+    if (std::find(known.begin(), known.end(), type) != known.end()) continue;
+    if (!text.empty()) text += "; ";
+    text += "GPU type '" + type + "' has no throughput data (known: " + known_list + ")";
+    if (const std::optional<std::string> close = ClosestName(type, known)) {
+      text += "; did you mean " + *close + "?";
+    }
+  }
+  return text;
+}
+
 int64_t DefaultGpuMemoryMib(std::string_view gpu_type) {
   struct Entry {
     std::string_view type;
@@ -322,19 +369,32 @@ Result<Cluster> ParseClusterShorthand(std::string_view shorthand) {
                              std::string(shorthand) + "': " + std::string(what) +
                              (what.empty() ? "" : "; ") + std::string(kShorthandForm));
     };
+    // NODESxGPUSxTYPE, or GPUSxTYPE (one node) when what follows the first 'x' is not
+    // digits and another 'x'. TYPE may itself contain an 'x' ("RTX6000").
     const size_t x1 = term.find('x');
-    const size_t x2 = x1 == std::string_view::npos ? x1 : term.find('x', x1 + 1);
-    if (x2 == std::string_view::npos) return bad("");
-    const std::optional<int64_t> nodes = ParseInt(term.substr(0, x1));
-    const std::optional<int64_t> gpus = ParseInt(term.substr(x1 + 1, x2 - x1 - 1));
-    const std::string_view type = term.substr(x2 + 1);
+    if (x1 == std::string_view::npos) return bad("");
+    size_t digits_end = x1 + 1;
+    while (digits_end < term.size() && std::isdigit(static_cast<unsigned char>(term[digits_end]))) {
+      ++digits_end;
+    }
+    const bool one_node =
+        digits_end == x1 + 1 || digits_end == term.size() || term[digits_end] != 'x';
+    const std::optional<int64_t> nodes =
+        one_node ? std::optional<int64_t>(1) : ParseInt(term.substr(0, x1));
+    const std::optional<int64_t> gpus = one_node
+                                            ? ParseInt(term.substr(0, x1))
+                                            : ParseInt(term.substr(x1 + 1, digits_end - x1 - 1));
+    const std::string_view type = term.substr(one_node ? x1 + 1 : digits_end + 1);
     if (!nodes || *nodes < 1 || *nodes > kMaxNodesPerTerm) {
       return bad("NODES must be an integer in [1, " + std::to_string(kMaxNodesPerTerm) + "]");
     }
     if (!gpus || *gpus < 1 || *gpus > kMaxGpusPerNode) {
       return bad("GPUS must be an integer in [1, " + std::to_string(kMaxGpusPerNode) + "]");
     }
-    if (!IsTypeName(type)) return bad("TYPE must be a name of letters, digits, '-', '_', '.'");
+    if (!IsTypeName(type) || !std::isalpha(static_cast<unsigned char>(type.front()))) {
+      return bad("TYPE must be a name of letters, digits, '-', '_', '.' that starts with a letter");
+    }
+    DS_RETURN_IF_ERROR(CheckTypeCase(type).WithPrefix("cluster term '" + std::string(term) + "'"));
 
     const GpuTypeId type_id = cluster.InternGpuType(type);
     const int64_t memory = DefaultGpuMemoryMib(type);

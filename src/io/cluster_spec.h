@@ -3,7 +3,8 @@
 // Cluster specs: the text a user gives for `--cluster`. Three forms:
 //
 // 1. Shorthand: `NODESxGPUSxTYPE` terms joined by '+', e.g. "64x8xV100" or
-//    "9x4xK80+9x4xP100+9x4xV100". Nodes are named n0000, n0001, ... in order and grouped into
+//    "9x4xK80+9x4xP100+9x4xV100"; a term `GPUSxTYPE` is one node ("8xV100"). TYPE starts with a
+//    letter. Nodes are named n0000, n0001, ... in order and grouped into
 //    racks of 8 consecutive nodes (r000, r001, ...); each term starts a new rack. All GPUs of a
 //    node form one interconnect group. GPU memory comes from DefaultGpuMemoryMib. Node labels:
 //    gpu=<TYPE>, rack=<rack name>. Node CPUs and memory are 0 (unknown).
@@ -34,9 +35,15 @@
 //                                              added unless given
 //
 // Node names must be unique across the cluster.
+//
+// GPU types are free names (a site may have types no table knows), matched case-sensitively by
+// jobs' gpu_type and the throughput models. A type that differs from one of KnownGpuTypes only
+// in case ("v100") is refused in every form, naming the right spelling.
 
 #include <cstdint>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "dlsched/common/status.h"
 #include "dlsched/model/cluster.h"
@@ -58,6 +65,15 @@ Result<Cluster> PhillyCluster(std::string_view traces_dir);
 
 // Form 3 from text. `origin` (a path) prefixes error messages.
 Result<Cluster> ParseClusterJson(std::string_view json_text, std::string_view origin);
+
+// The GPU types the built-in throughput model has speeds for, sorted: A100, H100, H200, K80,
+// P100, T4, V100. The simulator runs any other type at the reference (V100) speed.
+const std::vector<std::string>& KnownGpuTypes();
+
+// One sentence per GPU type of `cluster` that KnownGpuTypes lacks, joined by "; ": "GPU type
+// 'V1000' has no throughput data (known: A100, ...); did you mean V100?". Empty when every type
+// is known. For the simulator to refuse or warn.
+std::string DescribeUnknownGpuTypes(const Cluster& cluster);
 
 // Memory per GPU in MiB for a GPU type name (case-insensitive): V100 32768, A100 81920,
 // H100 81920, K80 12288, P100 16384, T4 16384; any other type 16384.

@@ -95,6 +95,7 @@ TEST(ClusterShorthandTest, BadTermsNameTheTermAndTheForm) {
       {"64x8", "'64x8'"},    {"0x8xV100", "'0x8xV100'"}, {"4x0xV100", "GPUS"},
       {"4x65xV100", "GPUS"}, {"4x8x", "TYPE"},           {"4x8xV100+", "''"},
       {"ax8xV100", "NODES"}, {"4x8xV 100", "TYPE"},      {"4x8xV100+2x2", "'2x2'"},
+      {"65xV100", "GPUS"},   {"4x8x100", "TYPE"},        {"xV100", "GPUS"},
   };
   for (const auto& [spec, want] : cases) {
     SCOPED_TRACE(spec);
@@ -105,6 +106,56 @@ TEST(ClusterShorthandTest, BadTermsNameTheTermAndTheForm) {
     EXPECT_NE(c.status().message().find("NODESxGPUSxTYPE"), std::string::npos);
   }
   EXPECT_FALSE(ParseClusterSpec("", "").ok());
+}
+
+TEST(ClusterShorthandTest, GpusByTypeIsOneNode) {
+  struct Case {
+    const char* spec;
+    int nodes;
+    int gpus;
+    const char* type;
+  };
+  const Case cases[] = {{"8xV100", 1, 8, "V100"},
+                        {"4xRTX6000", 1, 4, "RTX6000"},
+                        {"2x8xRTX6000", 2, 16, "RTX6000"},
+                        {"8xA100+2x4xT4", 3, 16, "A100"}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.spec);
+    Result<Cluster> cluster = ParseClusterSpec(c.spec, "");
+    ASSERT_TRUE(cluster.ok()) << cluster.status().ToString();
+    EXPECT_EQ(cluster->num_nodes(), c.nodes);
+    EXPECT_EQ(cluster->total_gpus(), c.gpus);
+    EXPECT_EQ(cluster->gpu_type_name(cluster->node(NodeId(0)).gpus[0].type), c.type);
+  }
+}
+
+TEST(ClusterSpecTest, AKnownTypeInAnotherCaseIsRefused) {
+  Result<Cluster> shorthand = ParseClusterSpec("16x8xv100", "");
+  ASSERT_FALSE(shorthand.ok());
+  EXPECT_EQ(shorthand.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(shorthand.status().message().find("GPU type 'v100' is spelt 'V100'"), std::string::npos)
+      << shorthand.status().message();
+  Result<Cluster> json =
+      ParseClusterJson(R"({"racks": [{"nodes": [{"gpus": 8, "gpu_type": "a100"}]}]})", "c.json");
+  ASSERT_FALSE(json.ok());
+  EXPECT_NE(json.status().message().find("racks[0].nodes[0].gpu_type: GPU type 'a100' is spelt "
+                                         "'A100'"),
+            std::string::npos)
+      << json.status().message();
+}
+
+TEST(ClusterSpecTest, DescribesTypesWithoutThroughputData) {
+  EXPECT_EQ(KnownGpuTypes(),
+            (std::vector<std::string>{"A100", "H100", "H200", "K80", "P100", "T4", "V100"}));
+  Result<Cluster> known = ParseClusterSpec("2x8xV100+1x4xK80", "");
+  ASSERT_TRUE(known.ok());
+  EXPECT_EQ(DescribeUnknownGpuTypes(*known), "");
+  Result<Cluster> typo = ParseClusterSpec("2x8xV1000+1x4xMI250", "");
+  ASSERT_TRUE(typo.ok()) << typo.status().ToString();
+  EXPECT_EQ(DescribeUnknownGpuTypes(*typo),
+            "GPU type 'V1000' has no throughput data (known: A100, H100, H200, K80, P100, T4, "
+            "V100); did you mean V100?; GPU type 'MI250' has no throughput data (known: A100, "
+            "H100, H200, K80, P100, T4, V100)");
 }
 
 TEST(DefaultGpuMemoryTest, Table) {

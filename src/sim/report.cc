@@ -157,23 +157,98 @@ std::vector<std::string> SummaryCells(const RunResult& run, bool with_qos) {
   return cells;
 }
 
-// The run with the lowest avg JCT among those with every job completed or rejected and at least
-// one completed; the first such run on ties.
-std::optional<size_t> BestRun(const std::vector<RunResult>& runs) {
-  std::optional<size_t> best;
+// Avg JCTs closer than this (relative to the lower one) are a tie: run-to-run differences of a
+// fraction of a percent come from tie-breaks and estimate noise, not from the policy.
+constexpr double kNearTie = 0.01;
+
+// The jobs a run completed are the same as another's: same count, same ids.
+bool SameCompletedJobs(const RunResult& a, const RunResult& b) {
+  if (a.summary.completed != b.summary.completed) return false;
+  std::vector<JobId> done_a;
+  std::vector<JobId> done_b;
+  for (const JobRecord& j : a.jobs) {
+    if (j.completed()) done_a.push_back(j.id);
+  }
+  for (const JobRecord& j : b.jobs) {
+    if (j.completed()) done_b.push_back(j.id);
+  }
+  return done_a == done_b;
+}
+
+// Which runs the "Best avg JCT" verdict compares and what it finds. Comparable runs accounted
+// for every job (none unfinished) and completed exactly the jobs of the run that completed the
+// most (the first such run): a policy that rejects jobs is not faster for it. Among them the
+// lowest avg JCT wins unless another is within kNearTie of it.
+struct Verdict {
+  std::optional<size_t> reference;  // the run that completed the most; none: nothing to compare
+  std::vector<size_t> compared;     // in run order
+  std::vector<size_t> left_out;     // in run order
+  std::vector<size_t> tied;         // the best and those within kNearTie, lowest avg JCT first
+};
+
+Verdict Judge(const std::vector<RunResult>& runs) {
+  Verdict v;
   for (size_t i = 0; i < runs.size(); ++i) {
     const RunSummary& s = runs[i].summary;
     if (s.unfinished != 0 || s.completed == 0) continue;
-    if (!best || s.avg_jct_s < runs[*best].summary.avg_jct_s) best = i;
+    if (!v.reference || s.completed > runs[*v.reference].summary.completed) v.reference = i;
   }
-  return best;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const bool comparable = v.reference && runs[i].summary.unfinished == 0 &&
+                            SameCompletedJobs(runs[i], runs[*v.reference]);
+    (comparable ? v.compared : v.left_out).push_back(i);
+  }
+  if (v.compared.empty()) return v;
+  std::vector<size_t> by_jct = v.compared;
+  std::stable_sort(by_jct.begin(), by_jct.end(), [&](size_t a, size_t b) {
+    return runs[a].summary.avg_jct_s < runs[b].summary.avg_jct_s;
+  });
+  const double best = runs[by_jct.front()].summary.avg_jct_s;
+  for (size_t i : by_jct) {
+    if (runs[i].summary.avg_jct_s <= best * (1 + kNearTie)) v.tied.push_back(i);
+  }
+  return v;
+}
+
+// The clear winner of Judge, if any: the run the HTML report highlights.
+std::optional<size_t> BestRun(const std::vector<RunResult>& runs) {
+  const Verdict v = Judge(runs);
+  if (v.tied.size() != 1) return std::nullopt;
+  return v.tied.front();
 }
 
 std::string BestRunLine(const std::vector<RunResult>& runs) {
-  const std::optional<size_t> best = BestRun(runs);
-  if (!best) return "Best avg JCT: none (no run completed or rejected every job)";
-  return fmt::format("Best avg JCT among runs that accounted for every job: {} ({})",
-                     runs[*best].policy, FormatDuration(runs[*best].summary.avg_jct_s));
+  const Verdict v = Judge(runs);
+  if (!v.reference) return "Best avg JCT: none (no run completed or rejected every job)";
+  const RunSummary& ref = runs[*v.reference].summary;
+  std::string line =
+      ref.completed == ref.jobs
+          ? fmt::format("Best avg JCT among runs that completed all {} jobs: ", ref.jobs)
+          : fmt::format("Best avg JCT among runs that completed the same {} of {} jobs: ",
+                        ref.completed, ref.jobs);
+  const auto named = [&](size_t i) {
+    return fmt::format("{} ({})", runs[i].policy, FormatDuration(runs[i].summary.avg_jct_s));
+  };
+  if (v.tied.size() == 1) {
+    line += named(v.tied.front());
+  } else {
+    line += "no clear winner,";
+    for (size_t k = 0; k < v.tied.size(); ++k) line += (k == 0 ? " " : ", ") + named(v.tied[k]);
+    line += fmt::format(" are within {:.0f}%", 100 * kNearTie);
+  }
+  for (size_t k = 0; k < v.left_out.size(); ++k) {
+    const RunSummary& s = runs[v.left_out[k]].summary;
+    line += k == 0 ? "; left out: " : ", ";
+    line += runs[v.left_out[k]].policy;
+    if (s.unfinished > 0) {
+      line += fmt::format(" ({} unfinished)", s.unfinished);
+    } else if (s.completed != ref.completed) {
+      line += fmt::format(" (completed {} of {})", s.completed, s.jobs);
+    } else {
+      line += " (completed other jobs)";
+    }
+  }
+  return line;
 }
 
 // ---------------------------------------------------------------------------------------------

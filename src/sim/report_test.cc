@@ -130,6 +130,79 @@ TEST(ComparisonTableTest, OneRowPerRunAndBestLine) {
   EXPECT_NE(rows[5].find(": las ("), std::string::npos) << rows[5];
 }
 
+// A run whose job i completed with JCT jct_s[i] seconds, or was rejected when jct_s[i] < 0.
+RunResult Finished(std::string policy, const std::vector<double>& jct_s) {
+  RunResult run;
+  run.policy = std::move(policy);
+  run.total_gpus = 8;
+  for (size_t i = 0; i < jct_s.size(); ++i) {
+    JobRecord r;
+    r.id = JobId(static_cast<uint32_t>(i));
+    r.num_gpus = 1;
+    r.submit_time = AtSeconds(0);
+    if (jct_s[i] < 0) {
+      r.final_state = JobState::kRejected;
+    } else {
+      r.final_state = JobState::kSucceeded;
+      r.first_start = AtSeconds(0);
+      r.finish_time = AtSeconds(jct_s[i]);
+      r.run_time = Seconds(jct_s[i]);
+    }
+    run.jobs.push_back(r);
+  }
+  ComputeSummary(run);
+  return run;
+}
+
+std::string BestLine(const std::vector<RunResult>& runs) {
+  std::ostringstream out;
+  WriteComparisonTable(runs, out);
+  std::string text = out.str();
+  text.pop_back();  // the newline
+  return text.substr(text.rfind('\n') + 1);
+}
+
+TEST(ComparisonTableTest, BestLineComparesOnlyRunsThatCompletedTheSameJobs) {
+  struct Case {
+    std::string name;
+    std::vector<RunResult> runs;
+    std::string want;
+  };
+  const Case cases[] = {
+      {"a policy that rejects most jobs is left out, not crowned",
+       {Finished("las", {600, 600, 600, 600}), Finished("qos", {60, -1, -1, -1}),
+        Finished("fifo", {900, 900, 900, 900})},
+       "Best avg JCT among runs that completed all 4 jobs: las (10.0m); left out: qos "
+       "(completed 1 of 4)"},
+      {"the same number of jobs but other jobs",
+       {Finished("edf", {60, -1, 60}), Finished("qos", {-1, 30, 30})},
+       "Best avg JCT among runs that completed the same 2 of 3 jobs: edf (1.0m); left out: qos "
+       "(completed other jobs)"},
+      {"runs within 1% are a tie",
+       {Finished("las", {1000, 1000}), Finished("tiresias", {995, 995}),
+        Finished("fifo", {2000, 2000})},
+       "Best avg JCT among runs that completed all 2 jobs: no clear winner, tiresias (16.6m), "
+       "las (16.7m) are within 1%"},
+      {"just over 1% is a win",
+       {Finished("las", {1000, 1000}), Finished("tiresias", {989, 989})},
+       "Best avg JCT among runs that completed all 2 jobs: tiresias (16.5m)"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    EXPECT_EQ(BestLine(c.runs), c.want);
+  }
+}
+
+TEST(HtmlReportTest, HighlightsOnlyAClearWinner) {
+  const auto highlighted = [](const std::vector<RunResult>& runs) {
+    std::ostringstream out;
+    EXPECT_TRUE(WriteHtmlReport(runs, {"t", "csv:x", "1x8xV100", 1}, out).ok());
+    return out.str().find("<tr class=\"best\">") != std::string::npos;
+  };
+  EXPECT_TRUE(highlighted({Finished("las", {1000}), Finished("fifo", {2000})}));
+  EXPECT_FALSE(highlighted({Finished("las", {1000}), Finished("tiresias", {999})}));
+}
+
 TEST(ComparisonTableTest, NoRunAccountsForEveryJob) {
   std::ostringstream out;
   WriteComparisonTable({SyntheticRun("fifo", 20, 1, 1)}, out);
