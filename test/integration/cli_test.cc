@@ -178,22 +178,33 @@ TEST_F(DaemonIntegrationTest, QueueJsonHasThePositionAndCauseTheTableShows) {
   EXPECT_NE(table.out.find("gpus-busy"), std::string::npos) << table.out;
 }
 
-TEST_F(DaemonIntegrationTest, TablesEscapeControlCharactersInJobNames) {
+// Control characters in a job's name never reach a terminal: the API refuses them, and a row that
+// holds one (stored by an older build, or edited) fails at restore with a reason that quotes no
+// raw byte. The tables escape whatever else the server sends (EscapeControlTest).
+TEST_F(DaemonIntegrationTest, ControlCharactersInJobNamesNeverReachATerminal) {
   StartDaemon();
   const std::string name = "\x1b]0;pwned\x07\x1b[2Jx";
-  const int64_t id = ParsedId(Cli({"submit", "--parsable", "--name", name, "--", "sleep", "60"}));
+  EXPECT_EQ(Submit({{"name", name}, {"command", {"true"}}}).first, 400);
+  EXPECT_EQ(Submit({{"name", "\xc2\x9b" "2J"}, {"command", {"true"}}}).first, 400);  // C1 CSI
+  const int64_t id = ParsedId(Cli({"submit", "--parsable", "--name", "plain", "--", "sleep", "60"}));
+  ASSERT_TRUE(WaitForState(id, "running"));
+  json spec = Job(id)["spec"];
+  Kill9();
+  spec["name"] = name;
+  Sql("UPDATE jobs SET spec = '" + spec.dump() + "' WHERE id = " + std::to_string(id));
+  StartDaemon();
+  ASSERT_TRUE(WaitForState(id, "failed"));
   for (const std::vector<std::string>& command :
-       {std::vector<std::string>{"queue"}, std::vector<std::string>{"show", std::to_string(id)}}) {
+       {std::vector<std::string>{"queue", "--all"},
+        std::vector<std::string>{"show", std::to_string(id)}}) {
     SCOPED_TRACE(command.front());
     const RunResult r = Cli(command);
     EXPECT_EQ(r.code, 0) << r.err;
     EXPECT_EQ(r.out.find('\x1b'), std::string::npos) << r.out;
     EXPECT_EQ(r.out.find('\x07'), std::string::npos) << r.out;
-    EXPECT_NE(r.out.find("\\x1b]0;pwned\\x07"), std::string::npos) << r.out;
   }
-  // JSON keeps the name itself (escaped the JSON way).
-  const json job = json::parse(Cli({"show", "--json", std::to_string(id)}).out);
-  EXPECT_EQ(job["name"], name);
+  EXPECT_NE(Cli({"show", std::to_string(id)}).out.find("name: must not contain control bytes"),
+            std::string::npos);
 }
 
 TEST_F(DaemonIntegrationTest, ServeGpusTakesOneNodeAsGpusByType) {

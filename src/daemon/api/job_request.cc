@@ -31,11 +31,15 @@ Status FieldError(std::string_view field, std::string message) {
 
 bool HasNul(std::string_view s) { return s.find('\0') != std::string_view::npos; }
 
+// C0 controls, DEL, and the C1 controls U+0080..U+009F in their UTF-8 form (C2 80..C2 9F), which
+// some terminals obey as escape sequences (U+009B is CSI).
 bool HasControl(std::string_view s) {
-  return std::ranges::any_of(s, [](char ch) {
-    const unsigned char c = static_cast<unsigned char>(ch);
-    return c < 0x20 || c == 0x7f;
-  });
+  for (size_t i = 0; i < s.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c < 0x20 || c == 0x7f) return true;
+    if (c == 0xc2 && i + 1 < s.size() && static_cast<unsigned char>(s[i + 1]) < 0xa0) return true;
+  }
+  return false;
 }
 
 // Which bytes a string field refuses.
