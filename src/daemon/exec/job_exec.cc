@@ -60,6 +60,12 @@ void Complain(const std::string& text) {
     Complain("cannot enter working directory " + request.workdir + ": " + std::strerror(errno));
     _exit(126);
   }
+  clearenv();
+  for (const std::string& e : request.env) {
+    const size_t eq = e.find('=');
+    if (eq == 0 || eq == std::string::npos) continue;
+    setenv(e.substr(0, eq).c_str(), e.c_str() + eq + 1, 1);
+  }
   setenv("PWD", request.workdir.c_str(), 1);
   std::vector<char*> argv;
   for (const std::string& arg : request.argv) argv.push_back(const_cast<char*>(arg.c_str()));
@@ -98,6 +104,7 @@ std::vector<std::string> JobExecArgs(const JobExecRequest& request) {
                              std::to_string(request.account->gid), "--groups",
                              JoinIds(request.account->groups)});
   }
+  for (const std::string& e : request.env) args.insert(args.end(), {"--env", e});
   args.push_back("--");
   args.insert(args.end(), request.argv.begin(), request.argv.end());
   return args;
@@ -129,6 +136,8 @@ Result<JobExecRequest> ParseJobExecArgs(std::span<const std::string> args) {
       (flag == "--uid" ? uid : gid) = id;
     } else if (flag == "--groups") {
       groups = value;
+    } else if (flag == "--env") {
+      request.env.push_back(value);
     } else {
       return InvalidArgument("unknown flag " + flag);
     }

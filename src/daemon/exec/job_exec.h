@@ -9,7 +9,9 @@
 //  3. in the job's process (a child), drops to the job's Unix account when it has one
 //     (setgroups, setgid, setuid, then checks they took and cannot be undone), enters the job's
 //     working directory as that account (exit status 126 and a line on stderr if it cannot),
-//     and execs the job's argv through PATH (127 if it cannot);
+//     replaces its environment by the job's (and PWD) and execs the job's argv through the job's
+//     PATH (127 if it cannot). The job's environment travels as arguments, never as this
+//     program's own environment: it runs as root, and a request's LD_PRELOAD must not reach it;
 //  4. copies the job's output into the logs, capped: a log that would grow past `max_log_bytes`
 //     is renamed to <log>.1 (replacing the previous one) and a new one begun, so each stream
 //     keeps at most 2 x max_log_bytes on disk whatever the job writes;
@@ -37,6 +39,7 @@ struct JobExecRequest {
   std::string workdir;
   std::optional<UnixAccount> account;  // run the job as this account (needs root); else as is
   int64_t max_log_bytes = 0;           // per stream; 0: no cap
+  std::vector<std::string> env;        // "NAME=value": the job's whole environment
   std::vector<std::string> argv;
 };
 

@@ -38,6 +38,7 @@ TEST_F(JobExecTest, ArgumentsRoundTrip) {
   request.job_dir = "/w/jobs/3";
   request.workdir = "/home/a b";
   request.max_log_bytes = 1234;
+  request.env = {"A=1", "LD_PRELOAD=x.so", "E="};
   request.argv = {"python", "--", "-x", ""};
   request.account = UnixAccount{60001, 60002, {60002, 4}, "ann", "/home/ann"};
   const std::vector<std::string> args = JobExecArgs(request);
@@ -47,6 +48,7 @@ TEST_F(JobExecTest, ArgumentsRoundTrip) {
   EXPECT_EQ(back->workdir, request.workdir);
   EXPECT_EQ(back->max_log_bytes, 1234);
   EXPECT_EQ(back->argv, request.argv);
+  EXPECT_EQ(back->env, request.env);
   ASSERT_TRUE(back->account.has_value());
   EXPECT_EQ(back->account->uid, 60001u);
   EXPECT_EQ(back->account->gid, 60002u);

@@ -370,16 +370,13 @@ Result<ProcessExecutor::Spare> ProcessExecutor::SpawnSpare() {
 std::string WrapperScript(const LaunchSpec& spec, const std::string& job_exec,
                           int64_t max_log_bytes) {
   std::string script;
-  for (const std::string& e : spec.env) {
-    const size_t eq = e.find('=');
-    script += "export " + ShellQuote(std::string_view(e).substr(0, eq)) + "=" +
-              ShellQuote(eq == std::string::npos ? "" : std::string_view(e).substr(eq + 1)) + "\n";
-  }
   JobExecRequest request;
   request.job_dir = spec.job_dir;
   request.workdir = spec.workdir;
   request.account = spec.account;
   request.max_log_bytes = max_log_bytes;
+  // As arguments, not exported: job_exec runs as root, and the environment is the job's.
+  request.env = spec.env;
   request.argv = spec.argv;
   // The wrapper enters the job directory before it execs job_exec, so a restarted daemon
   // recognises it (IsJobWrapper) at every moment after its spare stage.

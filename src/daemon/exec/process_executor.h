@@ -3,11 +3,12 @@
 // Runs jobs as local processes: the daemon's Executor.
 //
 // Each run segment is /bin/sh running a small wrapper in a new session (so its own process
-// group, pgid = pid), as the daemon's user: the wrapper exports the job's environment, enters
-// the job directory and execs `dlsched __job-exec` (job_exec.h), which keeps the wrapper's pid
-// and working directory, opens the logs (<job dir>/stdout.log and stderr.log, capped at
+// group, pgid = pid), as the daemon's user: the wrapper enters the job directory and execs
+// `dlsched __job-exec` (job_exec.h), which keeps the wrapper's pid and working directory, opens
+// the logs (<job dir>/stdout.log and stderr.log, capped at
 // Options::max_log_bytes each, plus one rotated file), starts the job's argv (as a program found
-// through PATH, never as a shell builtin) with its stdin on /dev/null and its output piped to
+// through PATH, never as a shell builtin) with its environment (and nothing of the wrapper's)
+// and its stdin on /dev/null and its output piped to
 // the logs, as the job's Unix account (LaunchSpec::account) in its working directory, and
 // writes the job's exit status to <job dir>/exit before it exits with the same status. The
 // wrapper survives SIGTERM (it ignores it; the job gets the default), so a job that exits on
@@ -199,11 +200,12 @@ class ProcessExecutor final : public JobExecutor {
   std::thread monitor_;
 };
 
-// The script a spare wrapper runs for `spec` (see the header comment): exports its environment
+// The script a spare wrapper runs for `spec` (see the header comment): enters the job directory
 // and execs `job_exec __job-exec` (job_exec.h) with the job directory, working directory,
-// account, log cap and argv, which starts argv[0] as a program (never a shell builtin such as
-// echo or exit) and records the exit status. Every value is single-quoted, so any byte but NUL
-// passes through unchanged. Ends with a marker line without which the wrapper runs nothing.
+// account, log cap, environment (as arguments: exported, it would reach root's process) and argv,
+// which starts argv[0] as a program (never a shell builtin such as echo or exit) and records the
+// exit status. Every value is single-quoted, so any byte but NUL passes through unchanged. Ends
+// with a marker line without which the wrapper runs nothing.
 std::string WrapperScript(const LaunchSpec& spec, const std::string& job_exec,
                           int64_t max_log_bytes);
 

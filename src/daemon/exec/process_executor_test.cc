@@ -275,8 +275,7 @@ TEST_F(ProcessExecutorTest, ArgvZeroIsAProgramNeverAShellBuiltin) {
 
 TEST_F(ProcessExecutorTest, ArgvAndEnvironmentPassThroughExactly) {
   // Quotes, newlines, spaces and shell syntax in the argv and the environment reach the job as
-  // given, and the job sees exactly the spec's environment (and PWD and OLDPWD, which the
-  // wrapper's `cd` sets).
+  // given, and the job sees exactly the spec's environment (and PWD, its working directory).
   const std::string weird = "it's \"quoted\" $HOME `date` \\ a\nb; exit 9 '";
   ProcessExecutor::Options options;
   options.job_exec = DLSCHED_BINARY;
@@ -313,7 +312,7 @@ TEST_F(ProcessExecutorTest, ArgvAndEnvironmentPassThroughExactly) {
         names.insert(line.substr(0, eq));
       }
     }
-    EXPECT_EQ(names, (std::set<std::string>{"EMPTY", "OLDPWD", "PATH", "PWD", "WEIRD"})) << env;
+    EXPECT_EQ(names, (std::set<std::string>{"EMPTY", "PATH", "PWD", "WEIRD"})) << env;
     executor_.reset();
   }
 }
@@ -325,14 +324,13 @@ TEST_F(ProcessExecutorTest, TheWrapperScriptQuotesEverything) {
   spec.job_dir = "/j";
   spec.workdir = "/w d";
   EXPECT_EQ(WrapperScript(spec, "/bin/dl sched", 100),
-            "export 'X'='1'\n"
             "cd '/j' || exit 126\n"
             "exec '/bin/dl sched' '__job-exec' '--job-dir' '/j' '--workdir' '/w d' "
-            "'--max-log-bytes' '100' '--' 'echo' 'a'\\''b'\n"
+            "'--max-log-bytes' '100' '--env' 'X=1' '--' 'echo' 'a'\\''b'\n"
             "# dlsched: end\n");
   spec.account = UnixAccount{60001, 60002, {60002, 7}, "ann", ""};
   EXPECT_NE(WrapperScript(spec, "/d", 0)
-                .find("'--uid' '60001' '--gid' '60002' '--groups' '60002,7' '--' 'echo'"),
+                .find("'--uid' '60001' '--gid' '60002' '--groups' '60002,7' '--env' 'X=1'"),
             std::string::npos);
 }
 
@@ -344,6 +342,12 @@ TEST_F(ProcessExecutorTest, AJobDirectoryIsPrivateAndAForgedPidFileIsNotAdopted)
   struct stat st {};
   ASSERT_EQ(stat((dir_ / "20").c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 07777, 0700u);
+  // The job's environment is the job's: the wrapper, which runs as the daemon's user (root),
+  // has none of it (a request's LD_PRELOAD must not load into it).
+  // (Only the wrapper's `cd` leaves PWD and OLDPWD.)
+  const std::string wrapper_env = ReadFile("/proc/" + std::to_string(info->pid) + "/environ");
+  EXPECT_EQ(wrapper_env.find("CUDA_VISIBLE_DEVICES"), std::string::npos) << wrapper_env;
+  EXPECT_EQ(wrapper_env.find("PATH="), std::string::npos) << wrapper_env;
   // The wrapper is recognised by its job directory, and only by that one.
   EXPECT_TRUE(IsJobWrapper(info->pid, info->start_ticks, (dir_ / "20").string()));
   fs::create_directories(dir_ / "21");
