@@ -104,7 +104,6 @@ std::vector<std::string> JobExecArgs(const JobExecRequest& request) {
                              std::to_string(request.account->gid), "--groups",
                              JoinIds(request.account->groups)});
   }
-  for (const std::string& e : request.env) args.insert(args.end(), {"--env", e});
   args.push_back("--");
   args.insert(args.end(), request.argv.begin(), request.argv.end());
   return args;
@@ -136,8 +135,7 @@ Result<JobExecRequest> ParseJobExecArgs(std::span<const std::string> args) {
       (flag == "--uid" ? uid : gid) = id;
     } else if (flag == "--groups") {
       groups = value;
-    } else if (flag == "--env") {
-      request.env.push_back(value);
+
     } else {
       return InvalidArgument("unknown flag " + flag);
     }
@@ -266,14 +264,66 @@ int RunJobExec(const JobExecRequest& request) {
   return finish(code);
 }
 
+std::string EncodeEnvironment(const std::vector<std::string>& env) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string text;
+  for (const std::string& e : env) {
+    for (unsigned char c : e) {
+      text += kHex[c >> 4];
+      text += kHex[c & 15];
+    }
+    text += '\n';
+  }
+  return text;
+}
+
+Result<std::vector<std::string>> DecodeEnvironment(std::string_view text) {
+  auto nibble = [](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    return -1;
+  };
+  std::vector<std::string> env;
+  while (!text.empty()) {
+    const size_t end = text.find('\n');
+    if (end == std::string_view::npos) return InvalidArgument("environment: unterminated line");
+    const std::string_view line = text.substr(0, end);
+    if (line.size() % 2 != 0) return InvalidArgument("environment: odd line");
+    std::string entry;
+    for (size_t i = 0; i < line.size(); i += 2) {
+      const int hi = nibble(line[i]);
+      const int lo = nibble(line[i + 1]);
+      if (hi < 0 || lo < 0) return InvalidArgument("environment: not hex");
+      entry += static_cast<char>(hi * 16 + lo);
+    }
+    env.push_back(std::move(entry));
+    text.remove_prefix(end + 1);
+  }
+  return env;
+}
+
 int JobExecMain(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   Result<JobExecRequest> request = ParseJobExecArgs(args);
-  if (!request.ok()) {
+  auto usage = [](const Status& status) {
     std::fprintf(stderr, "dlsched %s: %s\n", std::string(kJobExecCommand).c_str(),
-                 request.status().message().c_str());
+                 status.message().c_str());
     return 2;
+  };
+  if (!request.ok()) return usage(request.status());
+  std::string text;
+  char buf[65536];
+  for (ssize_t n; (n = read(0, buf, sizeof(buf))) != 0;) {
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return usage(IoError(std::string("stdin: ") + std::strerror(errno)));
+    text.append(buf, static_cast<size_t>(n));
   }
+  Result<std::vector<std::string>> env = DecodeEnvironment(text);
+  if (!env.ok()) return usage(env.status());
+  request->env = std::move(env).value();
+  const int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  if (null < 0 || dup2(null, 0) < 0) return usage(IoError("cannot open /dev/null"));
+  close(null);
   return RunJobExec(*request);
 }
 

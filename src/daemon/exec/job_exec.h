@@ -10,8 +10,9 @@
 //     (setgroups, setgid, setuid, then checks they took and cannot be undone), enters the job's
 //     working directory as that account (exit status 126 and a line on stderr if it cannot),
 //     replaces its environment by the job's (and PWD) and execs the job's argv through the job's
-//     PATH (127 if it cannot). The job's environment travels as arguments, never as this
-//     program's own environment: it runs as root, and a request's LD_PRELOAD must not reach it;
+//     PATH (127 if it cannot), stdin on /dev/null. The job's environment arrives on this
+//     program's stdin (EncodeEnvironment), never as its own environment (it runs as root: a
+//     request's LD_PRELOAD must not reach it) nor as arguments (anyone may read those);
 //  4. copies the job's output into the logs, capped: a log that would grow past `max_log_bytes`
 //     is renamed to <log>.1 (replacing the previous one) and a new one begun, so each stream
 //     keeps at most 2 x max_log_bytes on disk whatever the job writes;
@@ -44,14 +45,21 @@ struct JobExecRequest {
 };
 
 // The arguments after the program's name, kJobExecCommand first, that ParseJobExecArgs reads
-// back to `request` (the account's uid, gid and groups; not its name or home).
+// back to `request` (the account's uid, gid and groups; not its name or home; not the
+// environment, which JobExecMain reads from stdin).
 std::vector<std::string> JobExecArgs(const JobExecRequest& request);
 Result<JobExecRequest> ParseJobExecArgs(std::span<const std::string> args);
+
+// The environment as text for a shell here-document: one line of hex digits per entry (no line
+// can be a here-document's end marker), and back (InvalidArgument on anything else).
+std::string EncodeEnvironment(const std::vector<std::string>& env);
+Result<std::vector<std::string>> DecodeEnvironment(std::string_view text);
 
 // Steps 1-5 above; returns the exit status to exit with.
 int RunJobExec(const JobExecRequest& request);
 
-// main() for `dlsched __job-exec ...` (argv[1] is kJobExecCommand).
+// main() for `dlsched __job-exec ...` (argv[1] is kJobExecCommand): reads the environment from
+// stdin to its end, puts /dev/null there instead, and runs RunJobExec.
 int JobExecMain(int argc, char** argv);
 
 // Appends to a log file, keeping it at most `max_bytes` long (0: no cap): a write that would

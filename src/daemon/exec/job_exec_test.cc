@@ -38,7 +38,6 @@ TEST_F(JobExecTest, ArgumentsRoundTrip) {
   request.job_dir = "/w/jobs/3";
   request.workdir = "/home/a b";
   request.max_log_bytes = 1234;
-  request.env = {"A=1", "LD_PRELOAD=x.so", "E="};
   request.argv = {"python", "--", "-x", ""};
   request.account = UnixAccount{60001, 60002, {60002, 4}, "ann", "/home/ann"};
   const std::vector<std::string> args = JobExecArgs(request);
@@ -48,7 +47,13 @@ TEST_F(JobExecTest, ArgumentsRoundTrip) {
   EXPECT_EQ(back->workdir, request.workdir);
   EXPECT_EQ(back->max_log_bytes, 1234);
   EXPECT_EQ(back->argv, request.argv);
-  EXPECT_EQ(back->env, request.env);
+  EXPECT_TRUE(back->env.empty());  // the environment goes on stdin
+  Result<std::vector<std::string>> env =
+      DecodeEnvironment(EncodeEnvironment({"A=1", "B=x\ny'\"$", "", "C=\xff"}));
+  ASSERT_TRUE(env.ok());
+  EXPECT_EQ(*env, (std::vector<std::string>{"A=1", "B=x\ny'\"$", "", "C=\xff"}));
+  EXPECT_EQ(EncodeEnvironment({"A=1"}), "413d31\n");
+  for (const char* bad : {"41", "4\n", "zz\n"}) EXPECT_FALSE(DecodeEnvironment(bad).ok()) << bad;
   ASSERT_TRUE(back->account.has_value());
   EXPECT_EQ(back->account->uid, 60001u);
   EXPECT_EQ(back->account->gid, 60002u);
@@ -102,10 +107,11 @@ TEST_F(JobExecTest, RunsTheJobRecordsItsStatusAndRefusesABadWorkdir) {
     waitpid(pid, &status, 0);
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   };
-  request.argv = {"/bin/sh", "-c", "echo out; echo err >&2; pwd > where; exit 3"};
+  request.env = {"PATH=/usr/bin:/bin", "X=ok"};
+  request.argv = {"sh", "-c", "echo out $X; echo err >&2; pwd > where; exit 3"};
   EXPECT_EQ(run(request), 3);
   EXPECT_EQ(ReadFile(dir_ / "exit"), "3\n");
-  EXPECT_EQ(ReadFile(dir_ / "stdout.log"), "out\n");
+  EXPECT_EQ(ReadFile(dir_ / "stdout.log"), "out ok\n");
   EXPECT_EQ(ReadFile(dir_ / "stderr.log"), "err\n");
   EXPECT_EQ(ReadFile(dir_ / "where"), dir_.string() + "\n");
 

@@ -375,7 +375,7 @@ std::string WrapperScript(const LaunchSpec& spec, const std::string& job_exec,
   request.workdir = spec.workdir;
   request.account = spec.account;
   request.max_log_bytes = max_log_bytes;
-  // As arguments, not exported: job_exec runs as root, and the environment is the job's.
+  // On its stdin, neither exported (job_exec runs as root) nor as arguments (public).
   request.env = spec.env;
   request.argv = spec.argv;
   // The wrapper enters the job directory before it execs job_exec, so a restarted daemon
@@ -383,7 +383,8 @@ std::string WrapperScript(const LaunchSpec& spec, const std::string& job_exec,
   script += "cd " + ShellQuote(spec.job_dir) + " || exit 126\n";
   script += "exec " + ShellQuote(job_exec);
   for (const std::string& arg : JobExecArgs(request)) script += " " + ShellQuote(arg);
-  return script + "\n" + std::string(kScriptEnd);
+  script += " <<'DLSCHED_ENV'\n" + EncodeEnvironment(request.env) + "DLSCHED_ENV\n";
+  return script + std::string(kScriptEnd);
 }
 
 ProcessExecutor::Prepared ProcessExecutor::Prepare(const LaunchSpec& spec) {

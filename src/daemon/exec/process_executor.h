@@ -202,7 +202,8 @@ class ProcessExecutor final : public JobExecutor {
 
 // The script a spare wrapper runs for `spec` (see the header comment): enters the job directory
 // and execs `job_exec __job-exec` (job_exec.h) with the job directory, working directory,
-// account, log cap, environment (as arguments: exported, it would reach root's process) and argv,
+// account, log cap and argv, and the environment as a here-document on its stdin (exported, it
+// would reach root's process; as arguments, anyone could read it),
 // which starts argv[0] as a program (never a shell builtin such as echo or exit) and records the
 // exit status. Every value is single-quoted, so any byte but NUL passes through unchanged. Ends
 // with a marker line without which the wrapper runs nothing.

@@ -326,11 +326,13 @@ TEST_F(ProcessExecutorTest, TheWrapperScriptQuotesEverything) {
   EXPECT_EQ(WrapperScript(spec, "/bin/dl sched", 100),
             "cd '/j' || exit 126\n"
             "exec '/bin/dl sched' '__job-exec' '--job-dir' '/j' '--workdir' '/w d' "
-            "'--max-log-bytes' '100' '--env' 'X=1' '--' 'echo' 'a'\\''b'\n"
+            "'--max-log-bytes' '100' '--' 'echo' 'a'\\''b' <<'DLSCHED_ENV'\n"
+            "583d31\n"  // X=1
+            "DLSCHED_ENV\n"
             "# dlsched: end\n");
   spec.account = UnixAccount{60001, 60002, {60002, 7}, "ann", ""};
   EXPECT_NE(WrapperScript(spec, "/d", 0)
-                .find("'--uid' '60001' '--gid' '60002' '--groups' '60002,7' '--env' 'X=1'"),
+                .find("'--uid' '60001' '--gid' '60002' '--groups' '60002,7' '--' 'echo'"),
             std::string::npos);
 }
 
@@ -348,6 +350,8 @@ TEST_F(ProcessExecutorTest, AJobDirectoryIsPrivateAndAForgedPidFileIsNotAdopted)
   const std::string wrapper_env = ReadFile("/proc/" + std::to_string(info->pid) + "/environ");
   EXPECT_EQ(wrapper_env.find("CUDA_VISIBLE_DEVICES"), std::string::npos) << wrapper_env;
   EXPECT_EQ(wrapper_env.find("PATH="), std::string::npos) << wrapper_env;
+  const std::string cmdline = ReadFile("/proc/" + std::to_string(info->pid) + "/cmdline");
+  EXPECT_EQ(cmdline.find("CUDA_VISIBLE_DEVICES"), std::string::npos) << cmdline;
   // The wrapper is recognised by its job directory, and only by that one.
   EXPECT_TRUE(IsJobWrapper(info->pid, info->start_ticks, (dir_ / "20").string()));
   fs::create_directories(dir_ / "21");
