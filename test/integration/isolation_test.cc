@@ -141,6 +141,28 @@ TEST_F(IsolationTest, ATokensFileOthersMayWriteIsRefused) {
   EXPECT_NE(ReadFile(dir_ / "err").find("may be written by other users"), std::string::npos);
 }
 
+TEST_F(IsolationTest, ADaemonThatIsNotRootSaysAllJobsRunAsOneUser) {
+  if (geteuid() != 0 || !fs::exists("/usr/bin/setpriv")) {
+    GTEST_SKIP() << "needs root and setpriv to start a daemon as uid 60001";
+  }
+  const fs::path home = dir_ / "nonroot";
+  fs::create_directories(home);
+  ASSERT_EQ(chown(home.c_str(), 60001, 60001), 0);
+  const pid_t pid =
+      Spawn({"/usr/bin/setpriv", "--reuid=60001", "--regid=60001", "--clear-groups", DLSCHED_BINARY,
+             "serve", "--listen", "127.0.0.1:0", "--gpus", "1x4xV100", "--workdir",
+             (home / "work").string(), "--db", (home / "state.db").string()},
+            dir_ / "out", dir_ / "err");
+  ASSERT_GT(pid, 0);
+  const bool up =
+      Eventually([&] { return ReadFile(dir_ / "out").find("listening on") != std::string::npos; });
+  kill(pid, SIGTERM);
+  waitpid(pid, nullptr, 0);
+  ASSERT_TRUE(up) << ReadFile(dir_ / "err");
+  EXPECT_NE(ReadFile(dir_ / "err").find("every job runs as this one Unix user"), std::string::npos)
+      << ReadFile(dir_ / "err");
+}
+
 TEST_F(IsolationTest, ALogPastTheCapIsRotatedKeepingOneOlderFile) {
   StartDaemon({"--max-log-bytes", "4096"});
   // 100,000 bytes on stdout, a line on stderr.
