@@ -148,6 +148,11 @@ Result<std::unique_ptr<Daemon>> Daemon::Create(Cluster cluster, DaemonOptions op
                           std::move(resolver), std::move(sink),
                           [self](NodeReport report) { self->Post(NodeItem{std::move(report)}); }));
   } else {
+    if (d->options_.job_exec.empty()) {
+      return InvalidArgument(
+          "DaemonOptions::job_exec: the local executor runs jobs through the dlsched binary "
+          "(`dlsched __job-exec`); give its path");
+    }
     ProcessExecutor::Options exec_options;
     exec_options.grace = d->options_.grace;
     exec_options.job_exec = d->options_.job_exec;
@@ -348,7 +353,11 @@ void Daemon::Loop() {
       // Running jobs' progress is read once a second even when nothing else happens.
       deadline = std::min(deadline, std::chrono::steady_clock::now() + ProgressFeed::kReadInterval);
     }
-    for (const HeldReport& held : held_reports_) deadline = std::min(deadline, held.due);
+    for (const HeldReport& held : held_reports_) {
+      // A job cancelled while its failed launch is held ends at once.
+      const bool cancelled = extra_[EventJob(held.report.event).index()].stopping == "kill";
+      deadline = std::min(deadline, cancelled ? std::chrono::steady_clock::now() : held.due);
+    }
     if (!inbox_.WaitAndDrain(items, deadline)) break;
     if (!Iterate(items)) break;
   }

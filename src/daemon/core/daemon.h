@@ -105,7 +105,8 @@ struct DaemonOptions {
   // Set: the policies' estimator (instead of the built-in SimpleThroughputModel), corrected by
   // the running jobs' progress reports for their ETAs. `serve --predictor FILE` fits it.
   std::shared_ptr<const PerfPredictor> predictor;
-  // The local executor's job wrapper program and log cap (ProcessExecutor::Options).
+  // The local executor's job wrapper program (required with it: the dlsched binary, whose
+  // `__job-exec` runs each job) and log cap (ProcessExecutor::Options).
   std::string job_exec;
   int64_t max_log_bytes = int64_t{64} << 20;
   // Set: the Unix account each user's jobs run as (called from HTTP threads and the scheduler

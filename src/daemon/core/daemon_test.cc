@@ -222,6 +222,20 @@ TEST_F(DaemonTest, FailedLaunchesAreRetriedAfterABackOff) {
   EXPECT_GE(launches[2] - launches[1], milliseconds(400));
 }
 
+TEST_F(DaemonTest, AJobCancelledWhileItsFailedLaunchIsHeldEndsAtOnce) {
+  launch_retry_ = {seconds(60), seconds(60), 3};
+  StartDaemon();
+  std::ofstream(dir_ / "work" / "jobs" / "0") << "";
+  const JobId id = Submit("exit 0");
+  WaitForState(id, JobState::kRunning);
+  // The failure comes back at once and is held for a minute; a cancel does not wait for it.
+  std::this_thread::sleep_for(milliseconds(100));
+  ASSERT_TRUE(daemon_->Cancel(id).get().ok());
+  const JobRecord* job = WaitForState(id, JobState::kKilled);
+  ASSERT_NE(job, nullptr);
+  EXPECT_EQ(job->reason, "cancelled");
+}
+
 TEST_F(DaemonTest, AJobWhoseProcessVanishedIsRequeued) {
   StartDaemon();
   const JobId id = Submit("sleep 30", 1);
