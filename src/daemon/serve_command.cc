@@ -219,6 +219,11 @@ int RunServe(const ServeFlags& flags, std::ostream& out, std::ostream& err) {
     err << "dlsched serve: --db: " << private_db.message() << "\n";
     return kExitRuntimeError;
   }
+  if (const std::string dir = DirectoryOthersMayWrite(options.db_path); !dir.empty()) {
+    err << "dlsched serve: WARNING: other users may write " << dir
+        << ", the directory of the database: they could plant files beside it or replace it; "
+           "keep it where only the daemon's user may write (see docs/security.md)\n";
+  }
   if (slurm) {
     SlurmExecutor::Options slurm_options;
     slurm_options.partition = discovery->partition;

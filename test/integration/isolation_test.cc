@@ -120,6 +120,21 @@ TEST_F(IsolationTest, EachUsersJobsRunAsTheirAccountAndCannotReachOthersOrTheDae
   ASSERT_TRUE(WaitFor(b, "succeeded", "t-bob"));
   EXPECT_EQ(Logs(b, "stdout", "t-bob").second, "60002\n60002\n");
 
+  // A working directory the account may not enter fails the job, as that account.
+  const fs::path private_dir = dir_ / "root-only";
+  fs::create_directories(private_dir);
+  ASSERT_EQ(chmod(private_dir.c_str(), 0700), 0);
+  json in_private = Job("touch here");
+  in_private["workdir"] = private_dir.string();
+  auto [s3, denied] = Submit(in_private, "t-ann");
+  ASSERT_EQ(s3, 201) << denied;
+  ASSERT_TRUE(WaitFor(denied["id"], "failed", "t-ann"));
+  EXPECT_EQ(Get("/v1/jobs/" + std::to_string(denied["id"].get<int>()), "t-ann").second["exit_code"],
+            126);
+  EXPECT_NE(Logs(denied["id"], "stderr", "t-ann").second.find("cannot enter working directory"),
+            std::string::npos);
+  EXPECT_FALSE(fs::exists(private_dir / "here"));
+
   // A user with no Unix account (no passwd entry "cy", no 4th column) is refused at submit.
   auto [s2, refused] = Submit(Job("true"), "t-cy");
   EXPECT_EQ(s2, 400) << refused;

@@ -108,11 +108,26 @@ Status MakePrivateFile(const std::string& path) {
   if (!ok) return IoError("cannot chmod 600 " + path + ": " + std::strerror(errno));
   for (const char* companion : {"-wal", "-shm"}) {
     const std::string other = path + companion;
-    if (chmod(other.c_str(), 0600) != 0 && errno != ENOENT) {
-      return IoError("cannot chmod 600 " + other + ": " + std::strerror(errno));
+    struct stat st {};
+    if (lstat(other.c_str(), &st) != 0) continue;  // SQLite creates it with the database's mode
+    // Someone else's (planted where others may write) or a link: SQLite would write the
+    // database's content into it. Removed; SQLite makes a fresh one.
+    const bool ours = S_ISREG(st.st_mode) && st.st_uid == geteuid() && st.st_nlink == 1;
+    if (!ours ? unlink(other.c_str()) != 0 : chmod(other.c_str(), 0600) != 0) {
+      return IoError("cannot make " + other + " private: " + std::strerror(errno));
     }
   }
   return Status::Ok();
+}
+
+std::string DirectoryOthersMayWrite(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "."
+                          : slash == 0               ? "/"
+                                                     : path.substr(0, slash);
+  struct stat st {};
+  if (stat(dir.c_str(), &st) != 0) return "";
+  return st.st_mode & (S_IWGRP | S_IWOTH) ? dir : "";
 }
 
 std::string_view StopIntentName(StopIntent intent) {

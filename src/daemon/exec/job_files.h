@@ -56,8 +56,13 @@ StopIntent ParseStopIntent(std::string_view name);
 
 // Makes the daemon's own file `path` (its database) private: created 0600 if missing, else
 // chmod 0600, and so are its SQLite companions `path`-wal and `path`-shm when they exist
-// (SQLite creates them with the database's mode). IoError when that fails.
+// (SQLite creates them with the database's mode); a companion that is not this user's own
+// regular file is removed. IoError when that fails.
 Status MakePrivateFile(const std::string& path);
+
+// The directory of `path` if users other than its owner may write it (so they could rename
+// or replace `path`), else "".
+std::string DirectoryOthersMayWrite(const std::string& path);
 
 // JobExecutor::QueuedAction's kinds, by action: launch, preempt, kill.
 inline constexpr std::string_view kActionKinds[] = {"launch", "preempt", "kill"};

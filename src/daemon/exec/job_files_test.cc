@@ -78,11 +78,18 @@ TEST(JobFilesTest, WhatAJobPlantedIsNeverFollowed) {
   std::ofstream(dir / "db-wal") << "";
   chmod((dir / "db").c_str(), 0644);
   ASSERT_TRUE(MakePrivateFile((dir / "db").string()).ok());
+  fs::create_symlink(secret, dir / "db-shm");  // planted: SQLite would write through it
+  ASSERT_TRUE(MakePrivateFile((dir / "db").string()).ok());
   for (const char* name : {"db", "db-wal"}) {
     struct stat st {};
     ASSERT_EQ(stat((dir / name).c_str(), &st), 0);
     EXPECT_EQ(st.st_mode & 0777, 0600u) << name;
   }
+  EXPECT_FALSE(fs::exists(fs::symlink_status(dir / "db-shm")));
+  ASSERT_EQ(chmod(dir.c_str(), 0755), 0);
+  EXPECT_EQ(DirectoryOthersMayWrite((dir / "db").string()), "");
+  ASSERT_EQ(chmod(dir.c_str(), 01777), 0);
+  EXPECT_EQ(DirectoryOthersMayWrite((dir / "db").string()), dir.string());
   fs::remove_all(dir);
 }
 
