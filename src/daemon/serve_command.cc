@@ -1,6 +1,7 @@
 #include "daemon/serve_command.h"
 
 #include <signal.h>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <charconv>
@@ -13,8 +14,10 @@
 #include "daemon/api/auth.h"
 #include "daemon/api/http_api.h"
 #include "daemon/core/daemon.h"
+#include "daemon/exec/job_files.h"
 #include "daemon/exec/nvml.h"
 #include "daemon/exec/slurm_executor.h"
+#include "daemon/exec/unix_account.h"
 #include "io/cluster_spec.h"
 #include "io/profile.h"
 #include "io/profile_store.h"
@@ -119,6 +122,18 @@ void AddServeFlags(CLI::App& command, ServeFlags& flags) {
                      "file `dlsched profile` writes; jobs it cannot predict use the built-in "
                      "model), corrected online by the running jobs' progress reports, which also "
                      "gives their ETAs.");
+  command
+      .add_option("--max-log-bytes", flags.max_log_bytes,
+                  "Largest size of each log of a job (stdout, stderr); past it the log is "
+                  "rotated, keeping one older file (0: no cap).")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  command
+      .add_option("--min-free-mib", flags.min_free_mib,
+                  "Launches wait while the file system of the database or of the workdir has "
+                  "less free space than this, so the store keeps room (0: never).")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
   command.add_flag("--kill-jobs-on-exit", flags.kill_jobs_on_exit,
                    "Kill running jobs when the daemon stops: SIGTERM, --grace seconds, then "
                    "SIGKILL, and each is recorded as killed, so a restart does not run it again "
@@ -142,6 +157,12 @@ int RunServe(const ServeFlags& flags, std::ostream& out, std::ostream& err) {
   }
   std::unique_ptr<TokenTable> tokens;
   if (!flags.tokens.empty()) {
+    std::string warning;
+    if (Status safe = CheckTokensFileMode(flags.tokens, warning); !safe.ok()) {
+      err << "dlsched serve: --tokens: " << safe.message() << "\n";
+      return kExitUsage;
+    }
+    if (!warning.empty()) err << "dlsched serve: " << warning << "\n";
     Result<TokenTable> table = TokenTable::Load(flags.tokens);
     if (!table.ok()) {
       err << "dlsched serve: " << table.status().message() << "\n";
@@ -210,6 +231,25 @@ int RunServe(const ServeFlags& flags, std::ostream& out, std::ostream& err) {
   options.seed = flags.seed;
   options.predictor = std::move(predictor);
   options.durability = flags.durability == "full" ? Durability::kFull : Durability::kProcessCrash;
+  // Isolation (docs/security.md): jobs run through this binary's `__job-exec`, as their users'
+  // accounts when the daemon is root; the database is the daemon's alone.
+  options.job_exec = std::filesystem::read_symlink("/proc/self/exe", ec).string();
+  options.max_log_bytes = flags.max_log_bytes;
+  options.min_free_bytes = flags.min_free_mib << 20;
+  if (RunningAsRoot() && tokens && !slurm) {
+    options.account_for = [table = tokens.get()](std::string_view user) {
+      return ResolveUnixAccount(table->AccountSpec(user));
+    };
+  }
+  if (Status private_db = MakePrivateFile(options.db_path); !private_db.ok()) {
+    err << "dlsched serve: --db: " << private_db.message() << "\n";
+    return kExitRuntimeError;
+  }
+  if (const std::string dir = DirectoryOthersMayWrite(options.db_path); !dir.empty()) {
+    err << "dlsched serve: WARNING: other users may write " << dir
+        << ", the directory of the database: they could plant files beside it or replace it; "
+           "keep it where only the daemon's user may write (see docs/security.md)\n";
+  }
   if (slurm) {
     SlurmExecutor::Options slurm_options;
     slurm_options.partition = discovery->partition;
@@ -273,6 +313,19 @@ int RunServe(const ServeFlags& flags, std::ostream& out, std::ostream& err) {
       << first->jobs.size() << " jobs restored from " << d.workdir() << "\n";
   if (!tokens) {
     err << "dlsched serve: no --tokens: authentication is off; listening on loopback only\n";
+  }
+  if (!slurm && !RunningAsRoot()) {
+    err << "dlsched serve: running as uid " << geteuid()
+        << " (not root): every job runs as this one Unix user, so jobs are not isolated from "
+           "each other or from the daemon: any job can read and change other jobs' directories, "
+           "logs and progress, the database and the tokens file (see docs/security.md)\n";
+  } else if (!slurm && !tokens) {
+    err << "dlsched serve: WARNING: running as root without --tokens: every job runs as root, "
+           "for anyone who can reach "
+        << listen->host << " (see docs/security.md)\n";
+  } else if (!slurm) {
+    err << "dlsched serve: jobs run as their users' Unix accounts (the tokens file's 4th column, "
+           "else the Unix user of the same name); users without one are refused\n";
   }
   const std::string shown_host =
       listen->host.find(':') != std::string::npos ? "[" + listen->host + "]" : listen->host;

@@ -29,7 +29,9 @@ struct ServeFlags {
   std::string executor = "local";  // "local" (processes) or "slurm"
   std::string slurm_partition;     // empty: Slurm's default partition
   double slurm_poll_s = 1;
-  std::string predictor;  // profile store; empty: the built-in throughput model
+  std::string predictor;                      // profile store; empty: the built-in throughput model
+  int64_t max_log_bytes = int64_t{64} << 20;  // per job log stream; 0: no cap
+  int64_t min_free_mib = 256;                 // launches wait below this much free space
 };
 
 void AddServeFlags(CLI::App& command, ServeFlags& flags);

@@ -116,7 +116,7 @@ TEST_F(DaemonIntegrationTest, ProgressPostedOverHttpIsShownAndKeptAtPreemption) 
       "queue_sort": "priority", "score": ["consolidate"],
       "preempt": [{"name": "priority_preempt", "args": {"min_run_s": 0}}], "backfill": true})";
   const fs::path tokens = dir_ / "tokens";
-  std::ofstream(tokens) << "t-ann,ann,user\nt-bob,bob,user\nt-root,root,admin\n";
+  std::ofstream(tokens) << "t-ann,ann,user,60001\nt-bob,bob,user,60002\nt-root,root,admin\n";
   StartDaemon({"--profile", profile.string(), "--tokens", tokens.string()});
   // Runs until preempted (exits on SIGTERM), then finishes on its second run.
   json low_spec = Script(
@@ -430,7 +430,8 @@ TEST_F(DaemonIntegrationTest, BadInputsGetTheir4xxAndStoreNothing) {
 
 TEST_F(DaemonIntegrationTest, UsersSeeAndCancelOnlyTheirOwnJobs) {
   const fs::path tokens = dir_ / "tokens";
-  std::ofstream(tokens) << "# token,user,role\nt-ann,ann,user\nt-bob,bob,user\nt-root,root,admin\n";
+  std::ofstream(tokens)
+      << "# token,user,role\nt-ann,ann,user,60001\nt-bob,bob,user,60002\nt-root,root,admin\n";
   StartDaemon({"--tokens", tokens.string()});
   EXPECT_EQ(Submit(Script("true")).first, 401);
   EXPECT_EQ(Submit(Script("true"), "t-nobody").first, 401);

@@ -1,7 +1,10 @@
 #include "daemon/api/auth.h"
 
 #include <arpa/inet.h>
+#include <sys/stat.h>
 
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 #include <vector>
@@ -23,6 +26,7 @@ std::string_view Trim(std::string_view s) {
 
 Result<TokenTable> TokenTable::Parse(std::string_view text, std::string_view origin) {
   TokenTable table;
+  std::map<std::string, int> without_account;  // user -> first line without a 4th column
   int line_no = 0;
   while (!text.empty()) {
     const size_t end = std::min(text.find('\n'), text.size());
@@ -39,7 +43,9 @@ Result<TokenTable> TokenTable::Parse(std::string_view text, std::string_view ori
       if (comma == std::string_view::npos) break;
       rest.remove_prefix(comma + 1);
     }
-    if (fields.size() != 3) return InvalidArgument(where + "want token,user,role");
+    if (fields.size() != 3 && fields.size() != 4) {
+      return InvalidArgument(where + "want token,user,role[,unix_account]");
+    }
     if (fields[0].empty()) return InvalidArgument(where + "empty token");
     if (fields[1].empty()) return InvalidArgument(where + "empty user");
     Principal principal{std::string(fields[1]), Role::kUser};
@@ -49,11 +55,56 @@ Result<TokenTable> TokenTable::Parse(std::string_view text, std::string_view ori
       return InvalidArgument(where + "unknown role '" + std::string(fields[2]) +
                              "' (want user or admin)");
     }
+    const std::string user(fields[1]);
     if (!table.by_token_.emplace(std::string(fields[0]), std::move(principal)).second) {
       return InvalidArgument(where + "duplicate token");
     }
+    // Every line of a user agrees on the account: the first line with one decides, and a
+    // line without one is checked when the table is complete.
+    if (fields.size() == 4) {
+      if (fields[3].empty()) return InvalidArgument(where + "empty unix_account");
+      auto [it, inserted] = table.account_by_user_.emplace(user, std::string(fields[3]));
+      if (!inserted && it->second != fields[3]) {
+        return InvalidArgument(where + "user '" + user + "' has another unix_account ('" +
+                               it->second + "') on an earlier line");
+      }
+    } else {
+      without_account.emplace(user, line_no);
+    }
+  }
+  for (const auto& [user, line] : without_account) {
+    if (auto it = table.account_by_user_.find(user); it != table.account_by_user_.end()) {
+      return InvalidArgument(std::string(origin) + ":" + std::to_string(line) + ": user '" + user +
+                             "' has no unix_account here but '" + it->second + "' on another line");
+    }
   }
   return table;
+}
+
+std::string TokenTable::AccountSpec(std::string_view user) const {
+  auto it = account_by_user_.find(user);
+  return it == account_by_user_.end() ? std::string(user) : it->second;
+}
+
+Status CheckTokensFileMode(const std::string& path, std::string& warning) {
+  warning.clear();
+  struct stat st {};
+  if (stat(path.c_str(), &st) != 0) {
+    return NotFound("cannot read tokens file " + path + ": " + std::strerror(errno));
+  }
+  if (!S_ISREG(st.st_mode))
+    return InvalidArgument("tokens file " + path + " is not a regular file");
+  if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+    return InvalidArgument("tokens file " + path +
+                           " may be written by other users (anyone could add an admin token); "
+                           "chmod 600 it");
+  }
+  if (st.st_mode & (S_IRGRP | S_IROTH)) {
+    warning = "WARNING: tokens file " + path +
+              " may be read by other users (and by their jobs), who would learn every token, the "
+              "admin ones included; chmod 600 it";
+  }
+  return Status::Ok();
 }
 
 Result<TokenTable> TokenTable::Load(const std::string& path) {

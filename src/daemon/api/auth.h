@@ -1,10 +1,16 @@
 #pragma once
 
 // Bearer-token authentication for the REST API. The tokens file (`serve --tokens FILE`) has one
-// `token,user,role` line per token; role is `user` or `admin`; blank lines and lines starting
-// with '#' are ignored. A user sees and cancels only their own jobs; an admin sees and cancels
-// all. Without a tokens file there is no authentication and every caller acts as an admin, so
-// the daemon then listens on loopback addresses only.
+// `token,user,role[,unix_account]` line per token; role is `user` or `admin`; blank lines and
+// lines starting with '#' are ignored. A user sees and cancels only their own jobs; an admin
+// sees and cancels all. Without a tokens file there is no authentication and every caller acts
+// as an admin, so the daemon then listens on loopback addresses only.
+//
+// `unix_account` is the Unix account the user's jobs run as when the daemon runs as root: a
+// user name or a numeric `uid` or `uid:gid` (ResolveUnixAccount). Without it, the Unix user of
+// the same name as the dlsched user. Every line of one user names the same account (or none).
+// The file holds the admin tokens: `serve` refuses one that others may write and warns about
+// one that others may read (docs/security.md).
 
 #include <map>
 #include <optional>
@@ -37,10 +43,18 @@ class TokenTable {
   // The principal a token stands for.
   std::optional<Principal> Find(std::string_view token) const;
   size_t size() const { return by_token_.size(); }
+  // The Unix account spec `user`'s jobs run as: the 4th column of their lines, else `user`.
+  std::string AccountSpec(std::string_view user) const;
 
  private:
   std::map<std::string, Principal, std::less<>> by_token_;
+  std::map<std::string, std::string, std::less<>> account_by_user_;  // users with a 4th column
 };
+
+// Why the tokens file at `path` is unsafe to use: InvalidArgument when a user other than its
+// owner may write it (anyone could make themselves an admin), or when it is not a regular file.
+// Otherwise OK, with `warning` set when others may read it (they would learn the tokens).
+Status CheckTokensFileMode(const std::string& path, std::string& warning);
 
 // The token of an `Authorization: Bearer <token>` header value, or nullopt.
 std::optional<std::string_view> BearerToken(std::string_view header);

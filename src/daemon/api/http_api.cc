@@ -17,6 +17,7 @@
 #include "daemon/api/openapi_document.h"
 #include "daemon/api/progress_request.h"
 #include "daemon/api/render.h"
+#include "daemon/exec/job_files.h"
 
 namespace dlsched::daemon {
 namespace {
@@ -573,18 +574,11 @@ void ApiServer::Routes() {
           }
           limit = *l;
         }
-        std::string text;
-        std::ifstream file(daemon.JobDir(job->id) + "/" + stream + ".log", std::ios::binary);
-        if (file) {
-          file.seekg(0, std::ios::end);
-          const int64_t size = file.tellg();
-          if (offset < size) {
-            text.resize(static_cast<size_t>(std::min(limit, size - offset)));
-            file.seekg(offset);
-            file.read(text.data(), static_cast<std::streamsize>(text.size()));
-            text.resize(static_cast<size_t>(file.gcount()));
-          }
-        }
+        // The job may have replaced its log with a link to a file it may not read: never followed.
+        const Result<std::string> read =
+            ReadLogRange(daemon.JobDir(job->id) + "/" + stream + ".log", offset, limit);
+        if (!read.ok()) return ReplyError(res, read.status());
+        const std::string& text = *read;
         res.set_header("X-Next-Offset", std::to_string(offset + static_cast<int64_t>(text.size())));
         res.set_header("X-Job-State", std::string(JobStateName(job->state)));
         res.set_content(text, "text/plain; charset=utf-8");

@@ -4,6 +4,7 @@
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -12,10 +13,12 @@
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "daemon/core/event_log.h"
 #include "daemon/core/restore.h"
 #include "daemon/exec/job_env.h"
+#include "daemon/exec/job_files.h"
 #include "daemon/exec/process_executor.h"
 #include "dlsched/common/overloaded.h"
 #include "dlsched/policy/registry.h"
@@ -47,14 +50,21 @@ int FreeLoopbackPort() {
   return port;
 }
 
-// SIGKILL to the process group recorded in <job_dir>/pid, if that process still runs.
+// SIGKILL to the process group recorded in <job_dir>/pid, if that process still runs and is
+// the job's wrapper (the pid file is in the job's directory: the job may have forged it).
 void KillRecordedProcess(const std::string& job_dir) {
-  std::ifstream file(job_dir + "/pid");
+  std::istringstream file(ReadSmallFile(job_dir + "/pid"));
   int pid = 0;
   uint64_t start = 0;
   if (!(file >> pid >> start) || pid <= 0) return;
-  const std::optional<uint64_t> now_start = ProcessStartTicks(pid);
-  if (now_start && *now_start == start) kill(-pid, SIGKILL);
+  if (IsJobWrapper(pid, start, job_dir)) kill(-pid, SIGKILL);
+}
+
+// Free bytes for unprivileged users on the file system of `path`, or nullopt.
+std::optional<int64_t> FreeBytes(const std::string& path) {
+  struct statvfs fs {};
+  if (statvfs(path.c_str(), &fs) != 0) return std::nullopt;
+  return static_cast<int64_t>(fs.f_bavail) * static_cast<int64_t>(fs.f_frsize);
 }
 
 JobId EventJob(const Event& event) {
@@ -112,6 +122,12 @@ JobRequest UnrestorableRequest(const JobRow& row) {
 
 }  // namespace
 
+Duration LaunchRetryDelay(const LaunchRetry& retry, int failures) {
+  Duration delay = retry.first;
+  for (int i = 1; i < failures && delay < retry.max; ++i) delay *= 2;
+  return std::min(delay, retry.max);
+}
+
 Timestamp SystemClock::Now() const {
   return Timestamp(
       std::chrono::duration_cast<Duration>(std::chrono::system_clock::now().time_since_epoch()));
@@ -142,6 +158,8 @@ Result<std::unique_ptr<Daemon>> Daemon::Create(Cluster cluster, DaemonOptions op
   // Nothing is written before the lock is held and the workdir is known to be the database's.
   DS_ASSIGN_OR_RETURN(d->lock_,
                       StateLock::Acquire(d->options_.workdir, d->options_.db_path, clock.Now()));
+  // Others may pass through to their own job directories (0700 each) but not list them.
+  std::filesystem::permissions(d->options_.workdir + "/jobs", std::filesystem::perms(0711), ec);
   DS_ASSIGN_OR_RETURN(d->store_, Store::Open(d->options_.db_path, d->options_.durability));
   DS_RETURN_IF_ERROR(BindWorkdir(*d->store_, d->options_.db_path, d->options_.workdir));
   DS_RETURN_IF_ERROR(d->RecordOwner());
@@ -161,8 +179,15 @@ Result<std::unique_ptr<Daemon>> Daemon::Create(Cluster cluster, DaemonOptions op
                           std::move(resolver), std::move(sink),
                           [self](NodeReport report) { self->Post(NodeItem{std::move(report)}); }));
   } else {
+    if (d->options_.job_exec.empty()) {
+      return InvalidArgument(
+          "DaemonOptions::job_exec: the local executor runs jobs through the dlsched binary "
+          "(`dlsched __job-exec`); give its path");
+    }
     ProcessExecutor::Options exec_options;
     exec_options.grace = d->options_.grace;
+    exec_options.job_exec = d->options_.job_exec;
+    exec_options.max_log_bytes = d->options_.max_log_bytes;
     d->executor_ =
         std::make_unique<ProcessExecutor>(exec_options, std::move(resolver), std::move(sink));
   }
@@ -373,6 +398,18 @@ void Daemon::Post(Item item) {
 std::future<SubmitResult> Daemon::Submit(JobRequest request) {
   std::promise<SubmitResult> reply;
   std::future<SubmitResult> result = reply.get_future();
+  if (options_.account_for) {
+    // Refused now rather than failing at every launch.
+    const Result<UnixAccount> account = options_.account_for(request.spec.user);
+    if (!account.ok()) {
+      reply.set_value(InvalidArgument("user: '" + request.spec.user +
+                                      "' has no Unix account to run jobs as (" +
+                                      account.status().message() +
+                                      "); the operator maps users to accounts in the tokens "
+                                      "file's 4th column"));
+      return result;
+    }
+  }
   Post(SubmitItem{std::move(request), std::move(reply)});
   return result;
 }
@@ -407,6 +444,11 @@ void Daemon::Loop() {
       // Running jobs' progress is read once a second even when nothing else happens.
       deadline = std::min(deadline, std::chrono::steady_clock::now() + ProgressFeed::kReadInterval);
     }
+    for (const HeldReport& held : held_reports_) {
+      // A job cancelled while its failed launch is held ends at once.
+      const bool cancelled = extra_[EventJob(held.report.event).index()].stopping == "kill";
+      deadline = std::min(deadline, cancelled ? std::chrono::steady_clock::now() : held.due);
+    }
     if (!inbox_.WaitAndDrain(items, deadline)) break;
     if (!Iterate(items)) break;
   }
@@ -432,8 +474,17 @@ Result<LaunchSpec> Daemon::Resolve(const Job& job, const Placement& placement) {
   const int port = framework == Framework::kPyTorch || framework == Framework::kTensorFlow
                        ? FreeLoopbackPort()
                        : 0;
+  std::optional<UnixAccount> account;
+  if (options_.account_for) {
+    Result<UnixAccount> found = options_.account_for(extra.request->spec.user);
+    if (!found.ok()) {
+      return found.status().WithPrefix("no Unix account for user '" + extra.request->spec.user +
+                                       "'");
+    }
+    account = std::move(found).value();
+  }
   return BuildLaunchSpec(*extra.request, job, placement, cluster_, JobDir(job.id), inherited_env_,
-                         port);
+                         port, account);
 }
 
 std::shared_ptr<const JobRecord> Daemon::BuildRecord(JobId id) const {
@@ -531,25 +582,37 @@ Status Daemon::Apply(Item& item, Timestamp now) {
             Event& event = i.report.event;
             const JobId id = EventJob(event);
             if (!scheduler_->jobs().contains(id)) return Status::Ok();
-            ++metrics_.events;
-            if (auto* suspended = std::get_if<JobSuspended>(&event)) {
-              // Saved progress, in the scheduler's units (seconds of estimated work).
-              if (const std::optional<Progress> p = ReadProgress(JobDir(id))) {
-                if (const std::optional<double> done =
-                        SpecIterationsDone(*p, *extra_[id.index()].request)) {
-                  suspended->iterations_done = *done;
-                }
-              }
-            }
             Extra& extra = extra_[id.index()];
+            const LaunchRetry& retry = options_.launch_retry;
             if (const auto* failed = std::get_if<JobLaunchFailed>(&event)) {
-              if (++extra.launch_failures >= kMaxLaunchFailures) {
+              if (extra.stopping == "kill") {
+                // Cancelled while it could not start: it ends as cancelled, not requeued.
+                event = JobFinished{id, JobState::kKilled, "cancelled"};
+              } else if (!i.held && extra.launch_failures + 1 < retry.max_failures) {
+                // Held back: the scheduler requeues it (and may launch it again) only after
+                // the back-off.
+                const Duration delay = LaunchRetryDelay(retry, extra.launch_failures + 1);
+                held_reports_.push_back(
+                    {std::chrono::steady_clock::now() +
+                         std::chrono::duration_cast<std::chrono::steady_clock::duration>(delay),
+                     std::move(i.report)});
+                return Status::Ok();
+              } else if (++extra.launch_failures >= retry.max_failures) {
                 event = JobFinished{id, JobState::kFailed,
-                                    "could not be started " + std::to_string(kMaxLaunchFailures) +
+                                    "could not be started " + std::to_string(retry.max_failures) +
                                         " times; last: " + failed->reason};
               }
             } else {
               extra.launch_failures = 0;
+            }
+            ++metrics_.events;
+            if (auto* suspended = std::get_if<JobSuspended>(&event)) {
+              // Saved progress, in the scheduler's units (seconds of estimated work).
+              if (const std::optional<Progress> p = ReadProgress(JobDir(id))) {
+                if (const std::optional<double> done = SpecIterationsDone(*p, *extra.request)) {
+                  suspended->iterations_done = *done;
+                }
+              }
             }
             if (auto* finished = std::get_if<JobFinished>(&event);
                 finished && extra.killed_at_shutdown &&
@@ -694,6 +757,9 @@ Result<QueueView> Daemon::ComputeQueue(Timestamp now) {
     const JobId id = p.job;
     view.reasons[id] = std::move(p);
   }
+  if (!low_on_space_.empty()) {
+    for (JobId id : view.order) view.reasons[id] = {id, low_on_space_, PendingCause::kOther};
+  }
   queue_cache_ = view;
   return view;
 }
@@ -728,8 +794,44 @@ void Daemon::FailStop(Status why, std::vector<Item>& items) {
   items.clear();
 }
 
+bool Daemon::LowOnSpace() {
+  if (options_.min_free_bytes <= 0) return false;
+  const auto steady = std::chrono::steady_clock::now();
+  if (steady - space_checked_ < std::chrono::seconds(1)) return !low_on_space_.empty();
+  space_checked_ = steady;
+  std::string why;
+  const std::string store_dir = std::filesystem::path(options_.db_path).parent_path().string();
+  for (const std::string& path :
+       {store_dir.empty() ? std::string(".") : store_dir, options_.workdir}) {
+    const std::optional<int64_t> free = FreeBytes(path);
+    if (free && *free < options_.min_free_bytes) {
+      why = "launches paused: the file system of " + path + " has " + std::to_string(*free >> 20) +
+            " MiB free, less than the " + std::to_string(options_.min_free_bytes >> 20) +
+            " MiB the daemon keeps for its store and job logs (serve --min-free-mib)";
+      break;
+    }
+  }
+  if (why != low_on_space_) {
+    std::cerr << "dlsched: " << (why.empty() ? "disk space is back; launches resume" : why)
+              << std::endl;
+    low_on_space_ = std::move(why);
+  }
+  return !low_on_space_.empty();
+}
+
 bool Daemon::Iterate(std::vector<Item>& items) {
   const Timestamp now = clock_->Now();
+  // Failed launches whose back-off is over (or whose job is being cancelled) go to the scheduler.
+  const auto steady_now = std::chrono::steady_clock::now();
+  for (auto it = held_reports_.begin(); it != held_reports_.end();) {
+    const JobId job = EventJob(it->report.event);
+    if (it->due > steady_now && extra_[job.index()].stopping != "kill") {
+      ++it;
+      continue;
+    }
+    items.push_back(ReportItem{std::move(it->report), /*held=*/true});
+    it = held_reports_.erase(it);
+  }
   bool act = now >= wake_at_;
   for (const Item& item : items) act = act || !std::holds_alternative<QueueItem>(item);
 
@@ -749,16 +851,19 @@ bool Daemon::Iterate(std::vector<Item>& items) {
     }
     items.clear();
 
+    // Short of disk space: no cycle (so no launch, and no cycle record) until there is room.
+    const bool paused = LowOnSpace();
     const auto t0 = std::chrono::steady_clock::now();
     // Draining (KillRunningJobs): no cycle, so nothing starts while the jobs are killed.
-    const CycleResult cycle = draining_ ? CycleResult() : scheduler_->RunCycle(now);
-    if (!draining_) {
+    const bool no_cycle = draining_.has_value() || paused;
+    const CycleResult cycle = no_cycle ? CycleResult{} : scheduler_->RunCycle(now);
+    if (!no_cycle) {
       metrics_.RecordCycle(
           std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     }
+    wake_at_ = paused ? now + std::chrono::seconds(1) : cycle.wake_at;
     metrics_.launches += cycle.launched;
     metrics_.preemptions += cycle.preempted;
-    wake_at_ = cycle.wake_at;
     queue_cache_.reset();
     // Admission settled every pending job; the policy may also have rejected waiting ones,
     // which only a look at the unsettled jobs finds.
@@ -767,7 +872,7 @@ bool Daemon::Iterate(std::vector<Item>& items) {
       MarkDirty(id);
       if (scheduler_->jobs().at(id).state == JobState::kRejected) rejected.push_back(id);
     }
-    pending_ids_.clear();
+    if (!paused) pending_ids_.clear();
     if (cycle.rejected > static_cast<int>(rejected.size())) {
       for (JobId id : unsettled_) {
         const JobRecord* old = index_.Find(id);
@@ -781,7 +886,7 @@ bool Daemon::Iterate(std::vector<Item>& items) {
     rejected.erase(std::unique(rejected.begin(), rejected.end()), rejected.end());
     // The event log (event_log.h): every cycle, then its decisions in the order the executor got
     // them, then its rejections by job id; a replay checks it decides the same.
-    if (!draining_) {
+    if (!no_cycle) {
       status = store_->AppendEvent(now, -1, event_kind::kCycle,
                                    "launched=" + std::to_string(cycle.launched) +
                                        " preempted=" + std::to_string(cycle.preempted) +

@@ -32,9 +32,22 @@
 // called before Stop (`serve --kill-jobs-on-exit`), stops them the way a cancellation does and
 // records them as killed, so that no restart runs them again.
 //
-// A job whose launch fails kMaxLaunchFailures times in a row (its working directory cannot be
-// created, the process cannot be spawned, it vanished every time) fails instead of being
-// requeued once more, so a lasting fault cannot make the daemon retry it forever.
+// A failed launch (its job directory cannot be created, the process cannot be spawned, it
+// vanished) is retried after a back-off (LaunchRetry: 1 s, doubling, at most 5 min): the failure
+// report is held that long before the scheduler sees it, the job keeping its GPUs meanwhile, so
+// a fault that lasts a while (a full disk) does not burn the tries in milliseconds. A job whose
+// launch fails LaunchRetry::max_failures times in a row fails instead of being requeued once
+// more, so a lasting fault cannot make the daemon retry it forever.
+//
+// Headroom (DaemonOptions::min_free_bytes): while the file system of the store or of the
+// workdir has less free space than that, no cycle runs, so nothing new is launched (running
+// jobs go on; submissions are taken and stay pending); queued jobs give that as their
+// why-pending, and the daemon logs when it pauses and resumes. A job filling the disk therefore
+// leaves the store room to record what happens.
+//
+// Unix accounts (DaemonOptions::account_for, set by `serve` when it runs as root): a submission
+// whose user has no account is refused (InvalidArgument on "user"), and every launch runs as
+// the account its user maps to then (docs/security.md).
 //
 // With a predictor (DaemonOptions::predictor, `serve --predictor`), the policies estimate with it,
 // and the scheduler thread reads each running job's progress at most once a second
@@ -58,6 +71,7 @@
 #include "daemon/core/progress_feed.h"
 #include "daemon/core/snapshot.h"
 #include "daemon/exec/job_executor.h"
+#include "daemon/exec/unix_account.h"
 #include "daemon/store/ownership.h"
 #include "daemon/store/store.h"
 #include "dlsched/perf/predictor.h"
@@ -73,6 +87,16 @@ class SystemClock final : public Clock {
  public:
   Timestamp Now() const override;
 };
+
+// The back-off between a job's failed launches (see the header comment).
+struct LaunchRetry {
+  Duration first = std::chrono::seconds(1);
+  Duration max = std::chrono::minutes(5);
+  int max_failures = 10;  // in a row; then the job fails
+};
+// How long the report of the `failures`-th failed launch in a row (1, 2, ...) is held before the
+// scheduler requeues the job: first x 2^(failures-1), at most max.
+Duration LaunchRetryDelay(const LaunchRetry& retry, int failures);
 
 struct DaemonOptions {
   std::string db_path;
@@ -92,6 +116,16 @@ struct DaemonOptions {
   // Set: the policies' estimator (instead of the built-in SimpleThroughputModel), corrected by
   // the running jobs' progress reports for their ETAs. `serve --predictor FILE` fits it.
   std::shared_ptr<const PerfPredictor> predictor;
+  // The local executor's job wrapper program (required with it: the dlsched binary, whose
+  // `__job-exec` runs each job) and log cap (ProcessExecutor::Options).
+  std::string job_exec;
+  int64_t max_log_bytes = int64_t{64} << 20;
+  // Set: the Unix account each user's jobs run as (called from HTTP threads and the scheduler
+  // thread; must be thread-safe). Unset: every job runs as the daemon's own user.
+  std::function<Result<UnixAccount>(std::string_view user)> account_for;
+  // Launches wait while the store's or the workdir's file system has less free space; 0: off.
+  int64_t min_free_bytes = int64_t{256} << 20;
+  LaunchRetry launch_retry;
 };
 
 // Why-pending and order of the waiting jobs, computed by the scheduler thread on request.
@@ -112,8 +146,6 @@ struct SubmittedJob {
   const JobRecord* operator->() const { return job.get(); }
 };
 using SubmitResult = Result<SubmittedJob>;
-
-inline constexpr int kMaxLaunchFailures = 3;
 
 class Daemon {
  public:
@@ -179,6 +211,7 @@ class Daemon {
   };
   struct ReportItem {
     ExecutorReport report;
+    bool held = false;  // a failed launch's report released after its back-off
   };
   struct NodeItem {
     NodeReport report;
@@ -187,6 +220,11 @@ class Daemon {
   struct KillRunningItem {
     std::string reason;
     std::promise<Status> reply;
+  };
+  // A failed launch's report, held back until `due` (LaunchRetryDelay).
+  struct HeldReport {
+    std::chrono::steady_clock::time_point due;
+    ExecutorReport report;
   };
   using Item =
       std::variant<SubmitItem, CancelItem, QueueItem, ReportItem, NodeItem, KillRunningItem>;
@@ -230,6 +268,8 @@ class Daemon {
   void FailStop(Status why, std::vector<Item>& items);
   Result<QueueView> ComputeQueue(Timestamp now);
   void Post(Item item);
+  // Refreshes low_on_space_ (at most once a second); true while launches must wait.
+  bool LowOnSpace();
 
   Cluster cluster_;
   DaemonOptions options_;
@@ -260,6 +300,11 @@ class Daemon {
   uint64_t version_ = 0;
   std::optional<QueueView> queue_cache_;
   std::unique_ptr<ProgressFeed> feed_;  // with a predictor only
+  std::vector<HeldReport> held_reports_;
+  // Why launches are paused for lack of disk space ("" while they are not); checked at most
+  // once a second.
+  std::string low_on_space_;
+  std::chrono::steady_clock::time_point space_checked_;
   std::shared_ptr<const std::map<JobId, JobPrediction>> predictions_ =
       std::make_shared<const std::map<JobId, JobPrediction>>();
   // (user, Idempotency-Key) of the jobs submitted with one.

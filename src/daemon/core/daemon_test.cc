@@ -49,6 +49,8 @@ class DaemonTest : public ::testing::Test {
     options.profile = *profile;
     options.grace = milliseconds(200);
     options.predictor = std::move(predictor);
+    options.job_exec = DLSCHED_BINARY;
+    options.launch_retry = launch_retry_;
     auto daemon = Daemon::Create(testing::MakeCluster(gpus), options, clock_);
     ASSERT_TRUE(daemon.ok()) << daemon.status().ToString();
     daemon_ = std::move(daemon).value();
@@ -81,6 +83,7 @@ class DaemonTest : public ::testing::Test {
   }
 
   SystemClock clock_;
+  LaunchRetry launch_retry_{milliseconds(20), milliseconds(100), 3};
   fs::path dir_;
   std::unique_ptr<Daemon> daemon_;
   std::shared_ptr<const Snapshot> snapshot_;
@@ -251,6 +254,59 @@ TEST_F(DaemonTest, AJobThatCannotBeStartedFailsInsteadOfRetryingForever) {
   EXPECT_NE(job->reason.find("could not be started 3 times"), std::string::npos) << job->reason;
   // The GPUs are free again and the next job runs.
   EXPECT_NE(WaitForState(Submit("exit 0"), JobState::kSucceeded), nullptr);
+}
+
+TEST(LaunchRetryTest, TheBackOffDoublesUpToItsMaximum) {
+  const LaunchRetry retry;  // the defaults: 1 s, doubling, at most 5 min
+  EXPECT_EQ(LaunchRetryDelay(retry, 1), seconds(1));
+  EXPECT_EQ(LaunchRetryDelay(retry, 2), seconds(2));
+  EXPECT_EQ(LaunchRetryDelay(retry, 3), seconds(4));
+  EXPECT_EQ(LaunchRetryDelay(retry, 9), seconds(256));
+  EXPECT_EQ(LaunchRetryDelay(retry, 10), std::chrono::minutes(5));
+  EXPECT_EQ(LaunchRetryDelay(retry, 1000), std::chrono::minutes(5));
+  // Ten tries span over eight minutes, not milliseconds.
+  Duration total{0};
+  for (int n = 1; n < retry.max_failures; ++n) total += LaunchRetryDelay(retry, n);
+  EXPECT_EQ(total, seconds(511));
+}
+
+TEST_F(DaemonTest, FailedLaunchesAreRetriedAfterABackOff) {
+  launch_retry_ = {milliseconds(200), seconds(10), 3};
+  StartDaemon();
+  std::ofstream(dir_ / "work" / "jobs" / "0") << "";
+  const auto t0 = std::chrono::steady_clock::now();
+  const JobId id = Submit("exit 0");
+  const JobRecord* job = WaitForState(id, JobState::kFailed);
+  ASSERT_NE(job, nullptr);
+  // Three tries: held 200 ms after the first failure, 400 ms after the second.
+  EXPECT_GE(std::chrono::steady_clock::now() - t0, milliseconds(600));
+  auto reader = Store::Open((dir_ / "state.db").string());
+  ASSERT_TRUE(reader.ok());
+  Result<std::vector<EventRow>> events = (*reader)->LoadEvents(0, 1000);
+  ASSERT_TRUE(events.ok());
+  std::vector<Timestamp> launches;
+  for (const EventRow& e : *events) {
+    if (e.kind == "launch" && e.job == static_cast<int64_t>(id.value())) {
+      launches.push_back(e.time);
+    }
+  }
+  ASSERT_EQ(launches.size(), 3u);
+  EXPECT_GE(launches[1] - launches[0], milliseconds(200));
+  EXPECT_GE(launches[2] - launches[1], milliseconds(400));
+}
+
+TEST_F(DaemonTest, AJobCancelledWhileItsFailedLaunchIsHeldEndsAtOnce) {
+  launch_retry_ = {seconds(60), seconds(60), 3};
+  StartDaemon();
+  std::ofstream(dir_ / "work" / "jobs" / "0") << "";
+  const JobId id = Submit("exit 0");
+  WaitForState(id, JobState::kRunning);
+  // The failure comes back at once and is held for a minute; a cancel does not wait for it.
+  std::this_thread::sleep_for(milliseconds(100));
+  ASSERT_TRUE(daemon_->Cancel(id).get().ok());
+  const JobRecord* job = WaitForState(id, JobState::kKilled);
+  ASSERT_NE(job, nullptr);
+  EXPECT_EQ(job->reason, "cancelled");
 }
 
 TEST_F(DaemonTest, AJobWhoseProcessVanishedIsRequeued) {

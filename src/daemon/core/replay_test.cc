@@ -53,6 +53,7 @@ class ReplayTest : public ::testing::Test {
     ASSERT_TRUE(profile.ok());
     options.profile = *profile;
     options.grace = milliseconds(200);
+    options.job_exec = DLSCHED_BINARY;
     options.seed = 7;
     auto daemon = Daemon::Create(testing::MakeCluster(gpus), options, clock_);
     ASSERT_TRUE(daemon.ok()) << daemon.status().ToString();

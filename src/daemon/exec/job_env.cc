@@ -11,9 +11,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+
+#include "daemon/exec/job_files.h"
 
 namespace dlsched::daemon {
 namespace {
@@ -108,7 +109,8 @@ Result<Placement> ParsePlacementText(const Cluster& cluster, std::string_view te
 
 LaunchSpec BuildLaunchSpec(const JobRequest& request, const Job& job, const Placement& placement,
                            const Cluster& cluster, const std::string& job_dir,
-                           const std::map<std::string, std::string>& inherited, int port) {
+                           const std::map<std::string, std::string>& inherited, int port,
+                           const std::optional<UnixAccount>& account) {
   LaunchSpec launch;
   launch.job = job.id;
   launch.argv = request.command;
@@ -121,6 +123,12 @@ LaunchSpec BuildLaunchSpec(const JobRequest& request, const Job& job, const Plac
   }
 
   std::map<std::string, std::string> env = inherited;
+  if (account) {
+    launch.account = account;
+    env["USER"] = account->name;
+    env["LOGNAME"] = account->name;
+    env["HOME"] = account->home.empty() ? job_dir : account->home;
+  }
   for (const auto& [name, value] : request.env) env[name] = value;
   const GpuMask first = placement.parts.empty() ? 0 : placement.parts.front().gpus;
   env["CUDA_VISIBLE_DEVICES"] = GpuList(first);
@@ -189,11 +197,10 @@ std::optional<Progress> ParseProgress(std::string_view line) {
 }
 
 std::optional<Progress> ReadProgress(const std::string& job_dir) {
-  std::ifstream file(job_dir + "/progress");
-  if (!file) return std::nullopt;
-  std::string line;
-  std::getline(file, line);
-  return ParseProgress(line);
+  // The job's file: never through a link, never blocking, one short line at most.
+  const std::string text = ReadSmallFile(job_dir + "/progress", 256);
+  if (text.empty()) return std::nullopt;
+  return ParseProgress(std::string_view(text).substr(0, text.find('\n')));
 }
 
 std::string FormatProgress(const Progress& progress) {
@@ -217,8 +224,13 @@ Status WriteProgress(const std::string& job_dir, const Progress& progress) {
   const std::string line = FormatProgress(progress) + "\n";
   const bool written = write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size());
   const int write_errno = errno;
-  // mkstemp creates the file 0600; the job (same user) and readers expect an ordinary file.
+  // mkstemp creates the file 0600; the job and readers expect an ordinary file of the job's
+  // account (the directory's owner), which the job may overwrite with its next report.
   fchmod(fd, 0644);
+  struct stat dir {};
+  if (geteuid() == 0 && stat(job_dir.c_str(), &dir) == 0) {
+    [[maybe_unused]] const int owned = fchown(fd, dir.st_uid, dir.st_gid);
+  }
   close(fd);
   if (!written || rename(tmp.c_str(), path.c_str()) != 0) {
     const std::string why = std::strerror(written ? errno : write_errno);

@@ -5,7 +5,9 @@
 //
 // Environment, from lowest to highest precedence (a later source overrides an earlier one):
 //  1. the daemon's own PATH, HOME, LANG, LC_ALL, TZ, TMPDIR, USER, LOGNAME, SHELL,
-//     LD_LIBRARY_PATH (nothing else of the daemon's environment reaches jobs);
+//     LD_LIBRARY_PATH (nothing else of the daemon's environment reaches jobs), except that a
+//     job run as another Unix account gets that account's USER and LOGNAME (its name, or its
+//     uid where passwd has none) and HOME (its home, or the job directory where it has none);
 //  2. the request's "env";
 //  3. dlsched's variables, which a request cannot override:
 //     CUDA_VISIBLE_DEVICES     the GPUs of the job on its (first) node, as the node's GPU
@@ -37,6 +39,7 @@
 #include <vector>
 
 #include "daemon/api/job_request.h"
+#include "daemon/exec/unix_account.h"
 #include "dlsched/model/cluster.h"
 #include "dlsched/model/job.h"
 
@@ -57,16 +60,21 @@ struct LaunchSpec {
   // across nodes sets the per-node part of the framework variables itself.
   Framework framework = Framework::kCustom;
   int port = 0;
+  // The Unix account the job runs as; none: the daemon's own (docs/security.md). The daemon
+  // sets it when it runs as root.
+  std::optional<UnixAccount> account;
 };
 
 // The variables of source 1 above, read from the daemon's environment.
 std::map<std::string, std::string> InheritedEnv();
 
 // Builds the launch of `job` (its request `request`) on `placement`. `job_dir` is
-// <workdir>/jobs/<id>; `port` is a free TCP port for frameworks that need one.
+// <workdir>/jobs/<id>; `port` is a free TCP port for frameworks that need one; `account`, when
+// given, the Unix account the job runs as (LaunchSpec::account).
 LaunchSpec BuildLaunchSpec(const JobRequest& request, const Job& job, const Placement& placement,
                            const Cluster& cluster, const std::string& job_dir,
-                           const std::map<std::string, std::string>& inherited, int port);
+                           const std::map<std::string, std::string>& inherited, int port,
+                           const std::optional<UnixAccount>& account = std::nullopt);
 
 // "0,1,3": the set bits of a node's GPU mask.
 std::string GpuList(GpuMask gpus);

@@ -101,6 +101,38 @@ TEST(JobEnvTest, TimeLimitIsWhatEarlierSegmentsLeft) {
   EXPECT_EQ(*spec.time_limit, Seconds(70));
 }
 
+TEST(JobEnvTest, AnotherAccountGetsItsOwnIdentity) {
+  const Cluster cluster = testing::MakeCluster("1x4xV100");
+  const Job job = testing::MakeJob(3).Build();
+  const std::map<std::string, std::string> daemon_env = {
+      {"HOME", "/root"}, {"USER", "root"}, {"LOGNAME", "root"}, {"PATH", "/bin"}};
+  const Placement placement{{{NodeId(0), 1}}};
+  JobRequest request = Request(Framework::kCustom);
+  LaunchSpec spec = BuildLaunchSpec(request, job, placement, cluster, "/w/jobs/3", daemon_env, 0,
+                                    UnixAccount{1000, 1000, {1000}, "ann", "/home/ann"});
+  ASSERT_TRUE(spec.account.has_value());
+  EXPECT_EQ(spec.account->uid, 1000u);
+  std::map<std::string, std::string> env = EnvMap(spec);
+  EXPECT_EQ(env["USER"], "ann");
+  EXPECT_EQ(env["LOGNAME"], "ann");
+  EXPECT_EQ(env["HOME"], "/home/ann");
+  EXPECT_EQ(env["PATH"], "/bin");
+  // Without a passwd home: the job directory. The request may still set its own HOME.
+  request.env["HOME"] = "/scratch/ann";
+  spec = BuildLaunchSpec(Request(Framework::kCustom), job, placement, cluster, "/w/jobs/3",
+                         daemon_env, 0, UnixAccount{60001, 60001, {60001}, "60001", ""});
+  EXPECT_EQ(EnvMap(spec)["HOME"], "/w/jobs/3");
+  EXPECT_EQ(EnvMap(spec)["USER"], "60001");
+  spec = BuildLaunchSpec(request, job, placement, cluster, "/w/jobs/3", daemon_env, 0,
+                         UnixAccount{60001, 60001, {60001}, "60001", ""});
+  EXPECT_EQ(EnvMap(spec)["HOME"], "/scratch/ann");
+  // Without an account: the daemon's own.
+  spec = BuildLaunchSpec(Request(Framework::kCustom), job, placement, cluster, "/w/jobs/3",
+                         daemon_env, 0);
+  EXPECT_FALSE(spec.account.has_value());
+  EXPECT_EQ(EnvMap(spec)["HOME"], "/root");
+}
+
 TEST(JobEnvTest, PlacementTextRoundTrips) {
   const Cluster cluster = testing::MakeCluster("2x4xV100");
   const Placement placement{{{NodeId(0), 0b0101}, {NodeId(1), 0b1000}}};

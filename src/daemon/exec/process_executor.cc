@@ -6,6 +6,7 @@
 #include <spawn.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -16,6 +17,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "daemon/exec/job_exec.h"
 #include "daemon/exec/job_files.h"
 
 namespace dlsched::daemon {
@@ -55,12 +57,67 @@ void SignalGroup(int pid, int sig) {
   if (pid > 0) kill(-pid, sig);
 }
 
+// Creates the job directory (0700; the account's, when there is one) and, once, its checkpoint
+// directory. The directory's parent is the daemon's, so the job cannot have replaced
+// `job_dir` itself; what is inside may be the job's doing and is never followed.
+Status PrepareJobDir(const std::string& job_dir, const std::optional<UnixAccount>& account) {
+  auto failed = [&job_dir](int error) {
+    return IoError("cannot create " + job_dir + ": " + std::strerror(error));
+  };
+  if (mkdir(job_dir.c_str(), 0700) != 0 && errno != EEXIST) return failed(errno);
+  const int dir = open(job_dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (dir < 0) return failed(errno);
+  int error = 0;
+  if (fchmod(dir, 0700) != 0 || (account && fchown(dir, account->uid, account->gid) != 0)) {
+    error = errno;
+  }
+  // An existing checkpoint entry is the job's (perhaps a link to its own storage): left alone.
+  if (error == 0 && mkdirat(dir, "checkpoint", 0700) == 0) {
+    if (account && fchownat(dir, "checkpoint", account->uid, account->gid, AT_SYMLINK_NOFOLLOW)) {
+      error = errno;
+    }
+  } else if (error == 0 && errno != EEXIST) {
+    error = errno;
+  }
+  close(dir);
+  return error == 0 ? Status::Ok() : failed(error);
+}
+
+// The command line of a spare wrapper, as /proc/PID/cmdline shows it.
+std::string SpareCmdline() {
+  std::string cmdline = "/bin/sh";
+  for (const char* arg : {"-c", kWrapper, "dlsched-job"}) cmdline += '\0' + std::string(arg);
+  return cmdline + '\0';
+}
+
 std::string SignalText(int sig) {
   const char* name = sigabbrev_np(sig);
   return "signal " + std::to_string(sig) + (name ? std::string(" (SIG") + name + ")" : "");
 }
 
 }  // namespace
+
+bool IsJobWrapper(int pid, uint64_t start_ticks, const std::string& job_dir) {
+  const std::optional<uint64_t> start = ProcessStartTicks(pid);
+  if (!start || *start != start_ticks) return false;
+  const std::string proc = "/proc/" + std::to_string(pid);
+  // "Uid:\treal\teffective\tsaved\tfs": all of them ours.
+  std::istringstream status(ReadSmallFile(proc + "/status"));
+  const std::string me = std::to_string(geteuid());
+  bool ours = false;
+  for (std::string line; std::getline(status, line);) {
+    if (line.rfind("Uid:", 0) != 0) continue;
+    std::istringstream ids(line.substr(4));
+    ours = true;
+    for (std::string id; ids >> id;) ours = ours && id == me;
+  }
+  if (!ours) return false;
+  if (ReadSmallFile(proc + "/cmdline") == SpareCmdline()) return true;
+  struct stat cwd {
+  }, dir{};
+  return stat((proc + "/cwd").c_str(), &cwd) == 0 && stat(job_dir.c_str(), &dir) == 0 &&
+         cwd.st_dev == dir.st_dev && cwd.st_ino == dir.st_ino;
+}
 
 std::optional<uint64_t> ProcessStartTicks(int pid) {
   if (pid <= 0) return std::nullopt;
@@ -310,24 +367,23 @@ Result<ProcessExecutor::Spare> ProcessExecutor::SpawnSpare() {
   return spare;
 }
 
-std::string WrapperScript(const LaunchSpec& spec) {
+std::string WrapperScript(const LaunchSpec& spec, const std::string& job_exec,
+                          int64_t max_log_bytes) {
   std::string script;
-  for (const std::string& e : spec.env) {
-    const size_t eq = e.find('=');
-    script += "export " + ShellQuote(std::string_view(e).substr(0, eq)) + "=" +
-              ShellQuote(eq == std::string::npos ? "" : std::string_view(e).substr(eq + 1)) + "\n";
-  }
-  script += "exec >>" + ShellQuote(spec.job_dir + "/stdout.log") + " 2>>" +
-            ShellQuote(spec.job_dir + "/stderr.log") + "\n";
-  script += "f=" + ShellQuote(spec.job_dir + "/exit") + "\n";
-  script += "cd " + ShellQuote(spec.workdir) + " || { echo " +
-            ShellQuote("dlsched: cannot enter working directory " + spec.workdir) +
-            " >&2; echo 126 > \"$f\"; exit 126; }\n";
-  // `exec` in a subshell: argv[0] is always a program found through PATH, never a shell builtin
-  // or keyword (echo, kill, exit, ...), and the status is recorded whatever it is.
-  script += "( exec";
-  for (const std::string& arg : spec.argv) script += " " + ShellQuote(arg);
-  script += " )\nc=$?\necho \"$c\" > \"$f\"\nexit \"$c\"\n";
+  JobExecRequest request;
+  request.job_dir = spec.job_dir;
+  request.workdir = spec.workdir;
+  request.account = spec.account;
+  request.max_log_bytes = max_log_bytes;
+  // On its stdin, neither exported (job_exec runs as root) nor as arguments (public).
+  request.env = spec.env;
+  request.argv = spec.argv;
+  // The wrapper enters the job directory before it execs job_exec, so a restarted daemon
+  // recognises it (IsJobWrapper) at every moment after its spare stage.
+  script += "cd " + ShellQuote(spec.job_dir) + " || exit 126\n";
+  script += "exec " + ShellQuote(job_exec);
+  for (const std::string& arg : JobExecArgs(request)) script += " " + ShellQuote(arg);
+  script += " <<'DLSCHED_ENV'\n" + EncodeEnvironment(request.env) + "DLSCHED_ENV\n";
   return script + std::string(kScriptEnd);
 }
 
@@ -337,18 +393,23 @@ ProcessExecutor::Prepared ProcessExecutor::Prepare(const LaunchSpec& spec) {
     prepared.error = std::move(why);
     return prepared;
   };
+  if (access(options_.job_exec.c_str(), X_OK) != 0) {
+    return fail("cannot run " + options_.job_exec + " (the job wrapper): " + std::strerror(errno));
+  }
   std::error_code ec;
-  fs::create_directories(spec.job_dir + "/checkpoint", ec);
+  fs::create_directories(fs::path(spec.job_dir).parent_path(), ec);
   if (ec) return fail("cannot create " + spec.job_dir + ": " + ec.message());
+  if (Status made = PrepareJobDir(spec.job_dir, spec.account); !made.ok()) {
+    return fail(made.message());
+  }
   for (const auto& [path, content] : spec.files) {
     if (!WriteSmallFile(path, content)) return fail("cannot write " + path);
   }
   // The logs open here first, so one that cannot be written fails the launch, not the job.
   for (const char* log : {"/stdout.log", "/stderr.log"}) {
-    const std::string path = spec.job_dir + log;
-    const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    if (fd < 0) return fail("cannot open " + path + ": " + std::strerror(errno));
-    close(fd);
+    Result<int> fd = OpenLog(spec.job_dir + log);
+    if (!fd.ok()) return fail(fd.status().message());
+    close(*fd);
   }
   Result<Spare> spare = TakeSpare();
   if (!spare.ok()) return fail(spare.status().message());
@@ -364,16 +425,17 @@ ProcessExecutor::Prepared ProcessExecutor::Prepare(const LaunchSpec& spec) {
 }
 
 void ProcessExecutor::Run(const LaunchSpec& spec, Prepared prepared) {
+  // The decision is durable: the previous segment's records go, and a restarted daemon finds
+  // this one (before it can run) through the pid file, or none if it could not start.
+  std::error_code ec;
+  fs::remove(spec.job_dir + "/exit", ec);
+  fs::remove(spec.job_dir + "/stop", ec);
   if (prepared.spare.pid <= 0) {
+    fs::remove(spec.job_dir + "/pid", ec);
     sink_({JobLaunchFailed{spec.job, prepared.error}, std::nullopt});
     return;
   }
   const Spare& spare = prepared.spare;
-  // The decision is durable: the previous segment's records go, and a restarted daemon finds
-  // this one (before it can run) through the pid file.
-  std::error_code ec;
-  fs::remove(spec.job_dir + "/exit", ec);
-  fs::remove(spec.job_dir + "/stop", ec);
   fs::rename(spec.job_dir + "/pid.next", spec.job_dir + "/pid", ec);
   if (ec) {
     Discard(spare);
@@ -381,7 +443,7 @@ void ProcessExecutor::Run(const LaunchSpec& spec, Prepared prepared) {
            std::nullopt});
     return;
   }
-  const std::string script = WrapperScript(spec);
+  const std::string script = WrapperScript(spec, options_.job_exec, options_.max_log_bytes);
   size_t sent = 0;
   int send_errno = 0;
   while (sent < script.size()) {
@@ -459,6 +521,14 @@ void ProcessExecutor::Adopt(JobId job, const std::string& job_dir,
   const auto now = Clock::now();
   if (time_left) {
     proc.deadline = now + std::chrono::duration_cast<Clock::duration>(*time_left);
+  }
+  if (proc.pid > 0 && ProcessStartTicks(proc.pid) == proc.start_ticks &&
+      !IsJobWrapper(proc.pid, proc.start_ticks, job_dir)) {
+    // Not the wrapper of this job (its pid file was forged, or the pid reused): never
+    // signalled; the job counts as lost unless its exit file says how it ended.
+    std::cerr << "dlsched: job " << job << ": " << job_dir << "/pid names process " << proc.pid
+              << ", which is not its wrapper; not adopted\n";
+    proc.pid = 0;
   }
   const std::optional<uint64_t> start = ProcessStartTicks(proc.pid);
   if (proc.pid > 0 && start && *start == proc.start_ticks) {

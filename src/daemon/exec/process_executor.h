@@ -3,17 +3,27 @@
 // Runs jobs as local processes: the daemon's Executor.
 //
 // Each run segment is /bin/sh running a small wrapper in a new session (so its own process
-// group, pgid = pid): the wrapper enters the working directory, runs the job's argv (as a
-// program found through PATH, never as a shell builtin) with its environment, its stdin on
-// /dev/null and stdout/stderr appended to <job dir>/stdout.log and stderr.log, and writes the
-// job's exit status to <job dir>/exit before it exits with the same status. The wrapper
-// survives SIGTERM (it traps it), so a job that exits on SIGTERM still gets its status
-// recorded. The daemon writes <job dir>/pid ("PID STARTTICKS") before the job runs and
-// <job dir>/stop ("preempt", "kill" or "timeout") before it signals a job; together these let a
-// restarted daemon re-adopt the processes the previous one started (Adopt) and learn how they
-// ended, although it is not their parent. A segment's pid, exit and stop files stay until the
-// job's next launch is durable, so a daemon that dies after an outcome but before recording it
-// reports that outcome again.
+// group, pgid = pid), as the daemon's user: the wrapper enters the job directory and execs
+// `dlsched __job-exec` (job_exec.h), which keeps the wrapper's pid and working directory, opens
+// the logs (<job dir>/stdout.log and stderr.log, capped at
+// Options::max_log_bytes each, plus one rotated file), starts the job's argv (as a program found
+// through PATH, never as a shell builtin) with its environment (and nothing of the wrapper's)
+// and its stdin on /dev/null and its output piped to
+// the logs, as the job's Unix account (LaunchSpec::account) in its working directory, and
+// writes the job's exit status to <job dir>/exit before it exits with the same status. The
+// wrapper survives SIGTERM (it ignores it; the job gets the default), so a job that exits on
+// SIGTERM still gets its status recorded. The daemon writes <job dir>/pid ("PID STARTTICKS")
+// before the job runs and <job dir>/stop ("preempt", "kill" or "timeout") before it signals a
+// job; together these let a restarted daemon re-adopt the processes the previous one started
+// (Adopt) and learn how they ended, although it is not their parent. A segment's pid, exit and
+// stop files stay until the job's next launch is durable, so a daemon that dies after an
+// outcome but before recording it reports that outcome again.
+//
+// Isolation (docs/security.md): the job directory is created 0700 and, with an account, owned
+// by it, so other users' jobs cannot read or write it. The job's account owns the directory and
+// so may replace anything in it: the daemon reads and writes there only through job_files.h's
+// functions, and adopts a recorded pid only if it is a job wrapper of that directory
+// (IsJobWrapper), so a forged pid file cannot make it signal another process.
 //
 // Neither creating a process nor the file system work of a launch is on the path from a
 // decision to its job running. Wrappers are spawned ahead of need ("spares", kept by the
@@ -24,9 +34,9 @@
 // decision never become durable: the previous segment's pid, exit and stop files are left as
 // they are, and pid.next is never read by Adopt). Flush, after the commit, replaces the
 // previous segment's records (removes exit and stop, renames pid.next to pid), then gives the
-// spare its job as a short script (WrapperScript: the environment, the log redirections, the
-// working directory, the argv), and the wrapper runs it. A spare that reads end-of-file without
-// a whole script (its daemon stopped or died before Flush) exits without running anything.
+// spare its job as a short script (WrapperScript), and the wrapper runs it. A spare that reads
+// end-of-file without a whole script (its daemon stopped or died before Flush) exits without
+// running anything.
 //
 // Stopping: preemption, cancellation and the max-run-time limit all send SIGTERM to the job's
 // process group, wait the grace period, then send SIGKILL. The outcome is reported once per
@@ -72,7 +82,13 @@ class ProcessExecutor final : public JobExecutor {
     // Wrappers kept spawned ahead of launches; 0: each launch spawns its own while it is
     // prepared.
     int spare_wrappers = 2;
+    // The program wrappers run jobs through: the dlsched binary (`dlsched __job-exec`).
+    std::string job_exec;
+    // Largest size of each of a job's logs (stdout, stderr), in bytes; past it a log is
+    // rotated, keeping one older file. 0: no cap. `serve --max-log-bytes`.
+    int64_t max_log_bytes = kDefaultMaxLogBytes;
   };
+  static constexpr int64_t kDefaultMaxLogBytes = int64_t{64} << 20;
   // The Sink receives outcomes from the monitor thread, or the scheduler thread for spawn
   // failures.
   ProcessExecutor(Options options, Resolver resolver, Sink sink);
@@ -184,13 +200,23 @@ class ProcessExecutor final : public JobExecutor {
   std::thread monitor_;
 };
 
-// The script a spare wrapper runs for `spec` (see the header comment): exports its environment,
-// appends stdout and stderr to the job directory's logs, enters its working directory (exit
-// status 126 if it cannot), runs its argv with `exec` in a subshell (so argv[0] is a program,
-// never a shell builtin such as echo or exit) and records the exit status. Every value is
-// single-quoted, so any byte but NUL passes through unchanged. Ends with a marker line without
-// which the wrapper runs nothing.
-std::string WrapperScript(const LaunchSpec& spec);
+// The script a spare wrapper runs for `spec` (see the header comment): enters the job directory
+// and execs `job_exec __job-exec` (job_exec.h) with the job directory, working directory,
+// account, log cap and argv, and the environment as a here-document on its stdin (exported, it
+// would reach root's process; as arguments, anyone could read it),
+// which starts argv[0] as a program (never a shell builtin such as echo or exit) and records the
+// exit status. Every value is single-quoted, so any byte but NUL passes through unchanged. Ends
+// with a marker line without which the wrapper runs nothing.
+std::string WrapperScript(const LaunchSpec& spec, const std::string& job_exec,
+                          int64_t max_log_bytes);
+
+// Whether process `pid` (started at `start_ticks`) is a job wrapper of `job_dir`, so a daemon
+// may signal its group: it runs as this process's user, and it is either a spare still waiting
+// for its script or a wrapper whose working directory is `job_dir` (the script enters it). A
+// job's processes run as the job's account, or lack that working directory, so a pid file the
+// job forged never passes (when the daemon runs as root; as another user, jobs are not
+// isolated from each other at all).
+bool IsJobWrapper(int pid, uint64_t start_ticks, const std::string& job_dir);
 
 // Start time of a process in clock ticks since boot (field 22 of /proc/PID/stat), or nullopt if
 // there is no such process or it is a zombie. Pairs with the pid to identify a process across

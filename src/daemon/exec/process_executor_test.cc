@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -96,6 +97,7 @@ class ProcessExecutorTest : public ::testing::Test {
     ProcessExecutor::Options options;
     options.grace = milliseconds(300);
     options.poll_interval = milliseconds(20);
+    options.job_exec = DLSCHED_BINARY;
     return std::make_unique<ProcessExecutor>(
         options,
         [this](const Job& job, const Placement&) -> Result<LaunchSpec> {
@@ -273,10 +275,10 @@ TEST_F(ProcessExecutorTest, ArgvZeroIsAProgramNeverAShellBuiltin) {
 
 TEST_F(ProcessExecutorTest, ArgvAndEnvironmentPassThroughExactly) {
   // Quotes, newlines, spaces and shell syntax in the argv and the environment reach the job as
-  // given, and the job sees exactly the spec's environment (and PWD and OLDPWD, which the
-  // wrapper's `cd` sets).
+  // given, and the job sees exactly the spec's environment (and PWD, its working directory).
   const std::string weird = "it's \"quoted\" $HOME `date` \\ a\nb; exit 9 '";
   ProcessExecutor::Options options;
+  options.job_exec = DLSCHED_BINARY;
   for (int spares : {2, 0}) {  // 0: a spawn at launch, the path when the pool is empty
     SCOPED_TRACE(spares);
     options.spare_wrappers = spares;
@@ -310,7 +312,7 @@ TEST_F(ProcessExecutorTest, ArgvAndEnvironmentPassThroughExactly) {
         names.insert(line.substr(0, eq));
       }
     }
-    EXPECT_EQ(names, (std::set<std::string>{"EMPTY", "OLDPWD", "PATH", "PWD", "WEIRD"})) << env;
+    EXPECT_EQ(names, (std::set<std::string>{"EMPTY", "PATH", "PWD", "WEIRD"})) << env;
     executor_.reset();
   }
 }
@@ -321,15 +323,82 @@ TEST_F(ProcessExecutorTest, TheWrapperScriptQuotesEverything) {
   spec.env = {"X=1"};
   spec.job_dir = "/j";
   spec.workdir = "/w d";
-  EXPECT_EQ(WrapperScript(spec),
-            "export 'X'='1'\n"
-            "exec >>'/j/stdout.log' 2>>'/j/stderr.log'\n"
-            "f='/j/exit'\n"
-            "cd '/w d' || { echo 'dlsched: cannot enter working directory /w d' >&2; "
-            "echo 126 > \"$f\"; exit 126; }\n"
-            "( exec 'echo' 'a'\\''b' )\n"
-            "c=$?\necho \"$c\" > \"$f\"\nexit \"$c\"\n"
+  EXPECT_EQ(WrapperScript(spec, "/bin/dl sched", 100),
+            "cd '/j' || exit 126\n"
+            "exec '/bin/dl sched' '__job-exec' '--job-dir' '/j' '--workdir' '/w d' "
+            "'--max-log-bytes' '100' '--' 'echo' 'a'\\''b' <<'DLSCHED_ENV'\n"
+            "583d31\n"  // X=1
+            "DLSCHED_ENV\n"
             "# dlsched: end\n");
+  spec.account = UnixAccount{60001, 60002, {60002, 7}, "ann", ""};
+  EXPECT_NE(WrapperScript(spec, "/d", 0)
+                .find("'--uid' '60001' '--gid' '60002' '--groups' '60002,7' '--' 'echo'"),
+            std::string::npos);
+}
+
+TEST_F(ProcessExecutorTest, AJobDirectoryIsPrivateAndAForgedPidFileIsNotAdopted) {
+  Run(20, "echo > ready; while [ ! -e go ]; do sleep 0.02; done");
+  WaitForFile(dir_ / "ready");  // past its spare stage, when any directory would do
+  const std::optional<ProcessExecutor::ProcessInfo> info = executor_->Info(JobId(20));
+  ASSERT_TRUE(info.has_value());
+  struct stat st {};
+  ASSERT_EQ(stat((dir_ / "20").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0700u);
+  // The job's environment is the job's: the wrapper, which runs as the daemon's user (root),
+  // has none of it (a request's LD_PRELOAD must not load into it).
+  // (Only the wrapper's `cd` leaves PWD and OLDPWD.)
+  const std::string wrapper_env = ReadFile("/proc/" + std::to_string(info->pid) + "/environ");
+  EXPECT_EQ(wrapper_env.find("CUDA_VISIBLE_DEVICES"), std::string::npos) << wrapper_env;
+  EXPECT_EQ(wrapper_env.find("PATH="), std::string::npos) << wrapper_env;
+  const std::string cmdline = ReadFile("/proc/" + std::to_string(info->pid) + "/cmdline");
+  EXPECT_EQ(cmdline.find("CUDA_VISIBLE_DEVICES"), std::string::npos) << cmdline;
+  // The wrapper is recognised by its job directory, and only by that one.
+  EXPECT_TRUE(IsJobWrapper(info->pid, info->start_ticks, (dir_ / "20").string()));
+  fs::create_directories(dir_ / "21");
+  EXPECT_FALSE(IsJobWrapper(info->pid, info->start_ticks, (dir_ / "21").string()));
+  EXPECT_FALSE(IsJobWrapper(info->pid, info->start_ticks + 1, (dir_ / "20").string()));
+  // A job pointing its pid file at another process (here: this test) gets it not adopted:
+  // never signalled, the job reported lost.
+  std::ofstream(dir_ / "21" / "pid")
+      << ::getpid() << " " << ProcessStartTicks(::getpid()).value() << "\n";
+  executor_->Adopt(JobId(21), (dir_ / "21").string(), std::nullopt);
+  std::optional<ExecutorReport> r = reports_.Next();
+  ASSERT_TRUE(r.has_value());
+  EXPECT_TRUE(std::holds_alternative<JobLaunchFailed>(r->event));
+  std::ofstream(dir_ / "go") << "";
+  r = reports_.Next();
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->exit_code, 0);
+}
+
+TEST_F(ProcessExecutorTest, LogsAreCappedAndRotated) {
+  executor_.reset();
+  ProcessExecutor::Options options;
+  options.job_exec = DLSCHED_BINARY;
+  options.max_log_bytes = 1000;
+  executor_ = std::make_unique<ProcessExecutor>(
+      options,
+      [this](const Job& job, const Placement&) -> Result<LaunchSpec> {
+        LaunchSpec spec;
+        spec.job = job.id;
+        // 10,000 bytes on stdout, 5 on stderr.
+        spec.argv = {"/bin/sh", "-c", "head -c 10000 /dev/zero; printf oops >&2"};
+        spec.env = {"PATH=/usr/bin:/bin"};
+        spec.job_dir = (dir_ / std::to_string(job.id.value())).string();
+        spec.workdir = dir_.string();
+        return spec;
+      },
+      [this](ExecutorReport r) { reports_.Add(std::move(r)); });
+  ASSERT_TRUE(executor_->Start().ok());
+  executor_->Launch(testing::MakeJob(22).Build(), Placement{}, kTimeZero);
+  executor_->Flush();
+  std::optional<ExecutorReport> r = reports_.Next();
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->exit_code, 0);
+  EXPECT_EQ(fs::file_size(dir_ / "22" / "stdout.log"), 1000u);
+  EXPECT_EQ(fs::file_size(dir_ / "22" / "stdout.log.1"), 1000u);
+  EXPECT_EQ(ReadFile(dir_ / "22" / "stderr.log"), "oops");
+  EXPECT_FALSE(fs::exists(dir_ / "22" / "stderr.log.1"));
 }
 
 TEST_F(ProcessExecutorTest, PreemptStopsTheGroupAndReportsSuspended) {
