@@ -241,10 +241,6 @@ int RunServe(const ServeFlags& flags, std::ostream& out, std::ostream& err) {
       return ResolveUnixAccount(table->AccountSpec(user));
     };
   }
-  if (Status private_db = MakePrivateFile(options.db_path); !private_db.ok()) {
-    err << "dlsched serve: --db: " << private_db.message() << "\n";
-    return kExitRuntimeError;
-  }
   if (const std::string dir = DirectoryOthersMayWrite(options.db_path); !dir.empty()) {
     err << "dlsched serve: WARNING: other users may write " << dir
         << ", the directory of the database: they could plant files beside it or replace it; "

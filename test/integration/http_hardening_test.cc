@@ -109,7 +109,8 @@ class HttpHardeningTest : public DaemonIntegrationTest {
 
   std::string Tokens() {
     const fs::path tokens = dir_ / "tokens";
-    std::ofstream(tokens) << "t-ann,ann,user\nt-bob,bob,user\nt-root,root,admin\n";
+    // Numeric accounts: the daemon runs jobs as them when it is root (no passwd entry needed).
+    std::ofstream(tokens) << "t-ann,ann,user,60011\nt-bob,bob,user,60012\nt-root,root,admin\n";
     return tokens.string();
   }
 

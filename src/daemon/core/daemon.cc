@@ -160,6 +160,9 @@ Result<std::unique_ptr<Daemon>> Daemon::Create(Cluster cluster, DaemonOptions op
                       StateLock::Acquire(d->options_.workdir, d->options_.db_path, clock.Now()));
   // Others may pass through to their own job directories (0700 each) but not list them.
   std::filesystem::permissions(d->options_.workdir + "/jobs", std::filesystem::perms(0711), ec);
+  // Private before SQLite opens it (and its -wal/-shm companions), and only once the lock is held:
+  // a refused second daemon creates nothing.
+  DS_RETURN_IF_ERROR(MakePrivateFile(d->options_.db_path).WithPrefix("--db"));
   DS_ASSIGN_OR_RETURN(d->store_, Store::Open(d->options_.db_path, d->options_.durability));
   DS_RETURN_IF_ERROR(BindWorkdir(*d->store_, d->options_.db_path, d->options_.workdir));
   DS_RETURN_IF_ERROR(d->RecordOwner());
