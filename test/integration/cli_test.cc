@@ -185,8 +185,14 @@ TEST_F(DaemonIntegrationTest, ControlCharactersInJobNamesNeverReachATerminal) {
   StartDaemon();
   const std::string name = "\x1b]0;pwned\x07\x1b[2Jx";
   EXPECT_EQ(Submit({{"name", name}, {"command", {"true"}}}).first, 400);
-  EXPECT_EQ(Submit({{"name", "\xc2\x9b" "2J"}, {"command", {"true"}}}).first, 400);  // C1 CSI
-  const int64_t id = ParsedId(Cli({"submit", "--parsable", "--name", "plain", "--", "sleep", "60"}));
+  EXPECT_EQ(Submit({{"name",
+                     "\xc2\x9b"
+                     "2J"},
+                    {"command", {"true"}}})
+                .first,
+            400);  // C1 CSI
+  const int64_t id =
+      ParsedId(Cli({"submit", "--parsable", "--name", "plain", "--", "sleep", "60"}));
   ASSERT_TRUE(WaitForState(id, "running"));
   json spec = Job(id)["spec"];
   Kill9();
@@ -214,12 +220,12 @@ TEST_F(DaemonIntegrationTest, ServeGpusTakesOneNodeAsGpusByType) {
                out, dir_ / "serve.err");
   ASSERT_GT(pid_, 0);
   ASSERT_TRUE(Eventually([&] {
-    const std::string text = ReadFile(out);
+    const std::string text = ReadTextFile(out);
     const size_t at = text.find("listening on ");
     if (at == std::string::npos || text.find('\n', at) == std::string::npos) return false;
     url_ = text.substr(at + 13, text.find('\n', at) - at - 13);
     return true;
-  })) << ReadFile(dir_ / "serve.err");
+  })) << ReadTextFile(dir_ / "serve.err");
   const json nodes = json::parse(Cli({"nodes", "--json"}).out);
   ASSERT_EQ(nodes["nodes"].size(), 1u) << nodes.dump();
   EXPECT_EQ(nodes["nodes"][0]["gpus_total"], 8);

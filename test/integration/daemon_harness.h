@@ -30,22 +30,19 @@
 
 extern char** environ;
 
+#include "support/test_files.h"
+
 namespace dlsched::integration {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
+using test_support::FreshTestDir;
+using test_support::ReadTextFile;
 using Clock = std::chrono::steady_clock;
 
 inline constexpr auto kDeadline = seconds(10);
-
-inline std::string ReadFile(const fs::path& path) {
-  std::ifstream file(path);
-  std::stringstream text;
-  text << file.rdbuf();
-  return text.str();
-}
 
 // Polls `done` until it holds or the deadline passes.
 inline bool Eventually(const std::function<bool()>& done, Clock::duration within = kDeadline) {
@@ -82,10 +79,7 @@ struct RunResult {
 class DaemonIntegrationTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("dlsched_it_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
+    dir_ = FreshTestDir("dlsched_it");
     fs::create_directories(dir_ / "work");
   }
 
@@ -103,11 +97,11 @@ class DaemonIntegrationTest : public ::testing::Test {
   void KillJobProcesses() {
     std::error_code ec;
     for (const auto& entry : fs::directory_iterator(dir_ / "work" / "jobs", ec)) {
-      std::istringstream line(ReadFile(entry.path() / "pid"));
+      std::istringstream line(ReadTextFile(entry.path() / "pid"));
       int pid = 0;
       uint64_t start = 0;
       if (!(line >> pid >> start) || pid <= 0) continue;
-      const std::string stat = ReadFile("/proc/" + std::to_string(pid) + "/stat");
+      const std::string stat = ReadTextFile("/proc/" + std::to_string(pid) + "/stat");
       const size_t close = stat.rfind(')');
       if (close == std::string::npos) continue;
       std::istringstream rest(stat.substr(close + 2));
@@ -132,13 +126,13 @@ class DaemonIntegrationTest : public ::testing::Test {
     ASSERT_GT(pid_, 0);
     std::string url;
     ASSERT_TRUE(Eventually([&] {
-      const std::string text = ReadFile(out);
+      const std::string text = ReadTextFile(out);
       const size_t at = text.find("listening on ");
       if (at == std::string::npos || text.find('\n', at) == std::string::npos) return false;
       url = text.substr(at + 13, text.find('\n', at) - at - 13);
       return true;
     })) << "daemon did not start: "
-        << ReadFile(dir_ / "daemon.err");
+        << ReadTextFile(dir_ / "daemon.err");
     url_ = url;
     client_ = std::make_unique<httplib::Client>(url_);
     client_->set_read_timeout(seconds(10));
@@ -248,7 +242,7 @@ class DaemonIntegrationTest : public ::testing::Test {
     const pid_t pid = Spawn(args, out, err);
     int status = 0;
     waitpid(pid, &status, 0);
-    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, ReadFile(out), ReadFile(err)};
+    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, ReadTextFile(out), ReadTextFile(err)};
   }
 
   json Script(const std::string& script, int gpus = 1) {

@@ -27,7 +27,7 @@ TEST_F(DaemonIntegrationTest, JobsSeeExactlyTheirGpus) {
   // Each job sees the GPUs of its placement, and no two jobs share one.
   std::set<std::string> seen;
   for (auto [file, job] : {std::pair{"a.out", a}, std::pair{"b.out", b}, std::pair{"c.out", c}}) {
-    std::string visible = ReadFile(dir_ / file);
+    std::string visible = ReadTextFile(dir_ / file);
     ASSERT_FALSE(visible.empty());
     visible.pop_back();  // newline
     const std::string placement = Job(job["id"])["placement"];
@@ -96,7 +96,7 @@ TEST_F(DaemonIntegrationTest, AHighPriorityJobPreemptsALowOneWhichResumesFromIts
   auto [s1, low] = Submit(low_spec);
   ASSERT_EQ(s1, 201);
   ASSERT_TRUE(WaitForState(low["id"], "running"));
-  ASSERT_TRUE(Eventually([&] { return ReadFile(dir_ / "low.log") == "run 1 restart 0\n"; }));
+  ASSERT_TRUE(Eventually([&] { return ReadTextFile(dir_ / "low.log") == "run 1 restart 0\n"; }));
 
   json high_spec = Script("echo high >> high.log", 4);
   high_spec["priority"] = 10;
@@ -106,8 +106,8 @@ TEST_F(DaemonIntegrationTest, AHighPriorityJobPreemptsALowOneWhichResumesFromIts
   ASSERT_TRUE(WaitForState(low["id"], "succeeded"));
   const json done = Job(low["id"]);
   EXPECT_EQ(done["preemptions"], 1);
-  EXPECT_EQ(ReadFile(dir_ / "low.log"), "run 1 restart 0\nrun 2 restart 1\n");
-  EXPECT_EQ(ReadFile(dir_ / "high.log"), "high\n");
+  EXPECT_EQ(ReadTextFile(dir_ / "low.log"), "run 1 restart 0\nrun 2 restart 1\n");
+  EXPECT_EQ(ReadTextFile(dir_ / "high.log"), "high\n");
 }
 
 TEST_F(DaemonIntegrationTest, ProgressPostedOverHttpIsShownAndKeptAtPreemption) {
@@ -190,7 +190,7 @@ TEST_F(DaemonIntegrationTest, ProgressPostedOverHttpIsShownAndKeptAtPreemption) 
   EXPECT_EQ(shown["progress"]["iterations_done"], 25);
   EXPECT_DOUBLE_EQ(shown["progress"]["fraction"].get<double>(), 0.25);
   EXPECT_TRUE(shown["progress"]["eta"].is_string()) << shown["progress"];
-  EXPECT_EQ(ReadFile(dir_ / "work" / "jobs" / std::to_string(id) / "progress"), "25\n");
+  EXPECT_EQ(ReadTextFile(dir_ / "work" / "jobs" / std::to_string(id) / "progress"), "25\n");
   // An admin may report too; the last report wins.
   EXPECT_EQ(post(path, R"({"iterations_done": 50, "iterations_total": 100})", "t-root").first, 200);
 
@@ -216,8 +216,8 @@ TEST_F(DaemonIntegrationTest, ProgressCorrectsThePredictorAndItsEta) {
       {"source": "test", "model": "m", "batch_size": 8, "gpu_type": "V100", "num_gpus": 2,
        "iters_per_s": 18}]})";
   StartDaemon({"--predictor", store.string()});
-  ASSERT_NE(ReadFile(dir_ / "daemon.err").find("predictor fitted"), std::string::npos)
-      << ReadFile(dir_ / "daemon.err");
+  ASSERT_NE(ReadTextFile(dir_ / "daemon.err").find("predictor fitted"), std::string::npos)
+      << ReadTextFile(dir_ / "daemon.err");
   // 2000 iterations estimated at 80 s (25 iterations/s predicted); it reports 100 iterations/s
   // of wall time since it started, so a slow machine does not change its pace.
   json spec = Script(
@@ -292,9 +292,9 @@ TEST_F(DaemonIntegrationTest, Kill9LosesNoAcceptedJobAndRunningJobsAreReadopted)
 
   std::ofstream(go) << "";
   ASSERT_TRUE(WaitForState(running["id"], "succeeded"));
-  EXPECT_EQ(ReadFile(dir_ / "ran"), "ok\n");
+  EXPECT_EQ(ReadTextFile(dir_ / "ran"), "ok\n");
   for (int64_t id : accepted) EXPECT_TRUE(WaitForState(id, "succeeded")) << id;
-  std::string log = ReadFile(dir_ / "queued.log");
+  std::string log = ReadTextFile(dir_ / "queued.log");
   EXPECT_EQ(std::count(log.begin(), log.end(), '\n'), 20);
 }
 
@@ -462,7 +462,7 @@ TEST_F(DaemonIntegrationTest, WithoutTokensOnlyLoopbackIsAllowed) {
   int status = 0;
   waitpid(pid, &status, 0);
   EXPECT_EQ(WEXITSTATUS(status), 2);
-  EXPECT_NE(ReadFile(dir_ / "err").find("loopback"), std::string::npos);
+  EXPECT_NE(ReadTextFile(dir_ / "err").find("loopback"), std::string::npos);
 }
 
 TEST_F(DaemonIntegrationTest, CliOverRest) {
@@ -506,7 +506,7 @@ TEST_F(DaemonIntegrationTest, CliOverRest) {
 // docs/api/openapi.yaml stays true: every field a job carries is in its Job schema, and every
 // field of the request the API echoes back as "spec" is in the JobSpec schema.
 TEST_F(DaemonIntegrationTest, TheOpenApiDocumentDescribesEveryJobField) {
-  const std::string doc = ReadFile(fs::path(DLSCHED_SOURCE_DIR) / "docs/api/openapi.yaml");
+  const std::string doc = ReadTextFile(fs::path(DLSCHED_SOURCE_DIR) / "docs/api/openapi.yaml");
   ASSERT_FALSE(doc.empty());
   // A schema of components/schemas: from "    Name:" to the next line indented by four spaces.
   auto section = [&doc](const std::string& name) -> std::string {

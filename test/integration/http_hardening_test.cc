@@ -99,7 +99,7 @@ class HttpHardeningTest : public DaemonIntegrationTest {
 
   // The daemon's resident memory, in KiB.
   int64_t DaemonRssKib() const {
-    std::istringstream status(ReadFile("/proc/" + std::to_string(pid_) + "/status"));
+    std::istringstream status(ReadTextFile("/proc/" + std::to_string(pid_) + "/status"));
     std::string line;
     while (std::getline(status, line)) {
       if (line.rfind("VmRSS:", 0) == 0) return std::stoll(line.substr(6));
@@ -362,7 +362,7 @@ TEST_F(HttpHardeningTest, TheOpenApiDocumentIsServedAsInTheSourceTree) {
   ASSERT_TRUE(res);
   EXPECT_EQ(res->status, 200);
   EXPECT_EQ(res->get_header_value("Content-Type"), "application/yaml");
-  EXPECT_EQ(res->body, ReadFile(fs::path(DLSCHED_SOURCE_DIR) / "docs/api/openapi.yaml"));
+  EXPECT_EQ(res->body, ReadTextFile(fs::path(DLSCHED_SOURCE_DIR) / "docs/api/openapi.yaml"));
 }
 
 // `dlsched nodes` and GET /v1/nodes count a service's GPUs like a training job's, and a user

@@ -52,7 +52,7 @@ TEST_F(InputHardeningTest, AnUnrestorableRowFailsOnlyItsJob) {
   Sql("UPDATE jobs SET state = 'exploded' WHERE id = " +
       std::to_string(bad_state["id"].get<int>()));
   StartDaemon();
-  const std::string err = ReadFile(dir_ / "daemon.err");
+  const std::string err = ReadTextFile(dir_ / "daemon.err");
   EXPECT_NE(err.find("job " + std::to_string(bad_spec["id"].get<int>()) + " cannot be restored"),
             std::string::npos)
       << err;
@@ -114,8 +114,8 @@ TEST_F(InputHardeningTest, WhatIsAcceptedSurvivesARestart) {
   }
   ASSERT_EQ(StopDaemon(), 0);
   StartDaemon();
-  EXPECT_EQ(ReadFile(dir_ / "daemon.err").find("cannot be restored"), std::string::npos)
-      << ReadFile(dir_ / "daemon.err");
+  EXPECT_EQ(ReadTextFile(dir_ / "daemon.err").find("cannot be restored"), std::string::npos)
+      << ReadTextFile(dir_ / "daemon.err");
   for (size_t i = 0; i < specs.size(); ++i)
     EXPECT_EQ(Job(static_cast<int64_t>(i))["spec"], specs[i]);
   EXPECT_TRUE(Delete("/v1/jobs/0").first == 202);

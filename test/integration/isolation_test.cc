@@ -41,7 +41,7 @@ TEST_F(IsolationTest, EachUsersJobsRunAsTheirAccountAndCannotReachOthersOrTheDae
                            "t-bob,bob,user,60002:60002\nt-cy,cy,user\n";
   ASSERT_EQ(chmod(tokens.c_str(), 0600), 0);
   StartDaemon({"--tokens", tokens.string()});
-  EXPECT_NE(ReadFile(dir_ / "daemon.err").find("jobs run as their users' Unix accounts"),
+  EXPECT_NE(ReadTextFile(dir_ / "daemon.err").find("jobs run as their users' Unix accounts"),
             std::string::npos);
   const fs::path go = dir_ / "go";
   const std::string wait_go = "while [ ! -e " + go.string() + " ]; do sleep 0.02; done";
@@ -153,7 +153,7 @@ TEST_F(IsolationTest, ATokensFileOthersMayWriteIsRefused) {
   int status = 0;
   waitpid(pid, &status, 0);
   EXPECT_EQ(WEXITSTATUS(status), 2);
-  EXPECT_NE(ReadFile(dir_ / "err").find("may be written by other users"), std::string::npos);
+  EXPECT_NE(ReadTextFile(dir_ / "err").find("may be written by other users"), std::string::npos);
 }
 
 TEST_F(IsolationTest, ADaemonThatIsNotRootSaysAllJobsRunAsOneUser) {
@@ -169,13 +169,14 @@ TEST_F(IsolationTest, ADaemonThatIsNotRootSaysAllJobsRunAsOneUser) {
              (home / "work").string(), "--db", (home / "state.db").string()},
             dir_ / "out", dir_ / "err");
   ASSERT_GT(pid, 0);
-  const bool up =
-      Eventually([&] { return ReadFile(dir_ / "out").find("listening on") != std::string::npos; });
+  const bool up = Eventually(
+      [&] { return ReadTextFile(dir_ / "out").find("listening on") != std::string::npos; });
   kill(pid, SIGTERM);
   waitpid(pid, nullptr, 0);
-  ASSERT_TRUE(up) << ReadFile(dir_ / "err");
-  EXPECT_NE(ReadFile(dir_ / "err").find("every job runs as this one Unix user"), std::string::npos)
-      << ReadFile(dir_ / "err");
+  ASSERT_TRUE(up) << ReadTextFile(dir_ / "err");
+  EXPECT_NE(ReadTextFile(dir_ / "err").find("every job runs as this one Unix user"),
+            std::string::npos)
+      << ReadTextFile(dir_ / "err");
 }
 
 TEST_F(IsolationTest, ALogPastTheCapIsRotatedKeepingOneOlderFile) {
@@ -190,7 +191,7 @@ TEST_F(IsolationTest, ALogPastTheCapIsRotatedKeepingOneOlderFile) {
   EXPECT_EQ(fs::file_size(JobDir(id) / "stdout.log"), 1696u);
   EXPECT_EQ(fs::file_size(JobDir(id) / "stdout.log.1"), 4096u);
   EXPECT_FALSE(fs::exists(JobDir(id) / "stdout.log.2"));
-  EXPECT_EQ(ReadFile(JobDir(id) / "stderr.log"), "tail\n");
+  EXPECT_EQ(ReadTextFile(JobDir(id) / "stderr.log"), "tail\n");
   EXPECT_FALSE(fs::exists(JobDir(id) / "stderr.log.1"));
 }
 
@@ -199,8 +200,9 @@ TEST_F(IsolationTest, LaunchesWaitWhileTheStoreIsLowOnSpace) {
   StartDaemon({"--min-free-mib", "1000000000000"});
   auto [s, job] = Submit(Job("true"));
   ASSERT_EQ(s, 201) << job;
-  ASSERT_TRUE(Eventually(
-      [&] { return ReadFile(dir_ / "daemon.err").find("launches paused") != std::string::npos; }));
+  ASSERT_TRUE(Eventually([&] {
+    return ReadTextFile(dir_ / "daemon.err").find("launches paused") != std::string::npos;
+  }));
   std::this_thread::sleep_for(milliseconds(1500));  // a second check, a second chance to launch
   EXPECT_EQ(Get("/v1/jobs/" + std::to_string(job["id"].get<int>())).second["state"], "pending");
   EXPECT_EQ(Get("/v1/nodes").second["gpus_allocated"], 0);

@@ -26,9 +26,9 @@ class LifecycleTest : public DaemonIntegrationTest {
     if (!Eventually([&] { return waitpid(pid, &status, WNOHANG) == pid; })) {
       kill(pid, SIGKILL);
       waitpid(pid, nullptr, 0);
-      return {-1, ReadFile(out), ReadFile(err)};
+      return {-1, ReadTextFile(out), ReadTextFile(err)};
     }
-    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, ReadFile(out), ReadFile(err)};
+    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, ReadTextFile(out), ReadTextFile(err)};
   }
 
   // The rows of `sql` on the daemon's database, opened read-only (as a reader beside a running
@@ -64,7 +64,7 @@ TEST_F(LifecycleTest, ASecondDaemonOnTheSameDatabaseOrWorkdirIsRefused) {
   ASSERT_EQ(s0, 201);
   ASSERT_EQ(s1, 201);
   ASSERT_TRUE(WaitForState(0, "running"));
-  ASSERT_TRUE(Eventually([&] { return ReadFile(runs) == "run\n"; }));
+  ASSERT_TRUE(Eventually([&] { return ReadTextFile(runs) == "run\n"; }));
   const std::string holder =
       "in use by another dlsched daemon (pid " + std::to_string(pid_) + " on host ";
 
@@ -89,7 +89,7 @@ TEST_F(LifecycleTest, ASecondDaemonOnTheSameDatabaseOrWorkdirIsRefused) {
   EXPECT_EQ(waitpid(pid_, nullptr, WNOHANG), 0);
   EXPECT_EQ(Job(0)["state"], "running");
   EXPECT_EQ(Job(1)["state"], "queued");
-  EXPECT_EQ(ReadFile(runs), "run\n");
+  EXPECT_EQ(ReadTextFile(runs), "run\n");
   EXPECT_EQ(StoredRows("SELECT COUNT(*) FROM events WHERE kind = 'start'"),
             std::vector<std::string>{"1"});
   const RunResult replay = Dlsched({"simulate", "--replay", (dir_ / "state.db").string()});
@@ -105,7 +105,7 @@ TEST_F(LifecycleTest, ASecondDaemonOnTheSameDatabaseOrWorkdirIsRefused) {
   Kill9();
   StartDaemon();
   EXPECT_EQ(Job(0)["state"], "running");
-  EXPECT_EQ(ReadFile(runs), "run\n");
+  EXPECT_EQ(ReadTextFile(runs), "run\n");
 }
 
 TEST_F(LifecycleTest, AWorkdirWhoseDatabaseWasLostIsRefused) {
@@ -114,7 +114,7 @@ TEST_F(LifecycleTest, AWorkdirWhoseDatabaseWasLostIsRefused) {
   ASSERT_EQ(status, 201);
   ASSERT_TRUE(WaitForState(0, "succeeded"));
   ASSERT_EQ(StopDaemon(), 0);
-  const std::string store_id = ReadFile(dir_ / "work" / ".dlsched-store-id");
+  const std::string store_id = ReadTextFile(dir_ / "work" / ".dlsched-store-id");
   EXPECT_EQ(store_id.size(), 33u) << store_id;
   EXPECT_EQ(StoredRows("SELECT value FROM meta WHERE key = 'store_id'"),
             std::vector<std::string>{store_id.substr(0, 32)});
@@ -130,7 +130,8 @@ TEST_F(LifecycleTest, AWorkdirWhoseDatabaseWasLostIsRefused) {
             std::string::npos)
       << lost.err;
   EXPECT_NE(lost.err.find("give a new --workdir"), std::string::npos) << lost.err;
-  EXPECT_EQ(ReadFile(dir_ / "work" / "jobs" / "0" / "stdout.log"), "output of the first job 0\n");
+  EXPECT_EQ(ReadTextFile(dir_ / "work" / "jobs" / "0" / "stdout.log"),
+            "output of the first job 0\n");
 
   // As the message says: a new workdir, and job 0 is a new job with its own files.
   fs::rename(dir_ / "work", dir_ / "old-work");
@@ -140,7 +141,7 @@ TEST_F(LifecycleTest, AWorkdirWhoseDatabaseWasLostIsRefused) {
   ASSERT_EQ(job["id"], 0);
   ASSERT_TRUE(WaitForState(0, "succeeded"));
   EXPECT_EQ(Cli({"logs", "0"}).out, "second job 0\n");
-  EXPECT_EQ(ReadFile(dir_ / "old-work" / "jobs" / "0" / "stdout.log"),
+  EXPECT_EQ(ReadTextFile(dir_ / "old-work" / "jobs" / "0" / "stdout.log"),
             "output of the first job 0\n");
 }
 
@@ -164,9 +165,9 @@ TEST_F(LifecycleTest, ANewJobNeverReadsADirectoryLeftWithItsId) {
   }
   ASSERT_EQ(moved.size(), 1u);
   EXPECT_EQ(moved[0].filename().string().rfind("0-", 0), 0u) << moved[0];
-  EXPECT_EQ(ReadFile(moved[0] / "stdout.log"), "another job's output\n");
-  EXPECT_EQ(ReadFile(moved[0] / "checkpoint" / "state"), "another job's checkpoint\n");
-  EXPECT_NE(ReadFile(dir_ / "daemon.err").find("moved to " + moved[0].string() + " unread"),
+  EXPECT_EQ(ReadTextFile(moved[0] / "stdout.log"), "another job's output\n");
+  EXPECT_EQ(ReadTextFile(moved[0] / "checkpoint" / "state"), "another job's checkpoint\n");
+  EXPECT_NE(ReadTextFile(dir_ / "daemon.err").find("moved to " + moved[0].string() + " unread"),
             std::string::npos);
 }
 
@@ -188,16 +189,16 @@ TEST_F(LifecycleTest, KillJobsOnExitTermsThenKillsAndRecordsTheJobsKilled) {
   ASSERT_TRUE(WaitForState(0, "running"));
   ASSERT_TRUE(WaitForState(1, "running"));
   ASSERT_TRUE(Eventually([&] {
-    return ReadFile(dir_ / "a.runs") == "run\n" && ReadFile(dir_ / "b.runs") == "run\n";
+    return ReadTextFile(dir_ / "a.runs") == "run\n" && ReadTextFile(dir_ / "b.runs") == "run\n";
   }));
 
   EXPECT_EQ(StopDaemon(), 0);
-  EXPECT_NE(
-      ReadFile(dir_ / "daemon.err").find("stopped; killed 2 running jobs (2 recorded as killed)"),
-      std::string::npos)
-      << ReadFile(dir_ / "daemon.err");
+  EXPECT_NE(ReadTextFile(dir_ / "daemon.err")
+                .find("stopped; killed 2 running jobs (2 recorded as killed)"),
+            std::string::npos)
+      << ReadTextFile(dir_ / "daemon.err");
   // A got SIGTERM and exited (status 0); B outlived it and got SIGKILL (128 + 9).
-  EXPECT_EQ(ReadFile(dir_ / "a.term"), "term\n");
+  EXPECT_EQ(ReadTextFile(dir_ / "a.term"), "term\n");
   const std::string killed = std::string("killed|") + kKilledOnExit;
   EXPECT_EQ(StoredRows("SELECT state, reason, exit_code FROM jobs ORDER BY id"),
             (std::vector<std::string>{killed + "|0", killed + "|137", "queued||NULL"}));
@@ -208,8 +209,8 @@ TEST_F(LifecycleTest, KillJobsOnExitTermsThenKillsAndRecordsTheJobsKilled) {
   EXPECT_EQ(Job(0)["state"], "killed");
   EXPECT_EQ(Job(1)["reason"], kKilledOnExit);
   ASSERT_TRUE(WaitForState(2, "succeeded"));
-  EXPECT_EQ(ReadFile(dir_ / "a.runs"), "run\n");
-  EXPECT_EQ(ReadFile(dir_ / "b.runs"), "run\n");
+  EXPECT_EQ(ReadTextFile(dir_ / "a.runs"), "run\n");
+  EXPECT_EQ(ReadTextFile(dir_ / "b.runs"), "run\n");
   ASSERT_EQ(StopDaemon(), 0);
   // The shutdown's cancels and kills replay as the daemon decided them.
   const RunResult replay = Dlsched({"simulate", "--replay", (dir_ / "state.db").string()});
@@ -220,8 +221,9 @@ TEST_F(LifecycleTest, KillJobsOnExitTermsThenKillsAndRecordsTheJobsKilled) {
 TEST_F(LifecycleTest, SighupIsLoggedAndIgnored) {
   StartDaemon();
   ASSERT_EQ(kill(pid_, SIGHUP), 0);
-  ASSERT_TRUE(Eventually(
-      [&] { return ReadFile(dir_ / "daemon.err").find("SIGHUP ignored") != std::string::npos; }));
+  ASSERT_TRUE(Eventually([&] {
+    return ReadTextFile(dir_ / "daemon.err").find("SIGHUP ignored") != std::string::npos;
+  }));
   EXPECT_EQ(waitpid(pid_, nullptr, WNOHANG), 0);
   auto [status, job] = Submit(Script("true", 1));
   EXPECT_EQ(status, 201);

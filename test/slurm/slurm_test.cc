@@ -41,6 +41,7 @@
 #include "dlsched/policy/registry.h"
 #include "io/profile.h"
 #include "sim/simulator.h"
+#include "support/test_files.h"
 
 extern char** environ;
 
@@ -52,18 +53,13 @@ using daemon::RunChecked;
 using nlohmann::json;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
+using test_support::FreshTestDir;
+using test_support::ReadTextFile;
 using Clock = std::chrono::steady_clock;
 
 constexpr auto kDeadline = seconds(20);
 // The cluster's slurmd notices a dead slurmd after about 12 s (SlurmdTimeout=2, MessageTimeout=3).
 constexpr auto kNodeDeadline = seconds(40);
-
-std::string ReadFile(const fs::path& path) {
-  std::ifstream file(path);
-  std::stringstream text;
-  text << file.rdbuf();
-  return text.str();
-}
 
 bool Eventually(const std::function<bool()>& done, Clock::duration within = kDeadline) {
   const auto deadline = Clock::now() + within;
@@ -92,7 +88,7 @@ pid_t Spawn(const std::vector<std::string>& args, const fs::path& out, const fs:
 // "KEY=value" lines of a file the job wrote with `env`.
 std::map<std::string, std::string> EnvFile(const fs::path& path) {
   std::map<std::string, std::string> env;
-  std::istringstream in(ReadFile(path));
+  std::istringstream in(ReadTextFile(path));
   for (std::string line; std::getline(in, line);) {
     const size_t eq = line.find('=');
     if (eq != std::string::npos) env[line.substr(0, eq)] = line.substr(eq + 1);
@@ -112,7 +108,7 @@ const TestCluster& Cluster() {
   static const TestCluster cluster = [] {
     TestCluster c;
     c.dir = DLSCHED_SLURM_DIR;
-    const std::string env = ReadFile(c.dir / "env");
+    const std::string env = ReadTextFile(c.dir / "env");
     if (env.empty()) {
       c.why = "no Slurm test cluster at " + c.dir.string() +
               " (the slurm_cluster_start test starts it; it skips where Slurm is not installed: "
@@ -146,10 +142,7 @@ class SlurmTest : public ::testing::Test {
       GTEST_SKIP() << cluster.why;
     }
     partition_ = cluster.partition;
-    dir_ = fs::temp_directory_path() /
-           ("dlsched_slurm_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
+    dir_ = FreshTestDir("dlsched_slurm");
     fs::create_directories(dir_ / "work");
     ResetCluster();
   }
@@ -168,7 +161,7 @@ class SlurmTest : public ::testing::Test {
   void ResetCluster() {
     for (const char* node : {"node1", "node2", "node3"}) {
       const fs::path pid_file = Cluster().dir / (std::string("slurmd-") + node + ".pid");
-      const int pid = std::atoi(ReadFile(pid_file).c_str());
+      const int pid = std::atoi(ReadTextFile(pid_file).c_str());
       if (pid <= 0 || kill(pid, 0) != 0) StartSlurmd(node);
     }
     for (const char* node : {"node1", "node2", "node3"}) {
@@ -200,11 +193,11 @@ class SlurmTest : public ::testing::Test {
     ASSERT_GT(pid, 0);
     int status = 0;
     waitpid(pid, &status, 0);  // slurmd daemonizes
-    ASSERT_EQ(WEXITSTATUS(status), 0) << ReadFile(dir_ / "slurmd.out");
+    ASSERT_EQ(WEXITSTATUS(status), 0) << ReadTextFile(dir_ / "slurmd.out");
   }
 
   void KillSlurmd(const std::string& node) {
-    const int pid = std::atoi(ReadFile(Cluster().dir / ("slurmd-" + node + ".pid")).c_str());
+    const int pid = std::atoi(ReadTextFile(Cluster().dir / ("slurmd-" + node + ".pid")).c_str());
     ASSERT_GT(pid, 0);
     ASSERT_EQ(kill(pid, SIGKILL), 0);
   }
@@ -232,13 +225,13 @@ class SlurmTest : public ::testing::Test {
     pid_ = Spawn(args, out, dir_ / "daemon.err");
     ASSERT_GT(pid_, 0);
     ASSERT_TRUE(Eventually([&] {
-      const std::string text = ReadFile(out);
+      const std::string text = ReadTextFile(out);
       const size_t at = text.find("listening on ");
       if (at == std::string::npos || text.find('\n', at) == std::string::npos) return false;
       url_ = text.substr(at + 13, text.find('\n', at) - at - 13);
       return true;
     })) << "daemon did not start: "
-        << ReadFile(dir_ / "daemon.err");
+        << ReadTextFile(dir_ / "daemon.err");
     client_ = std::make_unique<httplib::Client>(url_);
     client_->set_read_timeout(seconds(10));
   }
@@ -269,7 +262,7 @@ class SlurmTest : public ::testing::Test {
     const bool reached = Eventually([&] { return Job(id).value("state", "") == state; }, within);
     if (!reached) {
       ADD_FAILURE() << "job " << id << " is " << Job(id).dump() << ", not " << state
-                    << "\ndaemon: " << ReadFile(dir_ / "daemon.err") << "\nsqueue:\n"
+                    << "\ndaemon: " << ReadTextFile(dir_ / "daemon.err") << "\nsqueue:\n"
                     << Output({"squeue", "-p", partition_, "-o", "%i %T %r %j %N %k"})
                     << "events:\n"
                     << Events();
@@ -409,12 +402,12 @@ TEST_F(SlurmTest, PreemptAndResumeFromTheCheckpoint) {
   const json low = Submit(low_script, 2, "T4", {{"priority", 0}, {"iterations", 100}});
   ASSERT_TRUE(WaitForState(low["id"], "running"));
   const fs::path log = JobDir(low["id"]) / "checkpoint" / "log";
-  ASSERT_TRUE(Eventually([&] { return ReadFile(log) == "run 1 restart 0\n"; }));
+  ASSERT_TRUE(Eventually([&] { return ReadTextFile(log) == "run 1 restart 0\n"; }));
 
   const json high = Submit("true", 2, "T4", {{"priority", 10}});
   ASSERT_TRUE(WaitForState(high["id"], "succeeded"));
   ASSERT_TRUE(WaitForState(low["id"], "succeeded"));
-  EXPECT_EQ(ReadFile(log), "run 1 restart 0\nsaved\nrun 2 restart 1\n");
+  EXPECT_EQ(ReadTextFile(log), "run 1 restart 0\nsaved\nrun 2 restart 1\n");
   const json done = Job(low["id"]);
   EXPECT_EQ(done["preemptions"], 1);
   // Two segments, two Slurm jobs; the high-priority job one.
@@ -427,8 +420,8 @@ TEST_F(SlurmTest, CancelEndsTheSlurmJob) {
   const json job = Submit("echo $$ > \"$DLSCHED_CHECKPOINT_DIR/pid\"; exec sleep 300", 1, "V100");
   ASSERT_TRUE(WaitForState(job["id"], "running"));
   const fs::path pid_file = JobDir(job["id"]) / "checkpoint" / "pid";
-  ASSERT_TRUE(Eventually([&] { return !ReadFile(pid_file).empty(); }));
-  const int pid = std::atoi(ReadFile(pid_file).c_str());
+  ASSERT_TRUE(Eventually([&] { return !ReadTextFile(pid_file).empty(); }));
+  const int pid = std::atoi(ReadTextFile(pid_file).c_str());
   auto res = client_->Delete("/v1/jobs/" + std::to_string(job["id"].get<int>()));
   ASSERT_TRUE(res);
   EXPECT_EQ(res->status, 202);
@@ -450,7 +443,7 @@ TEST_F(SlurmTest, ADeadSlurmdRequeuesItsJobsAndTakesTheNodeOutUntilItIsBack) {
       Submit("echo run >> \"$DLSCHED_CHECKPOINT_DIR/runs\"; " + WaitForRelease(), 2, "T4");
   ASSERT_TRUE(WaitForState(job["id"], "running"));
   ASSERT_TRUE(
-      Eventually([&] { return ReadFile(JobDir(job["id"]) / "checkpoint/runs") == "run\n"; }));
+      Eventually([&] { return ReadTextFile(JobDir(job["id"]) / "checkpoint/runs") == "run\n"; }));
   KillSlurmd("node3");
   // Slurm marks node3 DOWN; dlsched requeues the job and keeps it off node3.
   ASSERT_TRUE(WaitForState(job["id"], "queued", kNodeDeadline));
@@ -462,8 +455,8 @@ TEST_F(SlurmTest, ADeadSlurmdRequeuesItsJobsAndTakesTheNodeOutUntilItIsBack) {
   StartSlurmd("node3");  // ReturnToService=2: the node is back once slurmd registers
   ASSERT_TRUE(WaitForState(job["id"], "running", kNodeDeadline));
   EXPECT_EQ(Job(job["id"])["placement"], "node3:0,1");
-  ASSERT_TRUE(
-      Eventually([&] { return ReadFile(JobDir(job["id"]) / "checkpoint/runs") == "run\nrun\n"; }));
+  ASSERT_TRUE(Eventually(
+      [&] { return ReadTextFile(JobDir(job["id"]) / "checkpoint/runs") == "run\nrun\n"; }));
   Release(job["id"]);
   EXPECT_TRUE(WaitForState(job["id"], "succeeded"));
 }
@@ -495,7 +488,7 @@ TEST_F(SlurmTest, ARestartedDaemonReadoptsItsJobsAndLaunchesNothingTwice) {
   for (int64_t id : ids) ASSERT_TRUE(WaitForState(id, "running"));
   for (int64_t id : ids) {
     ASSERT_TRUE(
-        Eventually([&] { return ReadFile(JobDir(id) / "checkpoint/starts") == "start\n"; }));
+        Eventually([&] { return ReadTextFile(JobDir(id) / "checkpoint/starts") == "start\n"; }));
   }
   StopDaemon(SIGKILL);
   Release(ids[0]);  // ends while no daemon watches
@@ -509,7 +502,7 @@ TEST_F(SlurmTest, ARestartedDaemonReadoptsItsJobsAndLaunchesNothingTwice) {
   Release(ids[2]);
   for (int64_t id : ids) {
     EXPECT_TRUE(WaitForState(id, "succeeded"));
-    EXPECT_EQ(ReadFile(JobDir(id) / "checkpoint/starts"), "start\n") << "job " << id;
+    EXPECT_EQ(ReadTextFile(JobDir(id) / "checkpoint/starts"), "start\n") << "job " << id;
     EXPECT_EQ(SlurmJobsOf(id).size(), 1u) << "job " << id;
   }
 }
@@ -527,18 +520,18 @@ TEST_F(SlurmTest, ARestartedDaemonFinishesAPreemptionItsPredecessorBegan) {
       "trap '' TERM; while true; do sleep 0.05; done",
       2, "T4", {{"priority", 0}});
   ASSERT_TRUE(WaitForState(low["id"], "running"));
-  ASSERT_TRUE(
-      Eventually([&] { return ReadFile(JobDir(low["id"]) / "checkpoint" / "runs") == "run\n"; }));
+  ASSERT_TRUE(Eventually(
+      [&] { return ReadTextFile(JobDir(low["id"]) / "checkpoint" / "runs") == "run\n"; }));
   const json high = Submit("true", 2, "T4", {{"priority", 10}});
   ASSERT_TRUE(Eventually([&] { return Job(low["id"]).value("stopping", json()) == "preempt"; }));
-  ASSERT_TRUE(Eventually([&] { return ReadFile(JobDir(low["id"]) / "stop") == "preempt"; }));
+  ASSERT_TRUE(Eventually([&] { return ReadTextFile(JobDir(low["id"]) / "stop") == "preempt"; }));
   StopDaemon(SIGKILL);
 
   StartDaemon({"--profile", profile.string()});
   ASSERT_TRUE(WaitForState(high["id"], "succeeded"));
   ASSERT_TRUE(WaitForState(low["id"], "succeeded"));
   EXPECT_EQ(Job(low["id"])["preemptions"], 1);
-  EXPECT_EQ(ReadFile(JobDir(low["id"]) / "checkpoint" / "runs"), "run\nrun\n");
+  EXPECT_EQ(ReadTextFile(JobDir(low["id"]) / "checkpoint" / "runs"), "run\nrun\n");
   EXPECT_EQ(SlurmJobsOf(low["id"]).size(), 2u);
 }
 
@@ -638,7 +631,7 @@ TEST_F(SlurmTest, TheSameProfileGivesTheSamePlacementsAsTheSimulator) {
       }
       return running == want_running;
     })) << "daemon: "
-        << ReadFile(dir_ / "daemon.err");
+        << ReadTextFile(dir_ / "daemon.err");
     record_running();
   };
   // The simulated jobs running just after time t: started by then, not ended by then.

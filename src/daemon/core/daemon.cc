@@ -247,17 +247,7 @@ Status Daemon::Restore() {
       std::cerr << "dlsched: " << where
                 << " cannot be restored: " << Escaped(error.ToString(), 1024) << "\n";
       request = UnrestorableRequest(row);
-      Scheduler::RestoredJob r;
-      r.spec = request->spec;
-      r.queued_since = row.queued_since;
-      r.first_start = row.first_start;
-      r.finish_time = row.finish_time;
-      r.run_time = row.run_time;
-      r.attained_gpu_time = row.attained_gpu_time;
-      r.iterations_done = row.iterations_done;
-      r.preemptions = row.preemptions;
-      r.reason = row.reason;
-      r.state = row.state;
+      Scheduler::RestoredJob r = RestoredFromRow(row, request->spec);
       // A job that had ended keeps its outcome; the rest fail (with a row the store could not
       // read, the state itself is unknown).
       if (!IsTerminal(row.state) || !row.load_error.empty()) {

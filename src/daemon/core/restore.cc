@@ -6,10 +6,8 @@
 
 namespace dlsched::daemon {
 
-RestartedJob RestartJob(const JobRow& row, JobSpec spec, const Cluster& cluster,
-                        const Scheduler& scheduler, Timestamp now) {
-  RestartedJob out;
-  Scheduler::RestoredJob& r = out.job;
+Scheduler::RestoredJob RestoredFromRow(const JobRow& row, JobSpec spec) {
+  Scheduler::RestoredJob r;
   r.spec = std::move(spec);
   r.state = row.state;
   r.queued_since = row.queued_since;
@@ -21,6 +19,13 @@ RestartedJob RestartJob(const JobRow& row, JobSpec spec, const Cluster& cluster,
   r.iterations_done = row.iterations_done;
   r.preemptions = row.preemptions;
   r.reason = row.reason;
+  return r;
+}
+
+RestartedJob RestartJob(const JobRow& row, JobSpec spec, const Cluster& cluster,
+                        const Scheduler& scheduler, Timestamp now) {
+  RestartedJob out{RestoredFromRow(row, std::move(spec))};
+  Scheduler::RestoredJob& r = out.job;
   if (row.state != JobState::kRunning) return out;
   Result<Placement> placement = ParsePlacementText(cluster, row.placement);
   if (placement.ok() && placement->num_gpus() == r.spec.num_gpus &&

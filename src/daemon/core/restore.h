@@ -20,6 +20,10 @@ struct RestartedJob {
   bool keeps_gpus = false;
 };
 
+// The stored job `row` with `spec` as the scheduler takes it back: its state, times and counters,
+// without a placement.
+Scheduler::RestoredJob RestoredFromRow(const JobRow& row, JobSpec spec);
+
 // `row` is the stored job, `spec` its parsed spec (submit_time set), `scheduler` holds the jobs
 // restored before it (Scheduler::CanKeepGpus: free GPUs, or a service's loan). Placements are
 // read by node name (ParsePlacementText), so a running job keeps its GPUs across a change of

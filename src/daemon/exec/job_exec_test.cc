@@ -8,27 +8,18 @@
 #include <fstream>
 #include <sstream>
 
+#include "support/test_files.h"
+
 namespace dlsched::daemon {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string ReadFile(const fs::path& path) {
-  std::ifstream file(path);
-  std::stringstream text;
-  text << file.rdbuf();
-  return text.str();
-}
+using test_support::FreshTestDir;
+using test_support::ReadTextFile;
 
 class JobExecTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("dlsched_job_exec_" + std::to_string(getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
+  void SetUp() override { dir_ = FreshTestDir("dlsched_job_exec"); }
   void TearDown() override { fs::remove_all(dir_); }
   fs::path dir_;
 };
@@ -81,12 +72,12 @@ TEST_F(JobExecTest, ACappedLogRotatesKeepingOneOlderFile) {
     CappedLog log(path, 10);
     ASSERT_TRUE(log.Open().ok());
     ASSERT_TRUE(log.Append("456789abc").ok());
-    EXPECT_EQ(ReadFile(path), "abc");
-    EXPECT_EQ(ReadFile(path + ".1"), "0123456789");
+    EXPECT_EQ(ReadTextFile(path), "abc");
+    EXPECT_EQ(ReadTextFile(path + ".1"), "0123456789");
     ASSERT_TRUE(log.Append(std::string(25, 'x')).ok());
   }
-  EXPECT_EQ(ReadFile(path), "xxxxxxxx");
-  EXPECT_EQ(ReadFile(path + ".1"), "xxxxxxxxxx");
+  EXPECT_EQ(ReadTextFile(path), "xxxxxxxx");
+  EXPECT_EQ(ReadTextFile(path + ".1"), "xxxxxxxxxx");
   // No cap: it only grows.
   CappedLog open(path, 0);
   ASSERT_TRUE(open.Open().ok());
@@ -110,20 +101,20 @@ TEST_F(JobExecTest, RunsTheJobRecordsItsStatusAndRefusesABadWorkdir) {
   request.env = {"PATH=/usr/bin:/bin", "X=ok"};
   request.argv = {"sh", "-c", "echo out $X; echo err >&2; pwd > where; exit 3"};
   EXPECT_EQ(run(request), 3);
-  EXPECT_EQ(ReadFile(dir_ / "exit"), "3\n");
-  EXPECT_EQ(ReadFile(dir_ / "stdout.log"), "out ok\n");
-  EXPECT_EQ(ReadFile(dir_ / "stderr.log"), "err\n");
-  EXPECT_EQ(ReadFile(dir_ / "where"), dir_.string() + "\n");
+  EXPECT_EQ(ReadTextFile(dir_ / "exit"), "3\n");
+  EXPECT_EQ(ReadTextFile(dir_ / "stdout.log"), "out ok\n");
+  EXPECT_EQ(ReadTextFile(dir_ / "stderr.log"), "err\n");
+  EXPECT_EQ(ReadTextFile(dir_ / "where"), dir_.string() + "\n");
 
   request.workdir = (dir_ / "missing").string();
   EXPECT_EQ(run(request), 126);
-  EXPECT_NE(ReadFile(dir_ / "stderr.log").find("cannot enter working directory"),
+  EXPECT_NE(ReadTextFile(dir_ / "stderr.log").find("cannot enter working directory"),
             std::string::npos);
 
   request.workdir = dir_.string();
   request.argv = {"no-such-program-dlsched"};
   EXPECT_EQ(run(request), 127);
-  EXPECT_EQ(ReadFile(dir_ / "exit"), "127\n");
+  EXPECT_EQ(ReadTextFile(dir_ / "exit"), "127\n");
 }
 
 }  // namespace

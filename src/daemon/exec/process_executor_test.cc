@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "support/builders.h"
+#include "support/test_files.h"
 
 namespace dlsched::daemon {
 namespace {
@@ -22,6 +23,8 @@ namespace {
 namespace fs = std::filesystem;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
+using test_support::FreshTestDir;
+using test_support::ReadTextFile;
 
 // Collects reports from the monitor thread; Next waits for one with a deadline.
 class Reports {
@@ -45,13 +48,6 @@ class Reports {
   std::deque<ExecutorReport> reports_;
 };
 
-std::string ReadFile(const fs::path& path) {
-  std::ifstream file(path);
-  std::stringstream text;
-  text << file.rdbuf();
-  return text.str();
-}
-
 // The spare wrappers of this process: its children whose command line names the wrapper.
 std::vector<int> SparePids() {
   std::vector<int> pids;
@@ -59,7 +55,7 @@ std::vector<int> SparePids() {
   for (const fs::directory_entry& entry : fs::directory_iterator("/proc", ec)) {
     const std::string name = entry.path().filename().string();
     if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    const std::string stat = ReadFile(entry.path() / "stat");
+    const std::string stat = ReadTextFile(entry.path() / "stat");
     const size_t close = stat.rfind(')');
     if (close == std::string::npos) continue;
     std::istringstream rest(stat.substr(close + 1));
@@ -67,7 +63,7 @@ std::vector<int> SparePids() {
     int ppid = 0;
     rest >> state >> ppid;
     if (ppid != ::getpid() || state == "Z") continue;
-    if (ReadFile(entry.path() / "cmdline").find("dlsched-job") == std::string::npos) continue;
+    if (ReadTextFile(entry.path() / "cmdline").find("dlsched-job") == std::string::npos) continue;
     pids.push_back(std::stoi(name));
   }
   return pids;
@@ -76,11 +72,7 @@ std::vector<int> SparePids() {
 class ProcessExecutorTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("dlsched_exec_test_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
+    dir_ = FreshTestDir("dlsched_exec_test");
     executor_ = MakeExecutor();
     ASSERT_TRUE(executor_->Start().ok());
   }
@@ -143,10 +135,10 @@ TEST_F(ProcessExecutorTest, RunsTheCommandWithItsEnvironmentAndLogs) {
   ASSERT_NE(finished, nullptr);
   EXPECT_EQ(finished->final_state, JobState::kSucceeded);
   EXPECT_EQ(r->exit_code, 0);
-  EXPECT_EQ(ReadFile(dir_ / "out"), "1,3\n");
-  EXPECT_EQ(ReadFile(dir_ / "0" / "stdout.log"), "hello\n");
-  EXPECT_EQ(ReadFile(dir_ / "0" / "stderr.log"), "oops\n");
-  EXPECT_EQ(ReadFile(dir_ / "0" / "exit"), "0\n");
+  EXPECT_EQ(ReadTextFile(dir_ / "out"), "1,3\n");
+  EXPECT_EQ(ReadTextFile(dir_ / "0" / "stdout.log"), "hello\n");
+  EXPECT_EQ(ReadTextFile(dir_ / "0" / "stderr.log"), "oops\n");
+  EXPECT_EQ(ReadTextFile(dir_ / "0" / "exit"), "0\n");
   EXPECT_TRUE(fs::is_directory(dir_ / "0" / "checkpoint"));
   EXPECT_EQ(executor_->watched(), 0u);
 }
@@ -209,13 +201,13 @@ TEST_F(ProcessExecutorTest, ALaunchNeverFlushedLeavesThePreviousSegmentAsItEnded
   std::optional<ExecutorReport> r = reports_.Next();
   ASSERT_TRUE(r.has_value());
   ASSERT_TRUE(std::holds_alternative<JobSuspended>(r->event));
-  const std::string pid = ReadFile(dir_ / "10" / "pid");
+  const std::string pid = ReadTextFile(dir_ / "10" / "pid");
   executor_->Launch(job, Placement{}, kTimeZero);
   WaitForFile(dir_ / "10" / "pid.next");
   executor_.reset();
-  EXPECT_EQ(ReadFile(dir_ / "10" / "pid"), pid);
-  EXPECT_EQ(ReadFile(dir_ / "10" / "stop"), "preempt");
-  EXPECT_EQ(ReadFile(dir_ / "10" / "exit"), std::to_string(128 + SIGTERM) + "\n");
+  EXPECT_EQ(ReadTextFile(dir_ / "10" / "pid"), pid);
+  EXPECT_EQ(ReadTextFile(dir_ / "10" / "stop"), "preempt");
+  EXPECT_EQ(ReadTextFile(dir_ / "10" / "exit"), std::to_string(128 + SIGTERM) + "\n");
 
   executor_ = MakeExecutor();
   ASSERT_TRUE(executor_->Start().ok());
@@ -267,8 +259,8 @@ TEST_F(ProcessExecutorTest, ArgvZeroIsAProgramNeverAShellBuiltin) {
     ASSERT_TRUE(r.has_value());
     EXPECT_EQ(r->exit_code, c.want_exit);
     const fs::path job_dir = dir_ / std::to_string(id);
-    EXPECT_EQ(ReadFile(job_dir / "exit"), std::to_string(c.want_exit) + "\n");
-    EXPECT_NE(ReadFile(job_dir / "stdout.log"), "--version\n");
+    EXPECT_EQ(ReadTextFile(job_dir / "exit"), std::to_string(c.want_exit) + "\n");
+    EXPECT_NE(ReadTextFile(job_dir / "stdout.log"), "--version\n");
     ++id;
   }
 }
@@ -300,8 +292,8 @@ TEST_F(ProcessExecutorTest, ArgvAndEnvironmentPassThroughExactly) {
     std::optional<ExecutorReport> r = reports_.Next();
     ASSERT_TRUE(r.has_value());
     EXPECT_EQ(r->exit_code, 0);
-    EXPECT_EQ(ReadFile(dir_ / "arg"), weird);
-    const std::string env = ReadFile(dir_ / "env");
+    EXPECT_EQ(ReadTextFile(dir_ / "arg"), weird);
+    const std::string env = ReadTextFile(dir_ / "env");
     EXPECT_NE(env.find("WEIRD=" + weird + "\n"), std::string::npos) << env;
     EXPECT_NE(env.find("EMPTY=\n"), std::string::npos) << env;
     std::set<std::string> names;
@@ -347,10 +339,10 @@ TEST_F(ProcessExecutorTest, AJobDirectoryIsPrivateAndAForgedPidFileIsNotAdopted)
   // The job's environment is the job's: the wrapper, which runs as the daemon's user (root),
   // has none of it (a request's LD_PRELOAD must not load into it).
   // (Only the wrapper's `cd` leaves PWD and OLDPWD.)
-  const std::string wrapper_env = ReadFile("/proc/" + std::to_string(info->pid) + "/environ");
+  const std::string wrapper_env = ReadTextFile("/proc/" + std::to_string(info->pid) + "/environ");
   EXPECT_EQ(wrapper_env.find("CUDA_VISIBLE_DEVICES"), std::string::npos) << wrapper_env;
   EXPECT_EQ(wrapper_env.find("PATH="), std::string::npos) << wrapper_env;
-  const std::string cmdline = ReadFile("/proc/" + std::to_string(info->pid) + "/cmdline");
+  const std::string cmdline = ReadTextFile("/proc/" + std::to_string(info->pid) + "/cmdline");
   EXPECT_EQ(cmdline.find("CUDA_VISIBLE_DEVICES"), std::string::npos) << cmdline;
   // The wrapper is recognised by its job directory, and only by that one.
   EXPECT_TRUE(IsJobWrapper(info->pid, info->start_ticks, (dir_ / "20").string()));
@@ -397,7 +389,7 @@ TEST_F(ProcessExecutorTest, LogsAreCappedAndRotated) {
   EXPECT_EQ(r->exit_code, 0);
   EXPECT_EQ(fs::file_size(dir_ / "22" / "stdout.log"), 1000u);
   EXPECT_EQ(fs::file_size(dir_ / "22" / "stdout.log.1"), 1000u);
-  EXPECT_EQ(ReadFile(dir_ / "22" / "stderr.log"), "oops");
+  EXPECT_EQ(ReadTextFile(dir_ / "22" / "stderr.log"), "oops");
   EXPECT_FALSE(fs::exists(dir_ / "22" / "stderr.log.1"));
 }
 

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "support/builders.h"
+#include "support/test_files.h"
 
 // Unit tests of what the Slurm executor does without Slurm: the scheduler-thread side (Flush),
 // Start, and the worker against fake sbatch, squeue, scontrol and scancel scripts on the PATH
@@ -22,23 +23,12 @@ namespace dlsched::daemon {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string ReadFile(const fs::path& path) {
-  std::ifstream file(path);
-  std::stringstream text;
-  text << file.rdbuf();
-  return text.str();
-}
+using test_support::FreshTestDir;
+using test_support::ReadTextFile;
 
 class SlurmExecutorTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("dlsched_slurm_exec_test_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
+  void SetUp() override { dir_ = FreshTestDir("dlsched_slurm_exec_test"); }
   void TearDown() override {
     executor_.reset();
     if (!saved_path_.empty()) setenv("PATH", saved_path_.c_str(), 1);
@@ -121,7 +111,7 @@ class SlurmExecutorTest : public ::testing::Test {
   // Waits until the worker finished a poll that began after now.
   void WaitForPolls() {
     const auto calls = [&] {
-      std::istringstream log(ReadFile(dir_ / "squeue.log"));
+      std::istringstream log(ReadTextFile(dir_ / "squeue.log"));
       int n = 0;
       for (std::string line; std::getline(log, line);) ++n;
       return n;
@@ -160,14 +150,14 @@ TEST_F(SlurmExecutorTest, FlushRecordsAStopBeforeTheWorkerCarriesItOut) {
   executor_->Preempt(job, kTimeZero);
   EXPECT_FALSE(fs::exists(JobDir(job.id) / "stop"));  // queued, not yet acknowledged
   executor_->Flush();
-  EXPECT_EQ(ReadFile(JobDir(job.id) / "stop"), "preempt");
+  EXPECT_EQ(ReadTextFile(JobDir(job.id) / "stop"), "preempt");
   // A kill overrides a preemption; nothing overrides a kill.
   executor_->Kill(job, kTimeZero);
   executor_->Flush();
-  EXPECT_EQ(ReadFile(JobDir(job.id) / "stop"), "kill");
+  EXPECT_EQ(ReadTextFile(JobDir(job.id) / "stop"), "kill");
   executor_->Preempt(job, kTimeZero);
   executor_->Flush();
-  EXPECT_EQ(ReadFile(JobDir(job.id) / "stop"), "kill");
+  EXPECT_EQ(ReadTextFile(JobDir(job.id) / "stop"), "kill");
 }
 
 TEST_F(SlurmExecutorTest, FlushRecordsAStopOfALaunchNotYetCarriedOut) {
@@ -177,7 +167,7 @@ TEST_F(SlurmExecutorTest, FlushRecordsAStopOfALaunchNotYetCarriedOut) {
   executor_->Flush();
   executor_->Kill(job, kTimeZero);
   executor_->Flush();
-  EXPECT_EQ(ReadFile(JobDir(job.id) / "stop"), "kill");
+  EXPECT_EQ(ReadTextFile(JobDir(job.id) / "stop"), "kill");
 }
 
 TEST_F(SlurmExecutorTest, StartReportsTheNodesDiscoveryFoundOutOfService) {
@@ -212,15 +202,16 @@ TEST_F(SlurmExecutorTest, SbatchRunsWithTheDaemonsEnvironmentNotTheJobs) {
   const Job job = testing::MakeJob(1).Build();
   executor_->Launch(job, OnN1(), kTimeZero);
   executor_->Flush();
-  ASSERT_TRUE(WaitFor([&] { return ReadFile(JobDir(job.id) / "slurm_job") == "80 n1 srun\n"; }));
-  const std::string env = "\n" + ReadFile(dir_ / "sbatch.env");
+  ASSERT_TRUE(
+      WaitFor([&] { return ReadTextFile(JobDir(job.id) / "slurm_job") == "80 n1 srun\n"; }));
+  const std::string env = "\n" + ReadTextFile(dir_ / "sbatch.env");
   EXPECT_NE(env.find("\nSLURM_CONF=/test/slurm.conf\n"), std::string::npos) << env;
   EXPECT_NE(env.find("\nPATH=" + std::string(std::getenv("PATH")) + "\n"), std::string::npos);
   EXPECT_EQ(env.find("DLSCHED_TEST_JOB_ONLY"), std::string::npos) << env;
-  EXPECT_NE(ReadFile(dir_ / "sbatch.log").find("--export=NONE"), std::string::npos);
+  EXPECT_NE(ReadTextFile(dir_ / "sbatch.log").find("--export=NONE"), std::string::npos);
   // The job's environment is the batch script's to set.
   EXPECT_NE(
-      ReadFile(JobDir(job.id) / "slurm-batch.sh").find("\nexport DLSCHED_TEST_JOB_ONLY='1'\n"),
+      ReadTextFile(JobDir(job.id) / "slurm-batch.sh").find("\nexport DLSCHED_TEST_JOB_ONLY='1'\n"),
       std::string::npos);
 }
 
@@ -238,19 +229,20 @@ TEST_F(SlurmExecutorTest, AFailedSbatchIsFollowedWhenSlurmHasTheJobOnceSqueueAns
   // Nothing reported (the scheduler would launch the job again), still followed.
   EXPECT_TRUE(Reports().empty());
   EXPECT_TRUE(executor_->Info(job.id).has_value());
-  EXPECT_EQ(ReadFile(JobDir(job.id) / "slurm_job"), "- n1 srun\n");
+  EXPECT_EQ(ReadTextFile(JobDir(job.id) / "slurm_job"), "- n1 srun\n");
 
   // The submission did get in: it is the segment.
   Write("squeue.out", Listed("77", "PENDING", 1));
   fs::remove(dir_ / "squeue.fail");
-  ASSERT_TRUE(WaitFor([&] { return ReadFile(JobDir(job.id) / "slurm_job") == "77 n1 srun\n"; }));
+  ASSERT_TRUE(
+      WaitFor([&] { return ReadTextFile(JobDir(job.id) / "slurm_job") == "77 n1 srun\n"; }));
   WaitForPolls();
   EXPECT_TRUE(Reports().empty());
-  EXPECT_EQ(ReadFile(dir_ / "scancel.log"), "");  // not an orphan
+  EXPECT_EQ(ReadTextFile(dir_ / "scancel.log"), "");  // not an orphan
 
   executor_->Kill(job, kTimeZero);
   executor_->Flush();
-  ASSERT_TRUE(WaitFor([&] { return ReadFile(dir_ / "scancel.log") == "77\n"; }));
+  ASSERT_TRUE(WaitFor([&] { return ReadTextFile(dir_ / "scancel.log") == "77\n"; }));
   Write("squeue.out", Listed("77", "CANCELLED", 1));
   ASSERT_TRUE(WaitFor([&] { return !Reports().empty(); }));
   const std::vector<ExecutorReport> reports = Reports();
@@ -258,7 +250,8 @@ TEST_F(SlurmExecutorTest, AFailedSbatchIsFollowedWhenSlurmHasTheJobOnceSqueueAns
   const auto* finished = std::get_if<JobFinished>(&reports[0].event);
   ASSERT_NE(finished, nullptr);
   EXPECT_EQ(finished->final_state, JobState::kKilled);
-  EXPECT_EQ(ReadFile(dir_ / "sbatch.log").find('\n'), ReadFile(dir_ / "sbatch.log").size() - 1)
+  EXPECT_EQ(ReadTextFile(dir_ / "sbatch.log").find('\n'),
+            ReadTextFile(dir_ / "sbatch.log").size() - 1)
       << "submitted once";
 }
 
@@ -274,10 +267,10 @@ TEST_F(SlurmExecutorTest, AStopDecidedWhileTheSubmissionIsUnconfirmedCancelsItWh
   executor_->Preempt(job, kTimeZero);
   executor_->Flush();
   WaitForPolls();
-  EXPECT_EQ(ReadFile(JobDir(job.id) / "stop"), "preempt");
+  EXPECT_EQ(ReadTextFile(JobDir(job.id) / "stop"), "preempt");
   Write("squeue.out", Listed("79", "PENDING", 3));
   fs::remove(dir_ / "squeue.fail");
-  ASSERT_TRUE(WaitFor([&] { return ReadFile(dir_ / "scancel.log") == "79\n"; }));
+  ASSERT_TRUE(WaitFor([&] { return ReadTextFile(dir_ / "scancel.log") == "79\n"; }));
   Write("squeue.out", Listed("79", "CANCELLED", 3));
   ASSERT_TRUE(WaitFor([&] { return !Reports().empty(); }));
   EXPECT_TRUE(std::holds_alternative<JobSuspended>(Reports()[0].event));
@@ -302,9 +295,9 @@ TEST_F(SlurmExecutorTest, AFailedSbatchSlurmDoesNotListIsAFailedLaunchAndALateAr
   // another daemon's job is left alone.
   Write("squeue.out",
         "90|RUNNING|None|someone|dlsched:/elsewhere/jobs/2\n" + Listed("78", "RUNNING", 2));
-  ASSERT_TRUE(WaitFor([&] { return ReadFile(dir_ / "scancel.log") == "78\n"; }));
+  ASSERT_TRUE(WaitFor([&] { return ReadTextFile(dir_ / "scancel.log") == "78\n"; }));
   WaitForPolls();
-  EXPECT_EQ(ReadFile(dir_ / "scancel.log"), "78\n");
+  EXPECT_EQ(ReadTextFile(dir_ / "scancel.log"), "78\n");
   EXPECT_EQ(Reports().size(), 1u);
 }
 
@@ -316,9 +309,9 @@ TEST_F(SlurmExecutorTest, OrphansAreCancelledAtTheFirstPollThatSqueueAnswers) {
   Make(OneNode(), std::chrono::milliseconds(20));
   ASSERT_TRUE(executor_->Start().ok());
   WaitForPolls();
-  EXPECT_EQ(ReadFile(dir_ / "scancel.log"), "");
+  EXPECT_EQ(ReadTextFile(dir_ / "scancel.log"), "");
   fs::remove(dir_ / "squeue.fail");
-  ASSERT_TRUE(WaitFor([&] { return ReadFile(dir_ / "scancel.log") == "55\n"; }));
+  ASSERT_TRUE(WaitFor([&] { return ReadTextFile(dir_ / "scancel.log") == "55\n"; }));
 }
 
 TEST_F(SlurmExecutorTest, AdoptTakesFromTheRecordWhetherTheCommandRunsInTheBatchStep) {
@@ -349,8 +342,8 @@ TEST_F(SlurmExecutorTest, AdoptTakesFromTheRecordWhetherTheCommandRunsInTheBatch
     WaitForPolls();  // matched and seen running
     executor_->Preempt(job, kTimeZero);
     executor_->Flush();
-    EXPECT_TRUE(WaitFor([&] { return ReadFile(dir_ / "scancel.log") == c.scancel; }))
-        << ReadFile(dir_ / "scancel.log");
+    EXPECT_TRUE(WaitFor([&] { return ReadTextFile(dir_ / "scancel.log") == c.scancel; }))
+        << ReadTextFile(dir_ / "scancel.log");
     executor_.reset();
     fs::remove(JobDir(job.id) / "stop");
   }

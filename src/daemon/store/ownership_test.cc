@@ -7,25 +7,19 @@
 #include <fstream>
 #include <sstream>
 
+#include "support/test_files.h"
+
 namespace dlsched::daemon {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string ReadFile(const fs::path& path) {
-  std::ifstream file(path);
-  std::stringstream text;
-  text << file.rdbuf();
-  return text.str();
-}
+using test_support::FreshTestDir;
+using test_support::ReadTextFile;
 
 class OwnershipTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("dlsched_ownership_test_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
+    dir_ = FreshTestDir("dlsched_ownership_test");
     fs::create_directories(dir_ / "work" / "jobs");
     fs::create_directories(dir_ / "other" / "jobs");
     db_ = (dir_ / "state.db").string();
@@ -60,7 +54,7 @@ TEST_F(OwnershipTest, ASecondHolderOfTheWorkdirIsRefusedWithTheFirstsPidAndHost)
   const std::string pid = std::to_string(getpid());
   EXPECT_EQ(first->holder().rfind("pid=" + pid + " host=", 0), 0u) << first->holder();
   EXPECT_NE(first->holder().find(" since=2025-12-01T08:56:38Z"), std::string::npos);
-  EXPECT_EQ(ReadFile(dir_ / "work" / "dlsched.lock"), first->holder() + "\n");
+  EXPECT_EQ(ReadTextFile(dir_ / "work" / "dlsched.lock"), first->holder() + "\n");
 
   // Another database, the same workdir.
   Result<StateLock> second =
@@ -72,7 +66,7 @@ TEST_F(OwnershipTest, ASecondHolderOfTheWorkdirIsRefusedWithTheFirstsPidAndHost)
   EXPECT_NE(second.status().message().find("pid " + pid + " on host "), std::string::npos);
   EXPECT_NE(second.status().message().find("since 2025-12-01T08:56:38Z"), std::string::npos);
   // The refused one did not overwrite the holder's line.
-  EXPECT_EQ(ReadFile(dir_ / "work" / "dlsched.lock"), first->holder() + "\n");
+  EXPECT_EQ(ReadTextFile(dir_ / "work" / "dlsched.lock"), first->holder() + "\n");
 }
 
 TEST_F(OwnershipTest, ASecondHolderOfTheDatabaseIsRefusedWithTheOwnerTheDatabaseNames) {
@@ -115,7 +109,7 @@ TEST_F(OwnershipTest, ANewPairIsBoundAndThenRecognised) {
   ASSERT_TRUE(id.ok());
   ASSERT_TRUE(id->has_value());
   EXPECT_EQ(id->value().size(), 32u);
-  EXPECT_EQ(ReadFile(dir_ / "work" / kStoreIdFile), **id + "\n");
+  EXPECT_EQ(ReadTextFile(dir_ / "work" / kStoreIdFile), **id + "\n");
   fs::create_directories(dir_ / "work" / "jobs" / "0");
   EXPECT_TRUE(BindWorkdir(*store, db_, work_).ok());
   EXPECT_EQ(store->GetMeta(kStoreIdKey)->value(), **id);
@@ -174,7 +168,7 @@ TEST_F(OwnershipTest, JobDirectoriesWithoutAStoreIdNeedTheirDatabase) {
   std::unique_ptr<Store> old = Open(old_db);
   AddJob(*old);
   ASSERT_TRUE(BindWorkdir(*old, old_db, work_).ok());
-  EXPECT_EQ(ReadFile(dir_ / "work" / kStoreIdFile), old->GetMeta(kStoreIdKey)->value() + "\n");
+  EXPECT_EQ(ReadTextFile(dir_ / "work" / kStoreIdFile), old->GetMeta(kStoreIdKey)->value() + "\n");
 }
 
 TEST_F(OwnershipTest, AnExistingJobDirectoryIsMovedAsideUnread) {
@@ -199,7 +193,7 @@ TEST_F(OwnershipTest, AnExistingJobDirectoryIsMovedAsideUnread) {
   ASSERT_TRUE(moved.ok()) << moved.status().ToString();
   EXPECT_EQ(*moved, work_ + "/orphaned/3-5000000");
   EXPECT_FALSE(fs::exists(job));
-  EXPECT_EQ(ReadFile(fs::path(*moved) / "stdout.log"), "an old job's output\n");
+  EXPECT_EQ(ReadTextFile(fs::path(*moved) / "stdout.log"), "an old job's output\n");
   EXPECT_EQ(fs::status(work_ + "/orphaned").permissions() & fs::perms::all, fs::perms::owner_all);
 }
 
