@@ -8,7 +8,8 @@ Timestamp JobQueue::LatestStart(const Job& job) {
   return job.spec.deadline ? *job.spec.deadline - job.estimated_remaining : kTimeNever;
 }
 
-JobQueue::JobQueue(const JobTable& jobs, RankFn rank) : jobs_(&jobs), rank_(std::move(rank)) {}
+JobQueue::JobQueue(const JobTable& jobs, RankFn rank, bool by_tenant)
+    : jobs_(&jobs), rank_(std::move(rank)), by_tenant_(by_tenant) {}
 
 void JobQueue::Insert(JobId id) {
   if (positions_.size() <= id.index()) {
@@ -18,11 +19,16 @@ void JobQueue::Insert(JobId id) {
   const Job& job = jobs_->at(id);
   // Waiting jobs do not run, so "now" does not affect their views.
   const JobView view(job, kTimeZero);
-  const auto [in_gang, inserted] =
-      by_gang_order_[job.spec.num_gpus].insert({rank_(view), view.submit_time(), id});
+  const RankKey key{rank_(view), view.submit_time(), id};
+  const auto [in_gang, inserted] = by_gang_order_[job.spec.num_gpus].insert(key);
   DS_CHECK(inserted) << "job " << id << " is already queued";
   by_gang_wait_[job.spec.num_gpus].emplace(job.queued_since, id);
-  positions_[id.index()] = {true, in_gang};
+  Position& position = positions_[id.index()];
+  position = {true, in_gang};
+  if (by_tenant_) {
+    position.tenant_index = &by_tenant_order_[job.spec.queue][job.spec.num_gpus];
+    position.in_tenant = position.tenant_index->insert(key).first;
+  }
   if (job.spec.deadline) by_latest_start_.emplace(LatestStart(job), id);
   ++size_;
 }
@@ -35,6 +41,7 @@ void JobQueue::Erase(JobId id) {
   position.queued = false;
   // Empty gang sets stay: gang sizes are few, and keeping them avoids churn.
   by_gang_order_.at(job.spec.num_gpus).erase(position.in_gang);
+  if (by_tenant_) position.tenant_index->erase(position.in_tenant);
   by_gang_wait_.at(job.spec.num_gpus).erase({job.queued_since, id});
   if (job.spec.deadline) by_latest_start_.erase({LatestStart(job), id});
   --size_;

@@ -68,6 +68,46 @@ TEST_F(JobQueueTest, WalksMergeTheGangSizesAndSkipGangsTooLarge) {
   EXPECT_THAT(waited, ElementsAre(c, d, a, b));
 }
 
+TEST(JobQueueByTenantTest, SplitsThePolicyOrderByTenantOnlyWhenAsked) {
+  JobTable jobs;
+  const auto add = [&](const char* tenant, int gpus, int priority) {
+    JobSpec spec = testing::MakeJob(0).Gpus(gpus).Priority(priority).Spec();
+    spec.queue = tenant;
+    return jobs.Add(std::move(spec));
+  };
+  const JobId a = add("x", 1, 3);
+  const JobId b = add("y", 1, 2);
+  const JobId c = add("x", 1, 1);
+  const JobId d = add("x", 4, 0);
+  JobQueue plain(jobs, ByPriority);
+  JobQueue by_tenant(jobs, ByPriority, /*by_tenant=*/true);
+  for (JobId id : {a, b, c, d}) {
+    plain.Insert(id);
+    by_tenant.Insert(id);
+  }
+  EXPECT_FALSE(plain.indexes_tenants());
+  EXPECT_TRUE(plain.by_tenant_order().empty());
+  ASSERT_TRUE(by_tenant.indexes_tenants());
+  const auto ids = [&](const std::string& tenant, int gang) {
+    std::vector<JobId> out;
+    for (const RankKey& key : by_tenant.by_tenant_order().at(tenant).at(gang)) {
+      out.push_back(key.id);
+    }
+    return out;
+  };
+  EXPECT_THAT(ids("x", 1), ElementsAre(a, c));
+  EXPECT_THAT(ids("x", 4), ElementsAre(d));
+  EXPECT_THAT(ids("y", 1), ElementsAre(b));
+  EXPECT_EQ(by_tenant.by_tenant_order().at("x").at(1).begin()->rank, by_tenant.KeyOf(a).rank);
+
+  by_tenant.Erase(a);
+  by_tenant.Erase(b);
+  EXPECT_THAT(ids("x", 1), ElementsAre(c));
+  EXPECT_TRUE(ids("y", 1).empty());  // the tenant stays, empty
+  by_tenant.Insert(a);
+  EXPECT_THAT(ids("x", 1), ElementsAre(a, c));
+}
+
 TEST_F(JobQueueTest, InsertingTwiceIsAnInvariantViolation) {
   const JobId a = Add(1, 0, seconds(0));
   queue_.Insert(a);

@@ -2,10 +2,10 @@
 
 #include <algorithm>
 #include <limits>
+#include <map>
 #include <optional>
 #include <span>
 #include <string>
-#include <unordered_map>
 #include <unordered_set>
 
 #include "dlsched/policy/placement.h"
@@ -21,6 +21,107 @@ Result<std::unique_ptr<P>> CreateAs(const PluginRegistry& registry, PluginPoint 
   // The registry files each plugin under the point its base class names, so this holds.
   return std::unique_ptr<P>(static_cast<P*>(plugin.release()));
 }
+
+// With quotas: one tenant's GPUs held or promised in a cycle and its quota in GPUs.
+struct TenantUse {
+  int held = 0;
+  bool has_quota = false;
+  int guaranteed = 0;  // GPUs (0 without a quota)
+  int cap = 0;         // GPUs (has_quota only)
+
+  // The widest gang of this tenant that starting now keeps within its guarantee; negative
+  // when none (no quota, or the guarantee is used up).
+  int GuaranteeRoom() const {
+    return has_quota ? guaranteed - held : std::numeric_limits<int>::min();
+  }
+  // The widest gang of this tenant that starting now keeps within its cap; negative when none.
+  int CapRoom() const { return has_quota ? cap - held : std::numeric_limits<int>::max(); }
+};
+
+// The policy order restricted to the jobs that fit their tenant's room when met (`room`:
+// TenantUse::GuaranteeRoom or CapRoom): the waiting jobs of the tenants added from
+// JobQueue::by_tenant_order, merged across tenants and gang sizes like GangWalk, visiting a gang
+// of a tenant only while it fits the tenant's room. A gang that does not is parked; Unpark,
+// after jobs were preempted (a tenant's room grows only then: launches shrink it), puts the
+// parked gangs that fit again back in the merge after the last job met. So the walk meets the
+// same jobs in the same order as a walk of the whole queue that passes over those that do not
+// fit, at a cost bound by the jobs it meets, not by the queue.
+class TenantWalk {
+ public:
+  using Room = int (TenantUse::*)() const;
+  // `tenants` (indexed by Add's tenant) is read at every step; it may grow meanwhile.
+  TenantWalk(const std::vector<TenantUse>& tenants, Room room) : tenants_(&tenants), room_(room) {}
+
+  // Adds the waiting jobs of one gang size of tenant `tenant`; only before the first Next.
+  void Add(int tenant, int gang, const JobQueue::OrderIndex& index) {
+    if (index.empty()) return;
+    Head head{tenant, gang, &index, index.begin()};
+    if (Fits(head)) {
+      heap_.push_back(head);
+      std::push_heap(heap_.begin(), heap_.end(), Later{});
+    } else {
+      parked_.push_back(head);
+    }
+  }
+
+  // The next job that fits its tenant's room, of a gang of at most `max_gang` GPUs (which must
+  // not grow between calls, as for GangWalk).
+  std::optional<RankKey> Next(int max_gang) {
+    while (!heap_.empty()) {
+      std::pop_heap(heap_.begin(), heap_.end(), Later{});
+      Head& head = heap_.back();
+      if (head.gang > max_gang) {  // for good
+        heap_.pop_back();
+        continue;
+      }
+      if (!Fits(head)) {
+        parked_.push_back(head);
+        heap_.pop_back();
+        continue;
+      }
+      last_ = *head.it++;
+      if (head.it == head.index->end()) {
+        heap_.pop_back();
+      } else {
+        std::push_heap(heap_.begin(), heap_.end(), Later{});
+      }
+      return last_;
+    }
+    return std::nullopt;
+  }
+
+  // Resumes the parked gangs that fit their tenant's room again, after the last job met.
+  void Unpark() {
+    std::erase_if(parked_, [&](Head& head) {
+      if (!Fits(head)) return false;
+      head.it = last_ ? head.index->upper_bound(*last_) : head.index->begin();
+      if (head.it != head.index->end()) {
+        heap_.push_back(head);
+        std::push_heap(heap_.begin(), heap_.end(), Later{});
+      }
+      return true;
+    });
+  }
+
+ private:
+  struct Head {
+    int tenant = 0;
+    int gang = 0;
+    const JobQueue::OrderIndex* index = nullptr;
+    JobQueue::OrderIndex::const_iterator it;
+  };
+  bool Fits(const Head& head) const { return head.gang <= ((*tenants_)[head.tenant].*room_)(); }
+  // Heap order: the head whose job comes first is on top.
+  struct Later {
+    bool operator()(const Head& a, const Head& b) const { return *b.it < *a.it; }
+  };
+
+  const std::vector<TenantUse>* tenants_;
+  Room room_;
+  std::vector<Head> heap_;
+  std::vector<Head> parked_;
+  std::optional<RankKey> last_;
+};
 
 // The plugin pipeline of DESIGN.md: Admit -> QueueSort -> Filter/Score -> Preempt.
 class PipelinePolicy final : public SchedulingPolicy {
@@ -57,6 +158,9 @@ class PipelinePolicy final : public SchedulingPolicy {
     return from;
   }
 
+  // The quota passes walk the tenants' own indexes (WalkFitting).
+  bool WalksByTenant() const override { return !config_.quotas.empty(); }
+
   Fit Admit(const JobView& job, const SchedulingContext& ctx) const override {
     for (const auto& plugin : admit_) {
       Fit fit = plugin->Admit(job, ctx);
@@ -69,17 +173,6 @@ class PipelinePolicy final : public SchedulingPolicy {
 
  private:
   enum class QuotaPass { kAll, kGuaranteed, kBorrowing };
-  // With quotas: one tenant's GPUs held or promised this cycle and its quota in GPUs.
-  struct TenantUse {
-    int held = 0;
-    bool has_quota = false;
-    int guaranteed = 0;  // GPUs (0 without a quota)
-    int cap = 0;         // GPUs (has_quota only)
-  };
-  struct Deferred {
-    JobId job;
-    int gang = 0;
-  };
   // One cycle's working state.
   struct Cycle {
     const SchedulingContext& ctx;
@@ -92,20 +185,11 @@ class PipelinePolicy final : public SchedulingPolicy {
     std::vector<JobId> chosen;   // one search's victims, reused across attempts
     int preemption_attempts = 0;
     int walked = 0;  // jobs TryStart looked at before the current one (for explanations)
-    // With quotas: the tenants met this cycle, interned to small ints (indices into `tenants`),
-    // so that a walk's check of a job costs one hash lookup of its tenant, not searches of
-    // string-keyed maps; the keys view the jobs' JobSpec::queue.
-    std::unordered_map<std::string_view, int> tenant_ids;
+    // With quotas: every tenant known to the policy (tenant_ids_), by index.
     std::vector<TenantUse> tenants;
     QuotaPass quota_pass = QuotaPass::kAll;
     // Jobs the first pass started or found victims for; the second pass leaves them alone.
     std::unordered_set<JobId> handled;
-    // The jobs the kGuaranteed pass of WalkFitting left to the kBorrowing pass (TryStart found
-    // them outside their guarantee), in the order its starving and policy-order walks met them.
-    // `record` names the list the current walk appends to (nullptr: none).
-    std::vector<Deferred> deferred_starving;
-    std::vector<Deferred> deferred_in_order;
-    std::vector<Deferred>* record = nullptr;
     // Gang size of the smallest untyped job whose victim search failed this cycle. Jobs are
     // searched in rank order, so a later job outranks only a subset of those victims: one as
     // large would fail too (a typed one all the more).
@@ -158,9 +242,21 @@ class PipelinePolicy final : public SchedulingPolicy {
   int ShareToGpus(const SchedulingContext& ctx, double share) const {
     return static_cast<int>(share * ctx.cluster.total_gpus() + 1e-9);
   }
-  // The tenant's index in cycle.tenants, interning it (holding 0 GPUs) on first sight.
-  // `tenant` must outlive the cycle (a JobSpec::queue of ctx.jobs).
+  // The tenant's index in cycle.tenants (and tenant_ids_), interning it (holding 0 GPUs) on
+  // first sight.
   int TenantOf(Cycle& cycle, std::string_view tenant) const;
+  // The job's tenant's index, from job_tenants_ once checked in this cycle: O(1).
+  int TenantOf(Cycle& cycle, const Job& job) const {
+    const size_t i = job.id.index();
+    if (i < job_tenants_.size() && job_tenants_[i].checked_in == decide_count_) {
+      return job_tenants_[i].tenant;
+    }
+    return CheckTenantOf(cycle, job);
+  }
+  // TenantOf for a job not checked in this cycle: checks (or fills) its job_tenants_ entry.
+  int CheckTenantOf(Cycle& cycle, const Job& job) const;
+  // A tenant's use with its quota, holding nothing.
+  TenantUse UseOf(const SchedulingContext& ctx, std::string_view tenant) const;
   // Whether the job's tenant would exceed its max_share by starting it.
   bool OverQuota(Cycle& cycle, const JobView& job) const;
   // Whether the job's tenant holds less than its guarantee even with the job running.
@@ -229,6 +325,19 @@ class PipelinePolicy final : public SchedulingPolicy {
   // buffers (a cycle is too short to pay for fresh ones). Decide runs on one thread at a time,
   // as the Scheduler calls it.
   mutable ClusterState scratch_;
+  // With quotas, kept between cycles too so that a cycle looks a job's tenant up without
+  // hashing its name (the quota checks of victim searches meet hundreds of jobs, several times
+  // a cycle): the tenants met so far, interned to indices, and by job (JobId::index), the index
+  // of the job's tenant as last seen. An entry is trusted in a cycle only once checked against
+  // the job's JobSpec::queue in that cycle, so it stays a cache, right for any job table.
+  struct JobTenant {
+    int tenant = -1;          // -1: not seen
+    uint64_t checked_in = 0;  // the cycle (decide_count_) that last checked it
+  };
+  mutable std::map<std::string, int, std::less<>> tenant_ids_;
+  mutable std::vector<const std::string*> tenant_names_;  // by index: keys of tenant_ids_
+  mutable std::vector<JobTenant> job_tenants_;
+  mutable uint64_t decide_count_ = 0;
 };
 
 Decisions PipelinePolicy::Decide(const SchedulingContext& ctx) const {
@@ -245,9 +354,11 @@ Decisions PipelinePolicy::Decide(const SchedulingContext& ctx) const {
   scratch_ = ctx.state;
   Cycle cycle{ctx, placer, scratch_, std::move(decisions)};
   if (!config_.quotas.empty()) {
+    ++decide_count_;  // a new context: no job's tenant is checked in it yet
+    for (const std::string* tenant : tenant_names_) cycle.tenants.push_back(UseOf(ctx, *tenant));
     for (JobId id : ctx.running) {
       const Job& job = ctx.jobs.at(id);
-      cycle.tenants[TenantOf(cycle, job.spec.queue)].held += job.spec.num_gpus;
+      cycle.tenants[TenantOf(cycle, job)].held += job.spec.num_gpus;
     }
   }
   // Starvation guard: jobs that waited past the limit go first, longest-waiting first.
@@ -263,6 +374,7 @@ Decisions PipelinePolicy::Decide(const SchedulingContext& ctx) const {
     walk();
   } else {
     // Jobs within their tenant's guarantee first, then those that would borrow.
+    DS_CHECK(ctx.queue.indexes_tenants()) << "a policy with quotas needs a queue by tenant";
     cycle.quota_pass = QuotaPass::kGuaranteed;
     walk();
     cycle.quota_pass = QuotaPass::kBorrowing;
@@ -280,35 +392,39 @@ int PipelinePolicy::LargestUsefulGang(const Cycle& cycle) const {
 template <typename Starving>
 void PipelinePolicy::WalkFitting(Cycle& cycle, const Starving& starving) const {
   const SchedulingContext& ctx = cycle.ctx;
-  if (cycle.quota_pass == QuotaPass::kBorrowing) {
-    // The walks below, replayed from the kGuaranteed pass's record. The largest useful gang
-    // never grows during a cycle (free GPUs only shrink, preemption attempts only grow), so
-    // this pass would meet no job the first one did not; of those, TryStart would pass over
-    // every one not recorded (handled, or late and rejected) without effect. A gang it skips
-    // here, GangWalk would have dropped with the same bound.
-    for (const std::vector<Deferred>* list : {&cycle.deferred_starving, &cycle.deferred_in_order}) {
-      for (const Deferred& d : *list) {
-        if (d.gang <= LargestUsefulGang(cycle)) TryStart(cycle, ctx.View(d.job));
-      }
+  if (AnyWaitedPastLimit(ctx)) {
+    auto walk = ctx.queue.WalkByWait();
+    while (auto entry = walk.Next(LargestUsefulGang(cycle))) {
+      const Job& job = ctx.jobs.at(entry->second);
+      if (!WaitedPastLimit(job, ctx.now)) break;  // the rest waited less
+      if (IsGuarded(job)) TryStart(cycle, ctx.View(job.id));
     }
-  } else {
-    const bool recording = cycle.quota_pass == QuotaPass::kGuaranteed;
-    if (AnyWaitedPastLimit(ctx)) {
-      cycle.record = recording ? &cycle.deferred_starving : nullptr;
-      auto walk = ctx.queue.WalkByWait();
-      while (auto entry = walk.Next(LargestUsefulGang(cycle))) {
-        const Job& job = ctx.jobs.at(entry->second);
-        if (!WaitedPastLimit(job, ctx.now)) break;  // the rest waited less
-        if (IsGuarded(job)) TryStart(cycle, ctx.View(job.id));
-      }
-    }
-    cycle.record = recording ? &cycle.deferred_in_order : nullptr;
+  }
+  if (cycle.quota_pass == QuotaPass::kAll) {
     auto walk = ctx.queue.WalkInOrder();
     while (auto key = walk.Next(LargestUsefulGang(cycle))) {
       const JobView job = ctx.View(key->id);
       if (!starving(job.job()) && !IsDeferredAsLate(job)) TryStart(cycle, job);
     }
-    cycle.record = nullptr;
+  } else {
+    // The first pass meets only the jobs within their guarantee, the second only those within
+    // their cap: TryStart would pass over the others without effect (jobs over their cap wait;
+    // the second pass also passes over the jobs the first handled, and those within their
+    // guarantee). Victims may give their tenants room again (TenantWalk::Unpark).
+    const bool guaranteed = cycle.quota_pass == QuotaPass::kGuaranteed;
+    TenantWalk walk(cycle.tenants, guaranteed ? &TenantUse::GuaranteeRoom : &TenantUse::CapRoom);
+    for (const auto& [tenant, by_gang] : ctx.queue.by_tenant_order()) {
+      const int t = TenantOf(cycle, tenant);
+      if (guaranteed && !cycle.tenants[t].has_quota) continue;  // never within a guarantee
+      for (const auto& [gang, index] : by_gang) walk.Add(t, gang, index);
+    }
+    while (auto key = walk.Next(LargestUsefulGang(cycle))) {
+      const JobView job = ctx.View(key->id);
+      if (starving(job.job()) || IsDeferredAsLate(job)) continue;  // walked before or after
+      const size_t victims = cycle.victims.size();
+      TryStart(cycle, job);
+      if (cycle.victims.size() != victims) walk.Unpark();
+    }
   }
   if (config_.late_jobs_last) WalkLate(cycle);
 }
@@ -363,7 +479,6 @@ bool PipelinePolicy::TryStart(Cycle& cycle, const JobView& job) const {
   if (cycle.quota_pass != QuotaPass::kAll) {
     if (!cycle.handled.empty() && cycle.handled.contains(job.id())) return true;
     if (WithinGuarantee(cycle, job) != (cycle.quota_pass == QuotaPass::kGuaranteed)) {
-      if (cycle.record != nullptr) cycle.record->push_back({job.id(), job.num_gpus()});
       return false;  // the other pass's job
     }
     if (cycle.quota_pass == QuotaPass::kGuaranteed) cycle.handled.insert(job.id());
@@ -374,7 +489,7 @@ bool PipelinePolicy::TryStart(Cycle& cycle, const JobView& job) const {
       Explain(cycle, job.id(), PendingCause::kQuota, [&] {
         const PipelineConfig::Quota* quota = QuotaOf(job.spec().queue);
         return "tenant '" + job.spec().queue + "' holds " +
-               std::to_string(cycle.tenants[TenantOf(cycle, job.spec().queue)].held) +
+               std::to_string(cycle.tenants[TenantOf(cycle, job.job())].held) +
                " GPUs; its cap is " + std::to_string(ShareToGpus(cycle.ctx, quota->max_share));
       });
     }
@@ -384,7 +499,7 @@ bool PipelinePolicy::TryStart(Cycle& cycle, const JobView& job) const {
     cycle.scratch.Allocate(*placement);
     cycle.decisions.launches.push_back({job.id(), std::move(*placement)});
     if (!config_.quotas.empty()) {
-      cycle.tenants[TenantOf(cycle, job.spec().queue)].held += job.num_gpus();
+      cycle.tenants[TenantOf(cycle, job.job())].held += job.num_gpus();
     }
     return true;
   }
@@ -497,11 +612,11 @@ void PipelinePolicy::CommitVictims(Cycle& cycle, const JobView& job, const Place
     cycle.victims.push_back(id);
     cycle.decisions.preemptions.push_back({id, why});
     if (quotas) {
-      const JobSpec& victim = cycle.ctx.jobs.at(id).spec;
-      cycle.tenants[TenantOf(cycle, victim.queue)].held -= victim.num_gpus;
+      const Job& victim = cycle.ctx.jobs.at(id);
+      cycle.tenants[TenantOf(cycle, victim)].held -= victim.spec.num_gpus;
     }
   }
-  if (quotas) cycle.tenants[TenantOf(cycle, job.spec().queue)].held += job.num_gpus();
+  if (quotas) cycle.tenants[TenantOf(cycle, job.job())].held += job.num_gpus();
   // Hold the free part of the future placement so lower-ranked jobs do not take it.
   Placement reserve;
   for (const NodeGpus& part : placement.parts) {
@@ -522,38 +637,67 @@ const PipelineConfig::Quota* PipelinePolicy::QuotaOf(std::string_view tenant) co
   return nullptr;
 }
 
+TenantUse PipelinePolicy::UseOf(const SchedulingContext& ctx, std::string_view tenant) const {
+  TenantUse use;
+  if (const PipelineConfig::Quota* quota = QuotaOf(tenant)) {
+    use.has_quota = true;
+    use.guaranteed = ShareToGpus(ctx, quota->guaranteed_share);
+    use.cap = ShareToGpus(ctx, quota->max_share);
+  }
+  return use;
+}
+
 int PipelinePolicy::TenantOf(Cycle& cycle, std::string_view tenant) const {
-  const auto [it, inserted] =
-      cycle.tenant_ids.try_emplace(tenant, static_cast<int>(cycle.tenants.size()));
-  if (inserted) {
-    TenantUse& use = cycle.tenants.emplace_back();
-    if (const PipelineConfig::Quota* quota = QuotaOf(tenant)) {
-      use.has_quota = true;
-      use.guaranteed = ShareToGpus(cycle.ctx, quota->guaranteed_share);
-      use.cap = ShareToGpus(cycle.ctx, quota->max_share);
-    }
+  auto it = tenant_ids_.find(tenant);
+  if (it == tenant_ids_.end()) {
+    it = tenant_ids_.emplace(std::string(tenant), static_cast<int>(tenant_names_.size())).first;
+    tenant_names_.push_back(&it->first);
+  }
+  // Tenants interned since the cycle began join it here.
+  while (cycle.tenants.size() < tenant_names_.size()) {
+    cycle.tenants.push_back(UseOf(cycle.ctx, *tenant_names_[cycle.tenants.size()]));
   }
   return it->second;
 }
 
+int PipelinePolicy::CheckTenantOf(Cycle& cycle, const Job& job) const {
+  const size_t i = job.id.index();
+  if (i >= job_tenants_.size()) job_tenants_.resize(std::max(i + 1, job_tenants_.size() * 2));
+  JobTenant& entry = job_tenants_[i];
+  if (entry.tenant < 0 || *tenant_names_[static_cast<size_t>(entry.tenant)] != job.spec.queue) {
+    entry.tenant = TenantOf(cycle, job.spec.queue);
+  }
+  entry.checked_in = decide_count_;
+  return entry.tenant;
+}
+
 bool PipelinePolicy::OverQuota(Cycle& cycle, const JobView& job) const {
-  const TenantUse& tenant = cycle.tenants[TenantOf(cycle, job.spec().queue)];
+  const TenantUse& tenant = cycle.tenants[TenantOf(cycle, job.job())];
   return tenant.has_quota && tenant.held + job.num_gpus() > tenant.cap;
 }
 
 bool PipelinePolicy::WithinGuarantee(Cycle& cycle, const JobView& job) const {
-  const TenantUse& tenant = cycle.tenants[TenantOf(cycle, job.spec().queue)];
+  const TenantUse& tenant = cycle.tenants[TenantOf(cycle, job.job())];
   return tenant.has_quota && tenant.held + job.num_gpus() <= tenant.guaranteed;
 }
 
 bool PipelinePolicy::GuaranteeProtects(Cycle& cycle, const JobView& job, const Job& victim) const {
-  if (victim.spec.queue == job.spec().queue) return false;
-  const TenantUse& tenant = cycle.tenants[TenantOf(cycle, victim.spec.queue)];
+  const int t = TenantOf(cycle, victim);
+  if (t == TenantOf(cycle, job.job())) return false;
+  const TenantUse& tenant = cycle.tenants[t];
   return tenant.has_quota && tenant.held - victim.spec.num_gpus < tenant.guaranteed;
 }
 
 bool PipelinePolicy::TryReclaimFor(Cycle& cycle, const JobView& job) const {
   const SchedulingContext& ctx = cycle.ctx;
+  // Victims come only from other tenants above their guarantee: without one, skip the search.
+  const int mine = TenantOf(cycle, job.job());
+  bool any_borrower = false;
+  for (size_t t = 0; t < cycle.tenants.size() && !any_borrower; ++t) {
+    any_borrower =
+        static_cast<int>(t) != mine && cycle.tenants[t].held > cycle.tenants[t].guaranteed;
+  }
+  if (!any_borrower) return false;
   BeginVictimSearch(cycle);
   ClusterState& what_if = cycle.scratch;
   std::vector<JobId>& chosen = cycle.chosen;
@@ -564,8 +708,9 @@ bool PipelinePolicy::TryReclaimFor(Cycle& cycle, const JobView& job) const {
   const RunningIndex& running = ctx.running_by_rank;
   for (auto it = running.victims().rbegin(); it != running.victims().rend(); ++it) {
     const Job& victim = ctx.jobs.at(it->id);
-    if (Unavailable(cycle, victim) || victim.spec.queue == job.spec().queue) continue;
-    const int t = TenantOf(cycle, victim.spec.queue);
+    if (Unavailable(cycle, victim)) continue;
+    const int t = TenantOf(cycle, victim);
+    if (t == mine) continue;
     if (static_cast<size_t>(t) >= held.size()) held.resize(t + 1, 0);
     int& tenant_held = held[t];
     if (tenant_held <= cycle.tenants[t].guaranteed) continue;  // not borrowing

@@ -15,10 +15,11 @@ using testing::MakeJob;
 using testing::RecordingExecutor;
 
 // The two quota passes of a backfilling pipeline: jobs within their tenant's guarantee start
-// first, in policy order; then the others, in policy order, on what is left. The second pass
-// replays the jobs the first passed over, so it must see them in the same order, skip the
-// handled ones and drop gangs wider than what could still start, whichever walk (starving
-// jobs by wait, or the policy order) met them and whether victim searches keep the bound open.
+// first, in policy order; then the others, in policy order, on what is left. The first pass
+// walks only the tenants below their guarantee and the second the whole queue, so each must
+// see its jobs in the same order, skip the other pass's ones and drop gangs wider than what
+// could still start, whichever walk (starving jobs by wait, or the policy order) met them and
+// whether victim searches keep the bound open.
 TEST(PipelineQuotaTest, GuaranteedJobsStartFirstThenBorrowersInPolicyOrder) {
   struct Case {
     const char* name;
@@ -71,6 +72,55 @@ TEST(PipelineQuotaTest, GuaranteedJobsStartFirstThenBorrowersInPolicyOrder) {
       EXPECT_EQ(scheduler.jobs().at(ids[i]).state, JobState::kQueued) << i;
     }
   }
+}
+
+// A tenant above its guarantee when the first pass starts may fall below it during the pass,
+// when several of its jobs are preempted for another tenant: its jobs the pass meets after
+// that are within the guarantee, so they start (or reclaim GPUs) in the first pass too.
+TEST(PipelineQuotaTest, ATenantFallingBelowItsGuaranteeMidPassIsServedInTheFirstPass) {
+  PipelineConfig profile;
+  profile.name = "fifo-quota";
+  profile.admit = {{"feasibility", {}, 1}};
+  profile.queue_sort = {"fifo", {}, 1};
+  profile.score = {{"consolidate", {}, 1}};
+  profile.preempt = {{"priority_preempt", {}, 1}};
+  profile.backfill = true;
+  // 8 GPUs: a and b are guaranteed 2 each; c has no quota.
+  profile.quotas = {{"a", {0.25, 1.0}}, {"b", {0.25, 1.0}}};
+  const Cluster cluster = MakeCluster("1x8xV100");
+  RecordingExecutor executor;
+  SimpleThroughputModel model;
+  auto policy = BuildPipeline(profile, InTreeRegistry());
+  ASSERT_TRUE(policy.ok()) << policy.status().ToString();
+  Scheduler scheduler(cluster, std::move(policy).value(), executor, model, /*seed=*/1);
+  const auto submit = [&](uint32_t i, const char* tenant, int gpus, Timestamp at) {
+    JobSpec spec = MakeJob(i).Gpus(gpus).Spec();
+    spec.queue = tenant;
+    auto id = scheduler.Submit(spec, at);
+    EXPECT_TRUE(id.ok()) << id.status().ToString();
+    return id.ok() ? *id : JobId();
+  };
+
+  // c0 (5 GPUs), b0 (1) and b1 (2) fill the cluster; b holds 3, above its guarantee.
+  const JobId c0 = submit(0, "c", 5, kTimeZero);
+  submit(1, "b", 1, kTimeZero);
+  const JobId b1 = submit(2, "b", 2, kTimeZero);
+  scheduler.RunCycle(kTimeZero);
+  ASSERT_EQ(scheduler.state().free_total(), 0);
+
+  // a0 reclaims b1 (b's lowest-ranked running job, b borrowing one GPU), which leaves b 1 GPU:
+  // b2, next in FIFO order, is then within b's guarantee and reclaims c0's GPUs in the same
+  // pass. Had it waited for the second pass, that pass would pass over it as a guaranteed job.
+  const JobId a0 = submit(3, "a", 2, AtSeconds(1));
+  const JobId b2 = submit(4, "b", 1, AtSeconds(1));
+  scheduler.RunCycle(AtSeconds(1));
+  EXPECT_THAT(executor.Preempted(), ElementsAre(b1, c0));
+  for (JobId id : {b1, c0}) {
+    ASSERT_TRUE(scheduler.Handle(JobSuspended{id, 0}, AtSeconds(2)).ok());
+  }
+  scheduler.RunCycle(AtSeconds(2));
+  EXPECT_EQ(scheduler.jobs().at(a0).state, JobState::kRunning);
+  EXPECT_EQ(scheduler.jobs().at(b2).state, JobState::kRunning);
 }
 
 }  // namespace

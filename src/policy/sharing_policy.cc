@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -51,6 +52,7 @@ class SharingPolicy final : public SchedulingPolicy {
     return base_->NextRankChange(running, now);
   }
   Timestamp VictimFrom(const JobView& running) const override { return base_->VictimFrom(running); }
+  bool WalksByTenant() const override { return base_->WalksByTenant(); }
   Fit Admit(const JobView& job, const SchedulingContext& ctx) const override {
     return base_->Admit(job, ctx);
   }
@@ -72,7 +74,7 @@ class SharingPolicy final : public SchedulingPolicy {
     const bool may_migrate = config_.migrate && (t.departures || t.suspensions ||
                                                  ctx.queue.size() <= decisions.launches.size());
     if (candidates.empty() && !may_migrate) return decisions;
-    std::vector<SharedGpu> gpus = CollectSharedGpus(ctx, decisions);
+    const std::span<SharedGpu> gpus = CollectSharedGpus(ctx, decisions);
     PlaceCandidates(ctx, candidates, gpus, decisions);
     if (may_migrate) Migrate(ctx, gpus, base_launches, decisions);
     return decisions;
@@ -99,10 +101,12 @@ class SharingPolicy final : public SchedulingPolicy {
 
   // The GPUs running jobs hold in a shared mode, by node and GPU. A GPU whose holder is being
   // preempted is closed: its holders are leaving, and a base policy's preemption counts on it.
-  std::vector<SharedGpu> CollectSharedGpus(const SchedulingContext& ctx,
-                                           const Decisions& decisions) const {
+  // The result views shared_gpus_, valid until the next call.
+  std::span<SharedGpu> CollectSharedGpus(const SchedulingContext& ctx,
+                                         const Decisions& decisions) const {
     const std::vector<JobId> preempted = SortedIds(decisions.preemptions);
-    std::vector<std::pair<uint64_t, JobId>> held;  // (node x 64 + GPU, holder)
+    std::vector<std::pair<uint64_t, JobId>>& held = held_;  // (node x 64 + GPU, holder)
+    held.clear();
     for (JobId id : ctx.running) {
       const Job& job = ctx.jobs.at(id);
       if (job.share == ShareMode::kExclusive) continue;
@@ -112,26 +116,31 @@ class SharingPolicy final : public SchedulingPolicy {
                         id);
     }
     std::ranges::sort(held);
-    std::vector<SharedGpu> gpus;
+    // The GPUs (and their holders' buffers) are reused from the last cycle: a cycle is too short
+    // to pay for fresh ones.
+    std::vector<SharedGpu>& gpus = shared_gpus_;
+    size_t count = 0;
     for (size_t i = 0; i < held.size(); ++i) {
       if (i == 0 || held[i].first != held[i - 1].first) {
         const NodeId node(static_cast<uint32_t>(held[i].first / kMaxGpusPerNode));
         const int gpu = static_cast<int>(held[i].first % kMaxGpusPerNode);
         const GpuSpec& spec = ctx.cluster.node(node).gpus[static_cast<size_t>(gpu)];
-        gpus.push_back(
-            {node,
-             gpu,
-             spec.type,
-             spec.memory_mib,
-             {},
-             !ctx.state.offline(node) && ctx.state.sharers(node, gpu) < config_.max_jobs_per_gpu});
+        if (count == gpus.size()) gpus.emplace_back();
+        SharedGpu& shared = gpus[count++];
+        shared.node = node;
+        shared.gpu = gpu;
+        shared.type = spec.type;
+        shared.memory_mib = spec.memory_mib;
+        shared.holders.clear();
+        shared.open =
+            !ctx.state.offline(node) && ctx.state.sharers(node, gpu) < config_.max_jobs_per_gpu;
       }
-      SharedGpu& shared = gpus.back();
+      SharedGpu& shared = gpus[count - 1];
       const JobId id = held[i].second;
       shared.holders.push_back(id);
       if (ctx.jobs.at(id).preempt_requested || Contains(preempted, id)) shared.open = false;
     }
-    return gpus;
+    return std::span<SharedGpu>(gpus.data(), count);
   }
 
   // Up to max_candidates single-GPU waiting jobs the base did not start, in queue order, without
@@ -170,7 +179,7 @@ class SharingPolicy final : public SchedulingPolicy {
 
   // Packs candidates beside the jobs on open shared GPUs, one GPU type at a time.
   void PlaceCandidates(const SchedulingContext& ctx, const std::vector<JobId>& candidates,
-                       std::vector<SharedGpu>& gpus, Decisions& decisions) const {
+                       std::span<SharedGpu> gpus, Decisions& decisions) const {
     if (candidates.empty()) return;
     std::vector<bool> placed(candidates.size(), false);
     for (int t = 0; t < ctx.cluster.num_gpu_types(); ++t) {
@@ -266,8 +275,8 @@ class SharingPolicy final : public SchedulingPolicy {
 
   // Dynamic adjustment (see the header): out of GPUs whose observed demand no longer fits, and
   // off shared GPUs onto free ones once nothing waits.
-  void Migrate(const SchedulingContext& ctx, const std::vector<SharedGpu>& gpus,
-               size_t base_launches, Decisions& decisions) const {
+  void Migrate(const SchedulingContext& ctx, std::span<const SharedGpu> gpus, size_t base_launches,
+               Decisions& decisions) const {
     const std::vector<JobId> launched = SortedIds(decisions.launches);
     const std::vector<JobId> preempted = SortedIds(decisions.preemptions);
     const auto migrate = [&](JobId id, std::string reason) {
@@ -331,6 +340,9 @@ class SharingPolicy final : public SchedulingPolicy {
   SharingPolicyConfig config_;
   std::unique_ptr<SchedulingPolicy> base_;
   NoInterference no_interference_;
+  // CollectSharedGpus's buffers, kept between cycles (Decide runs on one thread at a time).
+  mutable std::vector<std::pair<uint64_t, JobId>> held_;
+  mutable std::vector<SharedGpu> shared_gpus_;
 };
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <limits>
 #include <map>
 #include <set>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -19,12 +20,14 @@ namespace dlsched {
 // in the policy's order (their RankKeys, computed once on insert: a waiting job's rank is
 // frozen, see QueueSortPlugin::Rank) and by the time they started waiting (for starvation
 // guards). A walk merges the gang sizes (GangWalk), and a backfill walk visits only the sizes
-// that fit the free GPUs.
+// that fit the free GPUs. Optionally the policy order is indexed per tenant too (by_tenant), so
+// that a policy with tenant quotas can walk only the tenants it wants.
 class JobQueue {
  public:
   using RankFn = std::function<int64_t(const JobView&)>;
   // `rank` ranks a waiting job (lower first); `jobs` resolves ids. Both must outlive the queue.
-  JobQueue(const JobTable& jobs, RankFn rank);
+  // `by_tenant` keeps by_tenant_order() as well (one more ordered insert and erase per job).
+  JobQueue(const JobTable& jobs, RankFn rank, bool by_tenant = false);
 
   void Insert(JobId id);
   void Erase(JobId id);
@@ -38,6 +41,12 @@ class JobQueue {
 
   const GangOrder& by_gang_order() const { return by_gang_order_; }
   const GangWait& by_gang_wait() const { return by_gang_wait_; }
+  // Tenant (JobSpec::queue) -> its waiting jobs by gang size, in policy order: the keys of
+  // by_gang_order() split by tenant. Kept only when constructed with `by_tenant` (else empty);
+  // tenants and gang sizes whose jobs all left stay, empty.
+  using TenantOrder = std::map<std::string, GangOrder, std::less<>>;
+  bool indexes_tenants() const { return by_tenant_; }
+  const TenantOrder& by_tenant_order() const { return by_tenant_order_; }
   // Walks the waiting jobs of at most a gang size in policy order: Next(max_gang) -> RankKey.
   auto WalkInOrder() const { return GangWalk(by_gang_order_, std::less<>()); }
   // Walks them longest waiting first: Next(max_gang) -> (queued_since, id).
@@ -62,14 +71,18 @@ class JobQueue {
  private:
   const JobTable* jobs_;
   RankFn rank_;
+  bool by_tenant_ = false;
   size_t size_ = 0;
   GangOrder by_gang_order_;
   GangWait by_gang_wait_;
+  TenantOrder by_tenant_order_;
   LatestStartIndex by_latest_start_;
-  // Per job, its position in its gang's policy-order index, so Erase compares nothing.
+  // Per job, its positions in its gang's policy-order indexes, so Erase compares nothing.
   struct Position {
     bool queued = false;
     OrderIndex::iterator in_gang;
+    OrderIndex* tenant_index = nullptr;  // by_tenant only
+    OrderIndex::iterator in_tenant;
   };
   std::vector<Position> positions_;
 };

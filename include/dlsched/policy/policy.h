@@ -28,6 +28,9 @@ class SchedulingPolicy {
   }
   // See PreemptPlugin::VictimFrom; a policy that never preempts keeps the default.
   virtual Timestamp VictimFrom(const JobView& running) const { return kTimeNever; }
+  // Whether Decide needs ctx.queue to index the waiting jobs by tenant (JobQueue's by_tenant,
+  // which the scheduler then keeps); the answer must not change over the policy's life.
+  virtual bool WalksByTenant() const { return false; }
   // May this job enter the queue? Called once per job, before its first Decide.
   virtual Fit Admit(const JobView& job, const SchedulingContext& ctx) const = 0;
   // The decisions of one scheduling cycle.
