@@ -33,7 +33,7 @@
 //             "labels": {"zone": "a"}}]}]}     string values; gpu=<type> and rack=<rack> are
 //                                              added unless given
 //
-// Node names must be unique across the cluster.
+// Node names must be unique across the cluster. A cluster has at most 1,000,000 GPUs in all.
 
 #include <cstdint>
 #include <string_view>
