@@ -1,33 +1,48 @@
-# The two commands of the README: `make run` and `make test`. Both install what is missing,
-# configure into build/ and build, then run.
+# The commands of the README: `make run`, `make test`, `make bench`. Each installs the packages
+# of its set that are missing (scripts/install-deps.sh), configures build/ and builds what it
+# needs, then runs. One build tree for all: `make run` builds only `dlsched` (no GoogleTest or
+# Google Benchmark needed); `make test` and `make bench` turn their parts on in the same tree.
 BUILD_DIR ?= build
 BUILD_TYPE ?= Release
 JOBS ?= $(shell nproc)
 
-.PHONY: all deps configure build run test bench clean format
+.PHONY: all build run test bench bench-build clean format
 
 all: build
 
-deps:
-	@scripts/install-deps.sh
+# $(call configure,SET,OPTIONS): installs SET's packages, then runs CMake when the tree is not
+# configured yet or its cache lacks one of OPTIONS (NAME:TYPE=VALUE). Otherwise the build
+# re-runs CMake by itself when a CMakeLists.txt changes.
+define configure
+	@scripts/install-deps.sh $(1)
+	@if [ ! -f $(BUILD_DIR)/build.ninja ] $(foreach o,CMAKE_BUILD_TYPE:STRING=$(BUILD_TYPE) $(2),|| ! grep -qx '$(o)' $(BUILD_DIR)/CMakeCache.txt); then \
+	  set -x; cmake -S . -B $(BUILD_DIR) -G Ninja $(addprefix -D,CMAKE_BUILD_TYPE:STRING=$(BUILD_TYPE) $(2)); \
+	fi
+endef
 
-$(BUILD_DIR)/build.ninja: CMakeLists.txt | deps
-	cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE)
-
-configure: deps $(BUILD_DIR)/build.ninja
-
-build: configure
+# Whatever the tree is configured for (the binary, plus tests and benchmarks where turned on).
+build:
+	$(call configure,run,)
 	cmake --build $(BUILD_DIR) -j $(JOBS)
 
-# The main job on built-in defaults: the built-in synthetic workload under the main policies.
-run: build
+# The main job on built-in defaults: the built-in synthetic workload under the main policies,
+# then a short demonstration of the daemon.
+run:
+	$(call configure,run,)
+	cmake --build $(BUILD_DIR) -j $(JOBS) --target dlsched
 	$(BUILD_DIR)/dlsched simulate --report $(BUILD_DIR)/report.html --json $(BUILD_DIR)/results.json
 	scripts/demo-daemon.sh $(BUILD_DIR)/dlsched
 
-test: build
+test:
+	$(call configure,test,DLSCHED_BUILD_TESTS:BOOL=ON)
+	cmake --build $(BUILD_DIR) -j $(JOBS)
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
 
-bench: build
+bench-build:
+	$(call configure,bench,DLSCHED_BUILD_BENCH:BOOL=ON)
+	cmake --build $(BUILD_DIR) -j $(JOBS) --target dlsched_bench
+
+bench: bench-build
 	bench/run.sh
 
 format:

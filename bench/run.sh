@@ -3,5 +3,5 @@
 #   bench/run.sh --benchmark_filter=Replay
 set -euo pipefail
 cd "$(dirname "$0")/.."
-make -s build >/dev/null
+make -s bench-build >/dev/null
 exec build/dlsched_bench --benchmark_counters_tabular=true "$@"

@@ -24,6 +24,8 @@ using nlohmann::json;
 
 constexpr int kNodesPerShorthandRack = 8;
 constexpr int64_t kMaxNodesPerTerm = 1'000'000;
+// GPUs in a whole cluster: keeps counts within int and a spec's memory within reason.
+constexpr int64_t kMaxClusterGpus = 1'000'000;
 constexpr std::string_view kShorthandForm =
     "want NODESxGPUSxTYPE or GPUSxTYPE (one node), e.g. 64x8xV100 or 8xA100 (terms joined by "
     "'+', GPUS in 1..64)";
@@ -58,6 +60,17 @@ std::optional<int64_t> ParseInt(std::string_view text) {
   const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (ec != std::errc() || ptr != text.data() + text.size()) return std::nullopt;
   return value;
+}
+
+// InvalidArgument when adding `nodes` nodes of `gpus` GPUs would take the cluster past
+// kMaxClusterGpus; `what` prefixes the message.
+Status CheckClusterSize(const Cluster& cluster, int64_t nodes, int64_t gpus,
+                        std::string_view what) {
+  if (nodes * gpus > kMaxClusterGpus - cluster.total_gpus()) {
+    return InvalidArgument(std::string(what) + "the cluster would have more than " +
+                           std::to_string(kMaxClusterGpus) + " GPUs");
+  }
+  return Status::Ok();
 }
 
 bool IsTypeName(std::string_view name) {
@@ -247,6 +260,7 @@ Status AddJsonNodes(const json& value, const std::string& where, RackId rack,
   labels.emplace("gpu", type);  // emplace: a label given explicitly wins
   labels.emplace("rack", rack_name);
   DS_RETURN_IF_ERROR(entry.CheckNoUnknownKeys());
+  DS_RETURN_IF_ERROR(CheckClusterSize(cluster, count, gpus, where + ": "));
 
   const GpuTypeId type_id = cluster.InternGpuType(type);
   for (int64_t i = 0; i < count; ++i) {
@@ -395,6 +409,9 @@ Result<Cluster> ParseClusterShorthand(std::string_view shorthand) {
       return bad("TYPE must be a name of letters, digits, '-', '_', '.' that starts with a letter");
     }
     DS_RETURN_IF_ERROR(CheckTypeCase(type).WithPrefix("cluster term '" + std::string(term) + "'"));
+    if (!CheckClusterSize(cluster, *nodes, *gpus, "").ok()) {
+      return bad("the cluster would have more than " + std::to_string(kMaxClusterGpus) + " GPUs");
+    }
 
     const GpuTypeId type_id = cluster.InternGpuType(type);
     const int64_t memory = DefaultGpuMemoryMib(type);
@@ -438,6 +455,7 @@ Result<Cluster> PhillyCluster(std::string_view traces_dir) {
         return InvalidArgument(path.string() + ": virtual cluster '" + vc + "' listed twice");
       }
     }
+    DS_RETURN_IF_ERROR(CheckClusterSize(cluster, nodes, kPhillyGpusPerNode, path.string() + ": "));
     const RackId rack = cluster.InternRack(vc);
     for (int i = 0; i < nodes; ++i) {
       NodeSpec node =

@@ -34,7 +34,7 @@
 //             "labels": {"zone": "a"}}]}]}     string values; gpu=<type> and rack=<rack> are
 //                                              added unless given
 //
-// Node names must be unique across the cluster.
+// Node names must be unique across the cluster. A cluster has at most 1,000,000 GPUs in all.
 //
 // GPU types are free names (a site may have types no table knows), matched case-sensitively by
 // jobs' gpu_type and the throughput models. A type that differs from one of KnownGpuTypes only

@@ -90,12 +90,22 @@ TEST(ClusterShorthandTest, EachTermStartsANewRack) {
   EXPECT_EQ(c->Describe(), "9x4xK80+9x4xP100+9x4xV100 (108 GPUs, 27 nodes, 6 racks)");
 }
 
+// The last case: 15625 x 64 is the most GPUs a cluster may have; one more is refused, not built.
 TEST(ClusterShorthandTest, BadTermsNameTheTermAndTheForm) {
   const std::vector<std::pair<std::string, std::string>> cases = {
-      {"64x8", "'64x8'"},    {"0x8xV100", "'0x8xV100'"}, {"4x0xV100", "GPUS"},
-      {"4x65xV100", "GPUS"}, {"4x8x", "TYPE"},           {"4x8xV100+", "''"},
-      {"ax8xV100", "NODES"}, {"4x8xV 100", "TYPE"},      {"4x8xV100+2x2", "'2x2'"},
-      {"65xV100", "GPUS"},   {"4x8x100", "TYPE"},        {"xV100", "GPUS"},
+      {"64x8", "'64x8'"},
+      {"0x8xV100", "'0x8xV100'"},
+      {"4x0xV100", "GPUS"},
+      {"4x65xV100", "GPUS"},
+      {"4x8x", "TYPE"},
+      {"4x8xV100+", "''"},
+      {"ax8xV100", "NODES"},
+      {"4x8xV 100", "TYPE"},
+      {"4x8xV100+2x2", "'2x2'"},
+      {"65xV100", "GPUS"},
+      {"4x8x100", "TYPE"},
+      {"xV100", "GPUS"},
+      {"15625x64xV100+1x1xT4", "more than 1000000 GPUs"},
   };
   for (const auto& [spec, want] : cases) {
     SCOPED_TRACE(spec);
@@ -156,6 +166,18 @@ TEST(ClusterSpecTest, DescribesTypesWithoutThroughputData) {
             "GPU type 'V1000' has no throughput data (known: A100, H100, H200, K80, P100, T4, "
             "V100); did you mean V100?; GPU type 'MI250' has no throughput data (known: A100, "
             "H100, H200, K80, P100, T4, V100)");
+}
+
+// Building a cluster is linear in its size (node names, racks and label classes are indexed):
+// 100,000 nodes in 12,500 racks were quadratic before, minutes instead of a fraction of a second.
+TEST(ClusterShorthandTest, LargeClustersBuild) {
+  Result<Cluster> c = ParseClusterSpec("100000x8xV100", "");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->num_nodes(), 100000);
+  EXPECT_EQ(c->num_racks(), 12500);
+  EXPECT_EQ(c->num_label_classes(), 12500);
+  EXPECT_EQ(c->node(NodeId(99999)).name, "n99999");
+  EXPECT_EQ(c->rack_name(c->node(NodeId(99999)).rack), "r12499");
 }
 
 TEST(DefaultGpuMemoryTest, Table) {
@@ -273,6 +295,8 @@ TEST(ClusterJsonTest, ErrorsNameTheElement) {
        "duplicate rack name 'x'"},
       {R"({"racks": [{"nodes": [{"name": "a", "gpus": 1}, {"name": "a", "gpus": 1}]}]})",
        "duplicate node name 'a'"},
+      {R"({"racks": [{"nodes": [{"count": 15625, "gpus": 64}, {"gpus": 1}]}]})",
+       "racks[0].nodes[1]: the cluster would have more than 1000000 GPUs"},
   };
   for (const auto& [text, want] : cases) {
     SCOPED_TRACE(text);

@@ -30,7 +30,8 @@ Result<std::unique_ptr<SchedulingPolicy>> BuildRoundPolicy(const json& doc) {
       options.description = value.get<std::string>();
     } else if (key == "allocator" && value.is_string()) {
       DS_ASSIGN_OR_RETURN(allocator, AllocatorByName(value.get<std::string>()));
-    } else if (key == "round_s" && value.is_number() && value.get<double>() >= 1e-6) {
+    } else if (key == "round_s" && value.is_number() && value.get<double>() >= 1e-6 &&
+               value.get<double>() <= kMaxInputSeconds) {
       options.round = Seconds(value.get<double>());
     } else if (key == "agnostic" && value.is_boolean()) {
       options.agnostic = value.get<bool>();

@@ -48,6 +48,11 @@ TEST(HeteroProfileTest, DescriptionsOfBothKinds) {
     ASSERT_TRUE(description.ok()) << description.status().ToString();
     EXPECT_FALSE(description->empty());
   }
+  // Found by fuzz/profile: a null description threw out of ProfileDescription.
+  Result<std::string> null_description =
+      ProfileDescription(R"({"name": "h", "description": null, "allocator": "greedy"})", "h.json");
+  ASSERT_FALSE(null_description.ok());
+  EXPECT_THAT(null_description.status().message(), HasSubstr("h.json: \"description\""));
 }
 
 TEST(HeteroProfileTest, BadProfilesNameWhatIsWrong) {
@@ -60,6 +65,8 @@ TEST(HeteroProfileTest, BadProfilesNameWhatIsWrong) {
       {"unknown allocator", R"({"name": "x", "allocator": "magic"})", "unknown allocator 'magic'"},
       {"unknown key", R"({"name": "x", "allocator": "greedy", "rounds": 3})", "'rounds'"},
       {"bad round", R"({"name": "x", "allocator": "greedy", "round_s": 0})", "'round_s'"},
+      // Found by fuzz/profile: the round overflowed to a negative duration, a failed check.
+      {"huge round", R"({"name": "x", "allocator": "greedy", "round_s": 1e308})", "'round_s'"},
       {"no name", R"({"allocator": "greedy"})", "no \"name\""},
   };
   for (const Case& c : cases) {

@@ -49,6 +49,7 @@ Result<PluginConfig> ParsePlugin(const json& entry, const std::string& where) {
   PluginConfig config;
   if (entry.is_string()) {
     config.name = entry.get<std::string>();
+    if (config.name.empty()) return InvalidArgument(where + ": plugin without a name");
     return config;
   }
   if (!entry.is_object()) {
@@ -95,7 +96,8 @@ Result<PlacementOptions> ParsePlacementOptions(const json& value) {
     } else if (key == "min_spread_speed" && v.is_number() && v.get<double>() >= 0 &&
                v.get<double>() <= 1) {
       options.min_spread_speed = v.get<double>();
-    } else if (key == "relax_after_s" && v.is_number() && v.get<double>() > 0) {
+    } else if (key == "relax_after_s" && v.is_number() && v.get<double>() >= 1e-6 &&
+               v.get<double>() <= kMaxInputSeconds) {
       options.relax_after = Seconds(v.get<double>());
     } else {
       return InvalidArgument("placement: unexpected key '" + key +
@@ -160,7 +162,8 @@ Result<PipelineConfig> ParseProfileJson(const json& doc) {
       DS_ASSIGN_OR_RETURN(config.preempt, ParsePluginList(value, key));
     } else if (key == "backfill" && value.is_boolean()) {
       config.backfill = value.get<bool>();
-    } else if (key == "starvation_limit_s" && value.is_number() && value.get<double>() > 0) {
+    } else if (key == "starvation_limit_s" && value.is_number() && value.get<double>() >= 1e-6 &&
+               value.get<double>() <= kMaxInputSeconds) {
       config.starvation_limit = Seconds(value.get<double>());
     } else if (key == "reject_late_strict" && value.is_boolean()) {
       config.reject_late_strict = value.get<bool>();
@@ -308,7 +311,12 @@ Result<PipelineConfig> LoadProfile(std::string_view name_or_path) {
 
 Result<std::string> ProfileDescription(std::string_view json_text, std::string_view origin) {
   if (std::optional<json> doc = OtherKindJson(json_text)) {
-    return doc->value("description", std::string());
+    const auto description = doc->find("description");
+    if (description == doc->end()) return std::string();
+    if (!description->is_string()) {
+      return InvalidArgument(std::string(origin) + ": \"description\" must be a string");
+    }
+    return description->get<std::string>();
   }
   DS_ASSIGN_OR_RETURN(PipelineConfig profile, ParseProfile(json_text, origin));
   return profile.description;

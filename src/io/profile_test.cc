@@ -82,6 +82,14 @@ TEST(ProfileTest, ErrorsNameTheProblem) {
       {"unknown key", R"({"name": "x", "backfil": true})", "backfil"},
       {"no name", R"({"backfill": true})", "no \"name\""},
       {"wrong type", R"({"name": "x", "backfill": "yes"})", "backfill"},
+      // Seconds beyond kMaxInputSeconds would overflow a Duration.
+      // Found by fuzz/profile: an empty name was accepted, and ProfileToJson's text refused.
+      {"empty plugin name", R"({"name": "x", "queue_sort": ""})", "queue_sort: plugin without"},
+      // A limit that rounds to zero microseconds would be written out as 0, which is refused.
+      {"tiny limit", R"({"name": "x", "starvation_limit_s": 5e-324})", "starvation_limit_s"},
+      {"huge limit", R"({"name": "x", "starvation_limit_s": 1e300})", "starvation_limit_s"},
+      {"huge relaxation", R"({"name": "x", "placement": {"relax_after_s": 1e13}})",
+       "relax_after_s"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);

@@ -1,5 +1,6 @@
 #include "io/sharing_profile.h"
 
+#include <cmath>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -21,7 +22,8 @@ Status ParseMigration(const json& doc, SharingPolicyConfig& config) {
       config.migrate = value.get<bool>();
     } else if (key == "max_per_job" && value.is_number_integer()) {
       config.max_migrations_per_job = value.get<int>();
-    } else if (key == "min_residence_s" && value.is_number()) {
+    } else if (key == "min_residence_s" && value.is_number() &&
+               std::abs(value.get<double>()) <= kMaxInputSeconds) {
       config.min_residence = Seconds(value.get<double>());
     } else if (key == "min_slowdown" && value.is_number()) {
       config.min_slowdown_to_migrate = value.get<double>();

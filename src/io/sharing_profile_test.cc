@@ -163,6 +163,7 @@ TEST(SharingProfileTest, BadProfilesNameWhatIsWrong) {
       {"slowdown", R"({"max_slowdown": 0.5})", "max_slowdown"},
       {"candidates", R"({"max_candidates": 0})", "max_candidates"},
       {"residence", R"({"migration": {"min_residence_s": -1}})", "min_residence_s"},
+      {"huge residence", R"({"migration": {"min_residence_s": 1e300}})", "min_residence_s"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);

@@ -78,11 +78,11 @@ GpuTypeId Cluster::InternGpuType(std::string_view name) {
 }
 
 RackId Cluster::InternRack(std::string_view name) {
-  for (size_t i = 0; i < rack_names_.size(); ++i) {
-    if (rack_names_[i] == name) return RackId(static_cast<uint32_t>(i));
-  }
+  if (const auto it = rack_ids_.find(name); it != rack_ids_.end()) return it->second;
   rack_names_.emplace_back(name);
-  return RackId(static_cast<uint32_t>(rack_names_.size() - 1));
+  const RackId id(static_cast<uint32_t>(rack_names_.size() - 1));
+  rack_ids_.emplace(std::string(name), id);
+  return id;
 }
 
 GpuTypeId Cluster::FindGpuType(std::string_view name) const {
@@ -100,8 +100,8 @@ Result<NodeId> Cluster::AddNode(NodeSpec spec) {
   if (!spec.rack.valid() || spec.rack.index() >= rack_names_.size()) {
     return InvalidArgument("node '" + spec.name + "' names an unknown rack");
   }
-  for (const NodeSpec& other : nodes_) {
-    if (other.name == spec.name) return InvalidArgument("duplicate node name '" + spec.name + "'");
+  if (node_names_.contains(spec.name)) {
+    return InvalidArgument("duplicate node name '" + spec.name + "'");
   }
   std::vector<int> per_type(gpu_type_names_.size(), 0);
   for (const GpuSpec& gpu : spec.gpus) {
@@ -124,19 +124,19 @@ Result<NodeId> Cluster::AddNode(NodeSpec spec) {
   node_homogeneous_.push_back(
       std::ranges::all_of(spec.gpus, [type](const GpuSpec& gpu) { return gpu.type == type; }));
   node_class_.push_back(InternLabelClass(type, spec.labels, static_cast<int>(spec.gpus.size())));
+  node_names_.insert(spec.name);
   nodes_.push_back(std::move(spec));
   return NodeId(static_cast<uint32_t>(nodes_.size() - 1));
 }
 
 LabelClassId Cluster::InternLabelClass(GpuTypeId type, const Labels& labels, int gpus) {
-  for (size_t i = 0; i < classes_.size(); ++i) {
-    if (classes_[i].type == type && classes_[i].labels == labels) {
-      classes_[i].gpus += gpus;
-      return LabelClassId(static_cast<uint32_t>(i));
-    }
+  const auto [it, added] =
+      class_ids_.try_emplace({type, labels}, LabelClassId(static_cast<uint32_t>(classes_.size())));
+  if (added) {
+    classes_.push_back({type, labels, 0});
   }
-  classes_.push_back({type, labels, gpus});
-  return LabelClassId(static_cast<uint32_t>(classes_.size() - 1));
+  classes_[it->second.index()].gpus += gpus;
+  return it->second;
 }
 
 std::string Cluster::Describe() const {

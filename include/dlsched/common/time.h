@@ -26,7 +26,12 @@ using Timestamp = SchedClock::time_point;
 inline constexpr Timestamp kTimeZero{};
 inline constexpr Timestamp kTimeNever{Duration::max()};
 
+// The largest |seconds| a parser of outside input passes to Seconds (31,700 years, well
+// within Duration's range); larger values are the parser's error to report.
+inline constexpr double kMaxInputSeconds = 1e12;
+
 // Converts seconds (possibly fractional) to a Duration, rounding to the nearest microsecond.
+// |seconds| must be within Duration's range (about 9.2e12 s).
 inline Duration Seconds(double seconds) {
   return Duration(static_cast<int64_t>(std::llround(seconds * 1e6)));
 }

@@ -5,6 +5,8 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "dlsched/common/ids.h"
@@ -130,6 +132,11 @@ class Cluster {
   LabelClassId InternLabelClass(GpuTypeId type, const Labels& labels, int gpus);
 
   std::vector<NodeSpec> nodes_;
+  // Indexes that keep building a cluster linear in its size: node names, rack ids by name,
+  // label classes by (GPU type, labels).
+  std::unordered_set<std::string> node_names_;
+  std::map<std::string, RackId, std::less<>> rack_ids_;
+  std::map<std::pair<GpuTypeId, Labels>, LabelClassId> class_ids_;
   std::vector<GpuTypeId> node_gpu_type_;
   std::vector<char> node_homogeneous_;
   std::vector<LabelClassId> node_class_;
