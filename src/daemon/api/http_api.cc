@@ -8,6 +8,7 @@
 #include <charconv>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <future>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -222,6 +223,374 @@ bool CheckHead(const Endpoint* endpoint, const ApiOptions& options, const httpli
   return false;
 }
 
+// One request as a handler sees it: the exchange, the daemon it reads and posts to, the options
+// and, for a POST, the body (read within options.max_body_bytes; empty for other methods).
+struct Call {
+  Daemon& daemon;
+  const ApiOptions& options;
+  const httplib::Request& req;
+  httplib::Response& res;
+  const std::string& body;
+};
+
+using CallHandler = std::function<void(const Call&)>;
+using CallerHandler = std::function<void(const Call&, const Principal&)>;
+// `job` lies in `snapshot`, the one it was looked up in.
+using JobHandler = void (*)(const Call&, const Principal& who, const Snapshot& snapshot,
+                            const JobRecord& job);
+
+// A route's handler and whether its endpoint needs a token (the table CheckHead reads).
+struct Access {
+  bool authenticated = true;
+  CallHandler handler;
+};
+
+// Served to anyone, without a token.
+Access Public(void (*handler)(const Call&)) { return {false, handler}; }
+
+// Served to an authenticated caller; 401 otherwise. (CheckHead refused a missing or unknown
+// token already; this finds the caller again.)
+Access Authorised(CallerHandler handler) {
+  return {true, [handler = std::move(handler)](const Call& call) {
+            const std::optional<Principal> who = Authenticate(call.options, call.req, call.res);
+            if (who) handler(call, *who);
+          }};
+}
+
+// Served for the job the path names (its first capture), looked up in the latest snapshot, to
+// an authenticated caller who may access it: 401, 404 (no such job) or 403 (another user's job)
+// otherwise.
+Access ForJob(JobHandler handler) {
+  return Authorised([handler](const Call& call, const Principal& who) {
+    const std::shared_ptr<const Snapshot> s = call.daemon.snapshot();
+    const std::string named = call.req.matches[1].str();
+    const std::optional<int64_t> id = ParseInt(named);
+    const JobRecord* job = id && *id >= 0 && *id < UINT32_MAX
+                               ? s->jobs.Find(JobId(static_cast<uint32_t>(*id)))
+                               : nullptr;
+    if (job == nullptr) return ReplyError(call.res, NotFound("no job " + named));
+    if (!who.MayAccess(job->user())) {
+      return ReplyError(call.res, 403, "PERMISSION_DENIED",
+                        "job " + std::to_string(job->id.value()) + " belongs to another user");
+    }
+    handler(call, who, *s, *job);
+  });
+}
+
+// The scheduler's answer to `future`, or nullopt with a 503 saying `unanswered` when it does not
+// come within options.reply_timeout.
+template <typename T>
+std::optional<T> AwaitScheduler(std::future<T> future, const Call& call,
+                                std::string unanswered = "the scheduler did not answer") {
+  std::optional<T> answer = Await(future, call.options.reply_timeout);
+  if (!answer) ReplyError(call.res, Status(StatusCode::kUnavailable, std::move(unanswered)));
+  return answer;
+}
+
+void HandleOpenApi(const Call& call) {
+  call.res.set_content(std::string(OpenApiDocument()), "application/yaml");
+}
+
+void HandleHealth(const Call& call) {
+  const std::shared_ptr<const Snapshot> s = call.daemon.snapshot();
+  if (const std::optional<Status> failure = call.daemon.failure()) {
+    return Reply(call.res, 503, {{"status", "failed"}, {"error", failure->ToString()}});
+  }
+  Reply(call.res, 200,
+        {{"status", "ok"},
+         {"policy", s->profile},
+         {"jobs", s->jobs.size()},
+         {"gpus", s->cluster->total_gpus()},
+         {"started_at", TimeJson(s->started_at)}});
+}
+
+void HandleMetrics(const Call& call) {
+  const std::shared_ptr<const Snapshot> s = call.daemon.snapshot();
+  call.res.set_content(MetricsText(*s, SystemClock().Now(), ResidentBytes()),
+                       "text/plain; version=0.0.4");
+}
+
+// Takes the Idempotency-Key header, if given, into `request`: it must be valid, given once, and
+// agree with the body's idempotency_key.
+Status TakeIdempotencyKey(const httplib::Request& req, JobRequest& request) {
+  if (!req.has_header("Idempotency-Key")) return Status::Ok();
+  const std::string key = req.get_header_value("Idempotency-Key");
+  if (req.get_header_value_count("Idempotency-Key") > 1) {
+    return InvalidArgument("Idempotency-Key: given more than once");
+  }
+  DS_RETURN_IF_ERROR(ValidateIdempotencyKey(key));
+  if (!request.idempotency_key.empty() && request.idempotency_key != key) {
+    return InvalidArgument("Idempotency-Key: differs from idempotency_key");
+  }
+  request.idempotency_key = key;
+  return Status::Ok();
+}
+
+void HandleSubmit(const Call& call, const Principal& who) {
+  const std::string default_user = who.user.empty() ? "anonymous" : who.user;
+  Result<JobRequest> request = ParseJobRequest(call.body, default_user);
+  if (!request.ok()) return ReplyError(call.res, request.status());
+  if (Status key = TakeIdempotencyKey(call.req, *request); !key.ok()) {
+    return ReplyError(call.res, key);
+  }
+  if (!who.MayAccess(request->spec.user)) {
+    return ReplyError(call.res, 403, "PERMISSION_DENIED",
+                      "user: you may submit only as " + who.user);
+  }
+  const Status fits =
+      CheckFitsCluster(*request, call.daemon.cluster(), call.daemon.multi_node_gangs());
+  if (!fits.ok()) return ReplyError(call.res, fits);
+  const std::optional<SubmitResult> result =
+      AwaitScheduler(call.daemon.Submit(std::move(request).value()), call,
+                     "the scheduler did not answer in time; the job may still be stored and "
+                     "started (retry with the same Idempotency-Key)");
+  if (!result) return;
+  if (!result->ok()) return ReplyError(call.res, result->status());
+  const JobRecord& job = ***result;
+  call.res.set_header("Location", "/v1/jobs/" + std::to_string(job.id.value()));
+  Reply(call.res, (*result)->existing ? 200 : 201, JobJson(job, SystemClock().Now()));
+}
+
+void HandleListJobs(const Call& call, const Principal& who) {
+  const httplib::Request& req = call.req;
+  httplib::Response& res = call.res;
+  std::set<JobState> states;
+  for (const std::string& name : SplitCommas(req.get_param_value("state"))) {
+    Result<JobState> state = ParseJobState(name);
+    if (!state.ok()) return ReplyError(res, InvalidArgument("state: " + state.status().message()));
+    states.insert(*state);
+  }
+  std::string user = req.get_param_value("user");
+  if (!who.admin()) {
+    if (!user.empty() && user != who.user) {
+      return ReplyError(res, 403, "PERMISSION_DENIED", "user: you may list only your own jobs");
+    }
+    user = who.user;
+  }
+  size_t limit = kDefaultListLimit;
+  if (req.has_param("limit")) {
+    const std::optional<int64_t> l = ParseInt(req.get_param_value("limit"));
+    if (!l || *l < 1 || *l > static_cast<int64_t>(kMaxListLimit)) {
+      return ReplyError(res, InvalidArgument("limit: want 1.." + std::to_string(kMaxListLimit)));
+    }
+    limit = static_cast<size_t>(*l);
+  }
+  const bool descending = req.get_param_value("order") == "desc";
+  if (req.has_param("order") && !descending && req.get_param_value("order") != "asc") {
+    return ReplyError(res, InvalidArgument("order: want asc or desc"));
+  }
+  const std::shared_ptr<const Snapshot> s = call.daemon.snapshot();
+  const int64_t n = static_cast<int64_t>(s->jobs.size());
+  int64_t start = descending ? n - 1 : 0;
+  if (req.has_param("after")) {
+    const std::optional<int64_t> after = ParseInt(req.get_param_value("after"));
+    if (!after) return ReplyError(res, InvalidArgument("after: want a job id"));
+    start = descending ? std::min(n - 1, *after - 1) : std::max<int64_t>(0, *after + 1);
+  }
+  const Timestamp now = SystemClock().Now();
+  json jobs = json::array();
+  json next = nullptr;
+  for (int64_t i = start; i >= 0 && i < n; i += descending ? -1 : 1) {
+    const JobRecord& job = s->jobs.at(static_cast<size_t>(i));
+    if (!states.empty() && !states.contains(job.state)) continue;
+    if (!user.empty() && job.user() != user) continue;
+    if (jobs.size() == limit) {
+      next = jobs.back()["id"];
+      break;
+    }
+    jobs.push_back(JobJson(job, now));
+  }
+  Reply(res, 200, {{"jobs", jobs}, {"next_after", next}});
+}
+
+// Why a waiting job waits, from the last cycle's queue view; nullopt when the scheduler does not
+// answer in time (the job is then shown without a reason).
+std::optional<PendingReason> WhyWaiting(const Call& call, const JobRecord& job) {
+  std::future<Result<QueueView>> future = call.daemon.Queue();
+  const std::optional<Result<QueueView>> view = Await(future, call.options.reply_timeout);
+  if (!view || !view->ok()) return std::nullopt;
+  auto it = (*view)->reasons.find(job.id);
+  if (it == (*view)->reasons.end()) {
+    return PendingReason{job.id, "not looked at in the last cycle", PendingCause::kOther};
+  }
+  return it->second;
+}
+
+void HandleGetJob(const Call& call, const Principal&, const Snapshot& s, const JobRecord& job) {
+  std::optional<PendingReason> why;
+  if (IsWaiting(job.state) && call.req.get_param_value("explain") != "false") {
+    why = WhyWaiting(call, job);
+  }
+  Reply(call.res, 200,
+        JobJson(job, SystemClock().Now(), ReadProgress(call.daemon.JobDir(job.id)),
+                why ? &*why : nullptr, s.prediction(job.id)));
+}
+
+void HandleCancel(const Call& call, const Principal&, const Snapshot&, const JobRecord& job) {
+  const JobId id = job.id;
+  const std::optional<Status> status = AwaitScheduler(call.daemon.Cancel(id), call);
+  if (!status) return;
+  if (!status->ok()) return ReplyError(call.res, *status);
+  // The reply follows the snapshot that includes the cancellation.
+  const std::shared_ptr<const Snapshot> s = call.daemon.snapshot();
+  const JobRecord* now_job = s->jobs.Find(id);
+  Reply(call.res, now_job->state == JobState::kRunning ? 202 : 200,
+        JobJson(*now_job, SystemClock().Now()));
+}
+
+void HandleProgress(const Call& call, const Principal&, const Snapshot& s, const JobRecord& job) {
+  const Result<Progress> progress = ParseProgressReport(call.body);
+  if (!progress.ok()) return ReplyError(call.res, progress.status());
+  if (job.state != JobState::kRunning) {
+    return ReplyError(call.res, FailedPrecondition("job " + std::to_string(job.id.value()) +
+                                                   " is " + std::string(JobStateName(job.state)) +
+                                                   ": only a running job reports progress"));
+  }
+  // The same file the job itself may write: the daemon reads progress from one place only.
+  const Status written = WriteProgress(call.daemon.JobDir(job.id), *progress);
+  if (!written.ok()) return ReplyError(call.res, written);
+  Reply(call.res, 200, JobJson(job, SystemClock().Now(), *progress, nullptr, s.prediction(job.id)));
+}
+
+void HandleLogs(const Call& call, const Principal&, const Snapshot&, const JobRecord& job) {
+  const httplib::Request& req = call.req;
+  httplib::Response& res = call.res;
+  const std::string stream =
+      req.has_param("stream") ? req.get_param_value("stream") : std::string("stdout");
+  if (stream != "stdout" && stream != "stderr") {
+    return ReplyError(res, InvalidArgument("stream: want stdout or stderr"));
+  }
+  int64_t offset = 0;
+  int64_t limit = kDefaultLogBytes;
+  if (req.has_param("offset")) {
+    const std::optional<int64_t> o = ParseInt(req.get_param_value("offset"));
+    if (!o || *o < 0) return ReplyError(res, InvalidArgument("offset: want a byte offset"));
+    offset = *o;
+  }
+  if (req.has_param("limit")) {
+    const std::optional<int64_t> l = ParseInt(req.get_param_value("limit"));
+    if (!l || *l < 1 || *l > 64 * kDefaultLogBytes) {
+      return ReplyError(res, InvalidArgument("limit: want 1..67108864 bytes"));
+    }
+    limit = *l;
+  }
+  // The job may have replaced its log with a link to a file it may not read: never followed.
+  const Result<std::string> read =
+      ReadLogRange(call.daemon.JobDir(job.id) + "/" + stream + ".log", offset, limit);
+  if (!read.ok()) return ReplyError(res, read.status());
+  const std::string& text = *read;
+  res.set_header("X-Next-Offset", std::to_string(offset + static_cast<int64_t>(text.size())));
+  res.set_header("X-Job-State", std::string(JobStateName(job.state)));
+  res.set_content(text, "text/plain; charset=utf-8");
+}
+
+void HandleNodes(const Call& call, const Principal& who) {
+  Reply(call.res, 200, NodesJson(*call.daemon.snapshot(), who));
+}
+
+void HandleQueue(const Call& call, const Principal& who) {
+  const std::optional<Result<QueueView>> view = AwaitScheduler(call.daemon.Queue(), call);
+  if (!view) return;
+  if (!view->ok()) return ReplyError(call.res, view->status());
+  // The view was computed before the snapshot the reply reads, so every id is in it.
+  const std::shared_ptr<const Snapshot> s = call.daemon.snapshot();
+  std::vector<QueueEntry> entries;
+  int position = 0;
+  for (JobId id : (*view)->order) {
+    ++position;
+    const JobRecord* job = s->jobs.Find(id);
+    if (job == nullptr || !who.MayAccess(job->user())) continue;
+    auto it = (*view)->reasons.find(id);
+    if (it == (*view)->reasons.end()) {
+      entries.push_back({position, job, "", PendingCause::kOther});
+    } else {
+      entries.push_back({position, job, it->second.reason, it->second.cause});
+    }
+  }
+  Reply(call.res, 200, QueueJson(entries, (*view)->at, *s));
+}
+
+// An endpoint: its method (GET also answers HEAD, httplib's rule), a regex of the whole path,
+// and its handler.
+struct Route {
+  std::string method;
+  std::string pattern;
+  Access access;
+};
+
+// Declares `route` in the table CheckHead reads and registers it with httplib. A POST handler
+// gets its body read through httplib's content reader, so that it is bounded in every transfer
+// encoding (httplib 0.11 applies its payload limit to Content-Length bodies only, and buffered a
+// chunked body of any size).
+void Register(HttpFront& server, Daemon& daemon, const ApiOptions& options, const Route& route) {
+  server.Declare(route.method, route.pattern, route.access.authenticated);
+  auto run = [&daemon, options, handler = route.access.handler](
+                 const httplib::Request& req, httplib::Response& res, const std::string& body) {
+    handler(Call{daemon, options, req, res, body});
+  };
+  if (route.method == "POST") {
+    server.Post(route.pattern,
+                httplib::Server::HandlerWithContentReader(
+                    [run, options](const httplib::Request& req, httplib::Response& res,
+                                   const httplib::ContentReader& reader) {
+                      std::string body;
+                      if (ReadBody(reader, options, body, res)) run(req, res, body);
+                    }));
+    return;
+  }
+  const httplib::Server::Handler handler =
+      [run](const httplib::Request& req, httplib::Response& res) { run(req, res, std::string()); };
+  if (route.method == "GET") {
+    server.Get(route.pattern, handler);
+  } else {
+    DS_CHECK(route.method == "DELETE") << "no route for method " << route.method;
+    server.Delete(route.pattern, handler);
+  }
+}
+
+// Replies for what no route answers: an exception out of a handler (500), httplib's own errors
+// (a request it could not parse, or one a connection limit cut short) with a JSON body, and the
+// checks of each request's head (CheckHead) before it is routed.
+void HandleOutsideRoutes(HttpFront& server, const ApiOptions& options) {
+  server.set_exception_handler(
+      [](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
+        std::string what = "unknown exception";
+        try {
+          std::rethrow_exception(ep);
+        } catch (const std::exception& e) {
+          what = e.what();
+        } catch (...) {
+        }
+        ReplyError(res, Internal("internal error: " + what));
+      });
+  server.set_error_handler(httplib::Server::HandlerWithResponse(
+      [options](const httplib::Request&, httplib::Response& res) {
+        if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
+        // httplib could not parse or finish the request: what follows on the connection is not
+        // known to start a request, so it closes.
+        CloseAfterReply(res);
+        if (CurrentConnection() != nullptr &&
+            CurrentConnection()->fault() != ConnectionStream::Fault::kNone) {
+          FaultReply(CurrentConnection()->fault(), options, res);
+        } else if (res.status == 413) {
+          ReplyError(res, 413, "PAYLOAD_TOO_LARGE",
+                     "body: larger than " + std::to_string(options.max_body_bytes) + " bytes");
+        } else if (res.status == 404) {
+          ReplyError(res, 404, "NOT_FOUND", "no such endpoint");
+        } else {
+          ReplyError(res, res.status, "HTTP_ERROR", "HTTP status " + std::to_string(res.status));
+        }
+        return httplib::Server::HandlerResponse::Handled;
+      }));
+  server.set_pre_routing_handler(
+      [&server, options](const httplib::Request& req, httplib::Response& res) {
+        if (CurrentConnection() != nullptr) CurrentConnection()->EndHead();
+        return CheckHead(server.Find(req.path), options, req, res)
+                   ? httplib::Server::HandlerResponse::Handled
+                   : httplib::Server::HandlerResponse::Unhandled;
+      });
+}
+
 }  // namespace
 
 ApiServer::ApiServer(Daemon& daemon, ApiOptions options)
@@ -266,358 +635,22 @@ void ApiServer::Stop() {
 }
 
 void ApiServer::Routes() {
-  HttpFront& server = *server_;
-  Daemon& daemon = *daemon_;
-  const ApiOptions options = options_;
-
-  // Registers an endpoint with httplib and in the table CheckHead reads. GET handlers also
-  // answer HEAD (httplib's rule).
-  auto get = [&server](const std::string& pattern, bool authenticated,
-                       httplib::Server::Handler handler) {
-    server.Declare("GET", pattern, authenticated);
-    server.Get(pattern, std::move(handler));
+  HandleOutsideRoutes(*server_, options_);
+  const std::string job = R"(/v1/jobs/(\d+))";
+  const Route routes[] = {
+      {"GET", "/v1/openapi.yaml", Public(HandleOpenApi)},
+      {"GET", "/healthz", Public(HandleHealth)},
+      {"GET", "/metrics", Public(HandleMetrics)},
+      {"POST", "/v1/jobs", Authorised(HandleSubmit)},
+      {"GET", "/v1/jobs", Authorised(HandleListJobs)},
+      {"GET", job, ForJob(HandleGetJob)},
+      {"DELETE", job, ForJob(HandleCancel)},
+      {"POST", job + "/progress", ForJob(HandleProgress)},
+      {"GET", job + "/logs", ForJob(HandleLogs)},
+      {"GET", "/v1/nodes", Authorised(HandleNodes)},
+      {"GET", "/v1/queue", Authorised(HandleQueue)},
   };
-  auto del = [&server](const std::string& pattern, httplib::Server::Handler handler) {
-    server.Declare("DELETE", pattern, true);
-    server.Delete(pattern, std::move(handler));
-  };
-  // POST handlers take the body, read through httplib's content reader so that it is bounded
-  // in every transfer encoding (httplib 0.11 applies its payload limit to Content-Length bodies
-  // only, and buffered a chunked body of any size).
-  using BodyHandler =
-      std::function<void(const httplib::Request&, httplib::Response&, const std::string& body)>;
-  auto post = [&server, options](const std::string& pattern, BodyHandler handler) {
-    server.Declare("POST", pattern, true);
-    server.Post(pattern, httplib::Server::HandlerWithContentReader(
-                             [handler = std::move(handler), options](
-                                 const httplib::Request& req, httplib::Response& res,
-                                 const httplib::ContentReader& reader) {
-                               std::string body;
-                               if (ReadBody(reader, options, body, res)) handler(req, res, body);
-                             }));
-  };
-
-  auto authenticate = [options](const httplib::Request& req, httplib::Response& res) {
-    return Authenticate(options, req, res);
-  };
-
-  // The job named in the path, if it exists and the caller may see it; else an error reply.
-  auto find_job = [&daemon](const httplib::Request& req, httplib::Response& res,
-                            const Principal& who,
-                            std::shared_ptr<const Snapshot>& snapshot) -> const JobRecord* {
-    snapshot = daemon.snapshot();
-    const std::optional<int64_t> id = ParseInt(req.matches[1].str());
-    const JobRecord* job = id && *id >= 0 && *id < UINT32_MAX
-                               ? snapshot->jobs.Find(JobId(static_cast<uint32_t>(*id)))
-                               : nullptr;
-    if (job == nullptr) {
-      ReplyError(res, NotFound("no job " + req.matches[1].str()));
-      return nullptr;
-    }
-    if (!who.MayAccess(job->user())) {
-      ReplyError(res, 403, "PERMISSION_DENIED",
-                 "job " + std::to_string(job->id.value()) + " belongs to another user");
-      return nullptr;
-    }
-    return job;
-  };
-
-  server.set_exception_handler(
-      [](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
-        std::string what = "unknown exception";
-        try {
-          std::rethrow_exception(ep);
-        } catch (const std::exception& e) {
-          what = e.what();
-        } catch (...) {
-        }
-        ReplyError(res, Internal("internal error: " + what));
-      });
-  // httplib's own errors (a request it could not parse, or one a connection limit cut short)
-  // get a JSON body too.
-  server.set_error_handler(httplib::Server::HandlerWithResponse(
-      [options](const httplib::Request&, httplib::Response& res) {
-        if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
-        // httplib could not parse or finish the request: what follows on the connection is not
-        // known to start a request, so it closes.
-        CloseAfterReply(res);
-        if (CurrentConnection() != nullptr &&
-            CurrentConnection()->fault() != ConnectionStream::Fault::kNone) {
-          FaultReply(CurrentConnection()->fault(), options, res);
-        } else if (res.status == 413) {
-          ReplyError(res, 413, "PAYLOAD_TOO_LARGE",
-                     "body: larger than " + std::to_string(options.max_body_bytes) + " bytes");
-        } else if (res.status == 404) {
-          ReplyError(res, 404, "NOT_FOUND", "no such endpoint");
-        } else {
-          ReplyError(res, res.status, "HTTP_ERROR", "HTTP status " + std::to_string(res.status));
-        }
-        return httplib::Server::HandlerResponse::Handled;
-      }));
-  server.set_pre_routing_handler(
-      [&server, options](const httplib::Request& req, httplib::Response& res) {
-        if (CurrentConnection() != nullptr) CurrentConnection()->EndHead();
-        return CheckHead(server.Find(req.path), options, req, res)
-                   ? httplib::Server::HandlerResponse::Handled
-                   : httplib::Server::HandlerResponse::Unhandled;
-      });
-
-  get("/v1/openapi.yaml", false, [](const httplib::Request&, httplib::Response& res) {
-    res.set_content(std::string(OpenApiDocument()), "application/yaml");
-  });
-
-  get("/healthz", false, [&daemon](const httplib::Request&, httplib::Response& res) {
-    const std::shared_ptr<const Snapshot> s = daemon.snapshot();
-    if (const std::optional<Status> failure = daemon.failure()) {
-      Reply(res, 503, {{"status", "failed"}, {"error", failure->ToString()}});
-      return;
-    }
-    Reply(res, 200,
-          {{"status", "ok"},
-           {"policy", s->profile},
-           {"jobs", s->jobs.size()},
-           {"gpus", s->cluster->total_gpus()},
-           {"started_at", TimeJson(s->started_at)}});
-  });
-
-  get("/metrics", false, [&daemon](const httplib::Request&, httplib::Response& res) {
-    const std::shared_ptr<const Snapshot> s = daemon.snapshot();
-    res.set_content(MetricsText(*s, SystemClock().Now(), ResidentBytes()),
-                    "text/plain; version=0.0.4");
-  });
-
-  post("/v1/jobs", [&daemon, authenticate, options](const httplib::Request& req,
-                                                    httplib::Response& res,
-                                                    const std::string& body) {
-    const std::optional<Principal> who = authenticate(req, res);
-    if (!who) return;
-    const std::string default_user = who->user.empty() ? "anonymous" : who->user;
-    Result<JobRequest> request = ParseJobRequest(body, default_user);
-    if (!request.ok()) return ReplyError(res, request.status());
-    if (req.has_header("Idempotency-Key")) {
-      const std::string key = req.get_header_value("Idempotency-Key");
-      if (req.get_header_value_count("Idempotency-Key") > 1) {
-        return ReplyError(res, InvalidArgument("Idempotency-Key: given more than once"));
-      }
-      if (Status valid = ValidateIdempotencyKey(key); !valid.ok()) return ReplyError(res, valid);
-      if (!request->idempotency_key.empty() && request->idempotency_key != key) {
-        return ReplyError(res, InvalidArgument("Idempotency-Key: differs from idempotency_key"));
-      }
-      request->idempotency_key = key;
-    }
-    if (!who->MayAccess(request->spec.user)) {
-      return ReplyError(res, 403, "PERMISSION_DENIED", "user: you may submit only as " + who->user);
-    }
-    const Status fits = CheckFitsCluster(*request, daemon.cluster(), daemon.multi_node_gangs());
-    if (!fits.ok()) return ReplyError(res, fits);
-    std::future<SubmitResult> future = daemon.Submit(std::move(request).value());
-    const std::optional<SubmitResult> result = Await(future, options.reply_timeout);
-    if (!result) {
-      return ReplyError(res, Status(StatusCode::kUnavailable,
-                                    "the scheduler did not answer in time; the job may still be "
-                                    "stored and started (retry with the same Idempotency-Key)"));
-    }
-    if (!result->ok()) return ReplyError(res, result->status());
-    const JobRecord& job = ***result;
-    res.set_header("Location", "/v1/jobs/" + std::to_string(job.id.value()));
-    Reply(res, (*result)->existing ? 200 : 201, JobJson(job, SystemClock().Now()));
-  });
-
-  get("/v1/jobs", true,
-      [&daemon, authenticate](const httplib::Request& req, httplib::Response& res) {
-        const std::optional<Principal> who = authenticate(req, res);
-        if (!who) return;
-        std::set<JobState> states;
-        for (const std::string& name : SplitCommas(req.get_param_value("state"))) {
-          Result<JobState> state = ParseJobState(name);
-          if (!state.ok())
-            return ReplyError(res, InvalidArgument("state: " + state.status().message()));
-          states.insert(*state);
-        }
-        std::string user = req.get_param_value("user");
-        if (!who->admin()) {
-          if (!user.empty() && user != who->user) {
-            return ReplyError(res, 403, "PERMISSION_DENIED",
-                              "user: you may list only your own jobs");
-          }
-          user = who->user;
-        }
-        size_t limit = kDefaultListLimit;
-        if (req.has_param("limit")) {
-          const std::optional<int64_t> l = ParseInt(req.get_param_value("limit"));
-          if (!l || *l < 1 || *l > static_cast<int64_t>(kMaxListLimit)) {
-            return ReplyError(res,
-                              InvalidArgument("limit: want 1.." + std::to_string(kMaxListLimit)));
-          }
-          limit = static_cast<size_t>(*l);
-        }
-        const bool descending = req.get_param_value("order") == "desc";
-        if (req.has_param("order") && !descending && req.get_param_value("order") != "asc") {
-          return ReplyError(res, InvalidArgument("order: want asc or desc"));
-        }
-        const std::shared_ptr<const Snapshot> s = daemon.snapshot();
-        const int64_t n = static_cast<int64_t>(s->jobs.size());
-        int64_t start = descending ? n - 1 : 0;
-        if (req.has_param("after")) {
-          const std::optional<int64_t> after = ParseInt(req.get_param_value("after"));
-          if (!after) return ReplyError(res, InvalidArgument("after: want a job id"));
-          start = descending ? std::min(n - 1, *after - 1) : std::max<int64_t>(0, *after + 1);
-        }
-        const Timestamp now = SystemClock().Now();
-        json jobs = json::array();
-        json next = nullptr;
-        for (int64_t i = start; i >= 0 && i < n; i += descending ? -1 : 1) {
-          const JobRecord& job = s->jobs.at(static_cast<size_t>(i));
-          if (!states.empty() && !states.contains(job.state)) continue;
-          if (!user.empty() && job.user() != user) continue;
-          if (jobs.size() == limit) {
-            next = jobs.back()["id"];
-            break;
-          }
-          jobs.push_back(JobJson(job, now));
-        }
-        Reply(res, 200, {{"jobs", jobs}, {"next_after", next}});
-      });
-
-  get(R"(/v1/jobs/(\d+))", true,
-      [&daemon, authenticate, find_job, options](const httplib::Request& req,
-                                                 httplib::Response& res) {
-        const std::optional<Principal> who = authenticate(req, res);
-        if (!who) return;
-        std::shared_ptr<const Snapshot> s;
-        const JobRecord* job = find_job(req, res, *who, s);
-        if (!job) return;
-        PendingReason reason;
-        const PendingReason* why = nullptr;
-        if (IsWaiting(job->state) && req.get_param_value("explain") != "false") {
-          std::future<Result<QueueView>> future = daemon.Queue();
-          const std::optional<Result<QueueView>> view = Await(future, options.reply_timeout);
-          if (view && view->ok()) {
-            auto it = (*view)->reasons.find(job->id);
-            reason = it != (*view)->reasons.end()
-                         ? it->second
-                         : PendingReason{job->id, "not looked at in the last cycle",
-                                         PendingCause::kOther};
-            why = &reason;
-          }
-        }
-        Reply(res, 200,
-              JobJson(*job, SystemClock().Now(), ReadProgress(daemon.JobDir(job->id)), why,
-                      s->prediction(job->id)));
-      });
-
-  del(R"(/v1/jobs/(\d+))", [&daemon, authenticate, find_job, options](const httplib::Request& req,
-                                                                      httplib::Response& res) {
-    const std::optional<Principal> who = authenticate(req, res);
-    if (!who) return;
-    std::shared_ptr<const Snapshot> s;
-    const JobRecord* job = find_job(req, res, *who, s);
-    if (!job) return;
-    const JobId id = job->id;
-    std::future<Status> future = daemon.Cancel(id);
-    const std::optional<Status> status = Await(future, options.reply_timeout);
-    if (!status) {
-      return ReplyError(res, Status(StatusCode::kUnavailable, "the scheduler did not answer"));
-    }
-    if (!status->ok()) return ReplyError(res, *status);
-    // The reply follows the snapshot that includes the cancellation.
-    s = daemon.snapshot();
-    const JobRecord* now_job = s->jobs.Find(id);
-    Reply(res, now_job->state == JobState::kRunning ? 202 : 200,
-          JobJson(*now_job, SystemClock().Now()));
-  });
-
-  post(R"(/v1/jobs/(\d+)/progress)", [&daemon, authenticate, find_job](const httplib::Request& req,
-                                                                       httplib::Response& res,
-                                                                       const std::string& body) {
-    const std::optional<Principal> who = authenticate(req, res);
-    if (!who) return;
-    std::shared_ptr<const Snapshot> s;
-    const JobRecord* job = find_job(req, res, *who, s);
-    if (!job) return;
-    const Result<Progress> progress = ParseProgressReport(body);
-    if (!progress.ok()) return ReplyError(res, progress.status());
-    if (job->state != JobState::kRunning) {
-      return ReplyError(res, FailedPrecondition("job " + std::to_string(job->id.value()) + " is " +
-                                                std::string(JobStateName(job->state)) +
-                                                ": only a running job reports progress"));
-    }
-    // The same file the job itself may write: the daemon reads progress from one place only.
-    const Status written = WriteProgress(daemon.JobDir(job->id), *progress);
-    if (!written.ok()) return ReplyError(res, written);
-    Reply(res, 200, JobJson(*job, SystemClock().Now(), *progress, nullptr, s->prediction(job->id)));
-  });
-
-  get(R"(/v1/jobs/(\d+)/logs)", true,
-      [&daemon, authenticate, find_job](const httplib::Request& req, httplib::Response& res) {
-        const std::optional<Principal> who = authenticate(req, res);
-        if (!who) return;
-        std::shared_ptr<const Snapshot> s;
-        const JobRecord* job = find_job(req, res, *who, s);
-        if (!job) return;
-        const std::string stream =
-            req.has_param("stream") ? req.get_param_value("stream") : std::string("stdout");
-        if (stream != "stdout" && stream != "stderr") {
-          return ReplyError(res, InvalidArgument("stream: want stdout or stderr"));
-        }
-        int64_t offset = 0;
-        int64_t limit = kDefaultLogBytes;
-        if (req.has_param("offset")) {
-          const std::optional<int64_t> o = ParseInt(req.get_param_value("offset"));
-          if (!o || *o < 0) return ReplyError(res, InvalidArgument("offset: want a byte offset"));
-          offset = *o;
-        }
-        if (req.has_param("limit")) {
-          const std::optional<int64_t> l = ParseInt(req.get_param_value("limit"));
-          if (!l || *l < 1 || *l > 64 * kDefaultLogBytes) {
-            return ReplyError(res, InvalidArgument("limit: want 1..67108864 bytes"));
-          }
-          limit = *l;
-        }
-        // The job may have replaced its log with a link to a file it may not read: never followed.
-        const Result<std::string> read =
-            ReadLogRange(daemon.JobDir(job->id) + "/" + stream + ".log", offset, limit);
-        if (!read.ok()) return ReplyError(res, read.status());
-        const std::string& text = *read;
-        res.set_header("X-Next-Offset", std::to_string(offset + static_cast<int64_t>(text.size())));
-        res.set_header("X-Job-State", std::string(JobStateName(job->state)));
-        res.set_content(text, "text/plain; charset=utf-8");
-      });
-
-  get("/v1/nodes", true,
-      [&daemon, authenticate](const httplib::Request& req, httplib::Response& res) {
-        const std::optional<Principal> who = authenticate(req, res);
-        if (!who) return;
-        Reply(res, 200, NodesJson(*daemon.snapshot(), *who));
-      });
-
-  get("/v1/queue", true,
-      [&daemon, authenticate, options](const httplib::Request& req, httplib::Response& res) {
-        const std::optional<Principal> who = authenticate(req, res);
-        if (!who) return;
-        std::future<Result<QueueView>> future = daemon.Queue();
-        const std::optional<Result<QueueView>> view = Await(future, options.reply_timeout);
-        if (!view) {
-          return ReplyError(res, Status(StatusCode::kUnavailable, "the scheduler did not answer"));
-        }
-        if (!view->ok()) return ReplyError(res, view->status());
-        // The view was computed before the snapshot the reply reads, so every id is in it.
-        const std::shared_ptr<const Snapshot> s = daemon.snapshot();
-        std::vector<QueueEntry> entries;
-        int position = 0;
-        for (JobId id : (*view)->order) {
-          ++position;
-          const JobRecord* job = s->jobs.Find(id);
-          if (job == nullptr || !who->MayAccess(job->user())) continue;
-          auto it = (*view)->reasons.find(id);
-          if (it == (*view)->reasons.end()) {
-            entries.push_back({position, job, "", PendingCause::kOther});
-          } else {
-            entries.push_back({position, job, it->second.reason, it->second.cause});
-          }
-        }
-        Reply(res, 200, QueueJson(entries, (*view)->at, *s));
-      });
+  for (const Route& route : routes) Register(*server_, *daemon_, options_, route);
 }
 
 }  // namespace dlsched::daemon

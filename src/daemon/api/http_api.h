@@ -57,6 +57,8 @@ class ApiServer {
   void Stop();
 
  private:
+  // Registers the endpoints, each a method, a path and its handler (http_api.cc), with the
+  // replies for requests no endpoint answers.
   void Routes();
 
   Daemon* daemon_;

@@ -372,16 +372,24 @@ Result<JobRequest> ParseJobRequest(std::string_view body, std::string_view defau
 
 namespace {
 
-Result<JobRequest> ParseFields(const json& doc, std::string_view default_user,
-                               const RequestLimits& limits) {
+// Each Read* below reads one group of fields, those the document holds, into the request and
+// returns the error of the first field that is wrong. ParseFields reads the groups in the order
+// they stand here, fields within a group in their order: that order decides which error a body
+// with several gets.
+
+Status CheckKnownFields(const json& doc) {
   if (!doc.is_object()) return InvalidArgument("body: must be a JSON object");
   for (const auto& [key, value] : doc.items()) {
     bool known = false;
     for (std::string_view k : kKnownFields) known = known || k == key;
     if (!known) return FieldError(Escaped(key, 64), "unknown field");
   }
-  JobRequest r;
-  JobSpec& spec = r.spec;
+  return Status::Ok();
+}
+
+// What the job is called, whose it is, where it queues and what it trains: name, user
+// (`default_user` when absent), queue, model, batch_size.
+Status ReadIdentity(const json& doc, std::string_view default_user, JobSpec& spec) {
   spec.user = std::string(default_user);
   if (doc.contains("name")) {
     DS_ASSIGN_OR_RETURN(spec.name, GetString(doc, "name", kMaxNameBytes));
@@ -405,28 +413,60 @@ Result<JobRequest> ParseFields(const json& doc, std::string_view default_user,
     DS_ASSIGN_OR_RETURN(int64_t b, GetInt(doc, "batch_size", 0, 1 << 30));
     spec.batch_size = static_cast<int>(b);
   }
+  return Status::Ok();
+}
 
-  // The command: an argv array, or a shell script run by /bin/sh -c. Exactly one.
-  size_t command_bytes = 0;
+// The "command" argv array into `command`; returns the bytes it takes, each string with its NUL.
+Result<size_t> GetArgv(const json& doc, std::vector<std::string>& command) {
+  const json& argv = doc.at("command");
+  if (!argv.is_array()) return FieldError("command", "must be an array of strings");
+  if (argv.empty()) return FieldError("command", "must not be empty");
+  if (argv.size() > kMaxArgs) {
+    return FieldError("command", "more than " + std::to_string(kMaxArgs) + " arguments");
+  }
+  size_t bytes = 0;
+  for (const json& arg : argv) {
+    if (!arg.is_string()) return FieldError("command", "must be an array of strings");
+    command.push_back(arg.get<std::string>());
+    if (HasNul(command.back())) return FieldError("command", "must not contain NUL bytes");
+    bytes += command.back().size() + 1;
+  }
+  if (command[0].empty()) return FieldError("command", "the program name is empty");
+  return bytes;
+}
+
+// The "env" object into `env`; returns the bytes it takes, each "NAME=value" with its NUL.
+Result<size_t> GetEnv(const json& doc, std::map<std::string, std::string>& env) {
+  const json& vars = doc.at("env");
+  if (!vars.is_object()) return FieldError("env", "must be an object of strings");
+  if (vars.size() > kMaxEnvVars) {
+    return FieldError("env", "more than " + std::to_string(kMaxEnvVars) + " variables");
+  }
+  size_t bytes = 0;
+  for (const auto& [key, value] : vars.items()) {
+    if (!ValidEnvName(key) || key.size() > kMaxIdentBytes) {
+      return FieldError("env", "invalid variable name " + Echo(key));
+    }
+    if (!value.is_string()) return FieldError("env", "value of " + key + " must be a string");
+    std::string v = value.get<std::string>();
+    if (HasNul(v)) return FieldError("env", "value of " + key + " contains a NUL byte");
+    bytes += key.size() + v.size() + 2;
+    env.emplace(key, std::move(v));
+  }
+  return bytes;
+}
+
+// What runs: exactly one of command (an argv array) and script (run by /bin/sh -c), workdir,
+// env; the command and the env together within limits.max_command_bytes.
+Status ReadCommand(const json& doc, const RequestLimits& limits, JobRequest& r) {
   if (doc.contains("command") == doc.contains("script")) {
     return FieldError("command", doc.contains("command")
                                      ? "give either command or script, not both"
                                      : "is required (an argv array, or give a script)");
   }
+  size_t command_bytes = 0;
   if (doc.contains("command")) {
-    const json& argv = doc.at("command");
-    if (!argv.is_array()) return FieldError("command", "must be an array of strings");
-    if (argv.empty()) return FieldError("command", "must not be empty");
-    if (argv.size() > kMaxArgs) {
-      return FieldError("command", "more than " + std::to_string(kMaxArgs) + " arguments");
-    }
-    for (const json& arg : argv) {
-      if (!arg.is_string()) return FieldError("command", "must be an array of strings");
-      r.command.push_back(arg.get<std::string>());
-      if (HasNul(r.command.back())) return FieldError("command", "must not contain NUL bytes");
-      command_bytes += r.command.back().size() + 1;
-    }
-    if (r.command[0].empty()) return FieldError("command", "the program name is empty");
+    DS_ASSIGN_OR_RETURN(command_bytes, GetArgv(doc, r.command));
   } else {
     // Its size counts against max_command_bytes with the env's, below.
     DS_ASSIGN_OR_RETURN(
@@ -435,10 +475,9 @@ Result<JobRequest> ParseFields(const json& doc, std::string_view default_user,
     if (script.find_first_not_of(" \t\r\n") == std::string::npos) {
       return FieldError("script", "must not be empty");
     }
-    command_bytes += script.size() + 1;
+    command_bytes = script.size() + 1;
     r.command = {"/bin/sh", "-c", std::move(script)};
   }
-
   if (doc.contains("workdir")) {
     DS_ASSIGN_OR_RETURN(r.workdir, GetString(doc, "workdir", kMaxWorkdirBytes));
     if (!r.workdir.empty() && r.workdir[0] != '/') {
@@ -446,27 +485,18 @@ Result<JobRequest> ParseFields(const json& doc, std::string_view default_user,
     }
   }
   if (doc.contains("env")) {
-    const json& env = doc.at("env");
-    if (!env.is_object()) return FieldError("env", "must be an object of strings");
-    if (env.size() > kMaxEnvVars) {
-      return FieldError("env", "more than " + std::to_string(kMaxEnvVars) + " variables");
-    }
-    for (const auto& [key, value] : env.items()) {
-      if (!ValidEnvName(key) || key.size() > kMaxIdentBytes) {
-        return FieldError("env", "invalid variable name " + Echo(key));
-      }
-      if (!value.is_string()) return FieldError("env", "value of " + key + " must be a string");
-      std::string v = value.get<std::string>();
-      if (HasNul(v)) return FieldError("env", "value of " + key + " contains a NUL byte");
-      command_bytes += key.size() + v.size() + 2;
-      r.env.emplace(key, std::move(v));
-    }
+    DS_ASSIGN_OR_RETURN(const size_t env_bytes, GetEnv(doc, r.env));
+    command_bytes += env_bytes;
   }
   if (command_bytes > limits.max_command_bytes) {
     return FieldError("command", "command and env together exceed " +
                                      std::to_string(limits.max_command_bytes) + " bytes");
   }
+  return Status::Ok();
+}
 
+// What the job needs: gpus, gpu_type, selector, prefer, memory_mib.
+Status ReadResources(const json& doc, JobSpec& spec) {
   if (doc.contains("gpus")) {
     DS_ASSIGN_OR_RETURN(int64_t gpus, GetInt(doc, "gpus", 1, kMaxGpusPerNode * 1024));
     spec.num_gpus = static_cast<int>(gpus);
@@ -483,29 +513,42 @@ Result<JobRequest> ParseFields(const json& doc, std::string_view default_user,
   if (doc.contains("memory_mib")) {
     DS_ASSIGN_OR_RETURN(spec.memory_mib, GetInt(doc, "memory_mib", 0, int64_t{1} << 40));
   }
+  return Status::Ok();
+}
+
+// The "deadline": Unix seconds (a number) or an RFC 3339 time (a string), in ParseTime's range.
+Result<Timestamp> GetDeadline(const json& doc) {
+  const json& d = doc.at("deadline");
+  if (!d.is_number() && !d.is_string()) {
+    return FieldError("deadline", "must be Unix seconds or an RFC 3339 time");
+  }
+  std::string text;
+  if (d.is_number()) {
+    // As text, so the range check is ParseTime's.
+    const double s = d.get<double>();
+    if (!std::isfinite(s))
+      return FieldError("deadline", "must be Unix seconds or an RFC 3339 time");
+    char buf[64];
+    std::snprintf(buf, sizeof(buf), "%.17g", s);
+    text = buf;
+  } else {
+    text = d.get<std::string>();
+  }
+  Result<Timestamp> t = ParseTime(text);
+  if (!t.ok()) return FieldError("deadline", t.status().message());
+  return t;
+}
+
+// How urgent the job is and how long it takes: priority, deadline, qos, max_run_time_s,
+// runtime_estimate_s.
+Status ReadTerms(const json& doc, JobRequest& r) {
+  JobSpec& spec = r.spec;
   if (doc.contains("priority")) {
     DS_ASSIGN_OR_RETURN(int64_t p, GetInt(doc, "priority", -1000000, 1000000));
     spec.priority = static_cast<int>(p);
   }
   if (doc.contains("deadline")) {
-    const json& d = doc.at("deadline");
-    if (d.is_number()) {
-      // As text, so the range check is ParseTime's.
-      const double s = d.get<double>();
-      if (!std::isfinite(s))
-        return FieldError("deadline", "must be Unix seconds or an RFC 3339 time");
-      char text[64];
-      std::snprintf(text, sizeof(text), "%.17g", s);
-      Result<Timestamp> t = ParseTime(text);
-      if (!t.ok()) return FieldError("deadline", t.status().message());
-      spec.deadline = *t;
-    } else if (d.is_string()) {
-      Result<Timestamp> t = ParseTime(d.get<std::string>());
-      if (!t.ok()) return FieldError("deadline", t.status().message());
-      spec.deadline = *t;
-    } else {
-      return FieldError("deadline", "must be Unix seconds or an RFC 3339 time");
-    }
+    DS_ASSIGN_OR_RETURN(spec.deadline, GetDeadline(doc));
   }
   if (doc.contains("qos")) {
     DS_ASSIGN_OR_RETURN(std::string qos, GetString(doc, "qos", kMaxIdentBytes));
@@ -519,6 +562,13 @@ Result<JobRequest> ParseFields(const json& doc, std::string_view default_user,
   if (doc.contains("runtime_estimate_s")) {
     DS_ASSIGN_OR_RETURN(spec.runtime_estimate, GetPositiveSeconds(doc, "runtime_estimate_s"));
   }
+  return Status::Ok();
+}
+
+// How the job runs: framework, kind, and a service's service_load (checked against gpus, so read
+// after the resources).
+Status ReadKind(const json& doc, JobRequest& r) {
+  JobSpec& spec = r.spec;
   if (doc.contains("framework")) {
     DS_ASSIGN_OR_RETURN(std::string name, GetString(doc, "framework", kMaxIdentBytes));
     DS_ASSIGN_OR_RETURN(r.framework, ParseFramework(name));
@@ -541,6 +591,12 @@ Result<JobRequest> ParseFields(const json& doc, std::string_view default_user,
     if (!fits.ok()) return FieldError("service_load", fits.message());
     spec.service = *std::move(parsed);
   }
+  return Status::Ok();
+}
+
+// What progress counts against and what makes a retry the same submission: iterations,
+// idempotency_key.
+Status ReadProgressAndKey(const json& doc, JobRequest& r) {
   if (doc.contains("iterations")) {
     const json& v = doc.at("iterations");
     if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() <= 0) {
@@ -554,15 +610,27 @@ Result<JobRequest> ParseFields(const json& doc, std::string_view default_user,
     r.idempotency_key = v.get<std::string>();
     DS_RETURN_IF_ERROR(ValidateIdempotencyKey(r.idempotency_key, "idempotency_key"));
   }
+  return Status::Ok();
+}
 
+Result<JobRequest> ParseFields(const json& doc, std::string_view default_user,
+                               const RequestLimits& limits) {
+  DS_RETURN_IF_ERROR(CheckKnownFields(doc));
+  JobRequest r;
+  DS_RETURN_IF_ERROR(ReadIdentity(doc, default_user, r.spec));
+  DS_RETURN_IF_ERROR(ReadCommand(doc, limits, r));
+  DS_RETURN_IF_ERROR(ReadResources(doc, r.spec));
+  DS_RETURN_IF_ERROR(ReadTerms(doc, r));
+  DS_RETURN_IF_ERROR(ReadKind(doc, r));
+  DS_RETURN_IF_ERROR(ReadProgressAndKey(doc, r));
   // The scheduler's notion of work: the run-time estimate (or limit) at 1 iteration/s.
+  JobSpec& spec = r.spec;
   const Duration estimate =
       spec.runtime_estimate.value_or(r.max_run_time.value_or(kDefaultRuntimeEstimate));
   spec.iterations = std::max(ToSeconds(estimate), 1e-6);
   spec.ref_iters_per_s = 1.0;
   if (!spec.runtime_estimate && r.max_run_time) spec.runtime_estimate = r.max_run_time;
-  Status valid = ValidateJobSpec(spec);
-  if (!valid.ok()) return valid;
+  DS_RETURN_IF_ERROR(ValidateJobSpec(spec));
   return r;
 }
 

@@ -90,6 +90,39 @@ TEST(JobRequestTest, RejectsBadInputNamingTheField) {
   }
 }
 
+// A body with several bad fields gets the error of the one read first: the field groups in
+// ParseFields' order (identity, command, resources, terms, kind, progress and key), fields in
+// their order within a group. Clients see this message, so a reordering shows here.
+TEST(JobRequestTest, TheFirstBadFieldReadIsTheOneReported) {
+  struct Case {
+    std::string name;
+    std::string body;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {"unknown field first", R"({"name": 1, "bogus": 1})", "bogus: unknown field"},
+      {"identity before command", R"({"command": 1, "batch_size": -1})",
+       "batch_size: must be at least 0, got -1"},
+      {"command before resources", R"({"command": [], "gpus": 0})", "command: must not be empty"},
+      {"env before resources", R"({"command": ["a"], "gpus": 0, "env": {"A": 1}})",
+       "env: value of A must be a string"},
+      {"resources before terms", R"({"command": ["a"], "priority": "x", "memory_mib": -1})",
+       "memory_mib: must be at least 0, got -1"},
+      {"terms before framework", R"({"command": ["a"], "framework": "jax", "deadline": "x"})",
+       "deadline: 'x' is not an RFC 3339 time (2024-05-01T12:00:00Z) or Unix seconds"},
+      {"kind before iterations", R"({"command": ["a"], "iterations": 0, "kind": "batch"})",
+       "kind: must be training or service, got 'batch'"},
+      {"iterations before the key", R"({"command": ["a"], "idempotency_key": 1, "iterations": 0})",
+       "iterations: must be a positive number"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    Result<JobRequest> r = ParseJobRequest(c.body, "u");
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.status().message(), c.message);
+  }
+}
+
 TEST(JobRequestTest, OversizedCommandIsRefused) {
   const std::string big(2000, 'x');
   Result<JobRequest> r =
