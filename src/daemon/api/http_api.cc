@@ -431,11 +431,14 @@ void HandleCancel(const Call& call, const Principal&, const Snapshot&, const Job
   const std::optional<Status> status = AwaitScheduler(call.daemon.Cancel(id), call);
   if (!status) return;
   if (!status->ok()) return ReplyError(call.res, *status);
-  // The reply follows the snapshot that includes the cancellation.
+  // The reply follows the snapshot that includes the cancellation. Stopping a running job is
+  // asynchronous (202) even when its process was quick to die and the snapshot already shows it
+  // killed; a waiting job is dropped at once (200).
   const std::shared_ptr<const Snapshot> s = call.daemon.snapshot();
   const JobRecord* now_job = s->jobs.Find(id);
-  Reply(call.res, now_job->state == JobState::kRunning ? 202 : 200,
-        JobJson(*now_job, SystemClock().Now()));
+  const bool was_running =
+      job.state == JobState::kRunning || now_job->state == JobState::kRunning;
+  Reply(call.res, was_running ? 202 : 200, JobJson(*now_job, SystemClock().Now()));
 }
 
 void HandleProgress(const Call& call, const Principal&, const Snapshot& s, const JobRecord& job) {
