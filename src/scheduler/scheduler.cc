@@ -104,32 +104,29 @@ void Scheduler::Dequeue(const Job& job) {
   }
 }
 
-int Scheduler::Admit(Timestamp now) {
+void Scheduler::Admit(Timestamp now, CycleResult& result) {
   const SchedulingContext ctx = Context(now);
-  int rejected = 0;
   for (JobId id : pending_) {
     Job& job = jobs_.at(id);
     Fit fit = policy_->Admit(JobView(job, now), ctx);
     if (fit.ok) {
       Enqueue(job, JobState::kQueued, now);
+      result.admissions.push_back(id);
     } else {
       job.state = JobState::kRejected;
       job.reason = std::move(fit.reason);
       job.finish_time = now;
-      ++rejected;
+      result.rejections.push_back({id, job.reason});
     }
   }
   pending_.clear();
-  return rejected;
 }
 
 CycleResult Scheduler::RunCycle(Timestamp now) {
   CycleResult result;
   if (!pending_.empty()) {
     since_last_cycle_.arrivals = true;
-    const size_t arrivals = pending_.size();
-    result.rejected = Admit(now);
-    result.admitted = static_cast<int>(arrivals) - result.rejected;
+    Admit(now, result);
   }
   if (!service_hold_.empty()) {  // a service's room is re-planned each cycle
     state_.Release(service_hold_);
@@ -148,7 +145,7 @@ CycleResult Scheduler::RunCycle(Timestamp now) {
     job.state = JobState::kRejected;
     job.reason = std::move(reject.reason);
     job.finish_time = now;
-    ++result.rejected;
+    result.rejections.push_back({job.id, job.reason});
   }
   for (const PreemptDecision& preempt : decisions.preemptions) {
     Job& job = jobs_.at(preempt.job);
@@ -159,11 +156,11 @@ CycleResult Scheduler::RunCycle(Timestamp now) {
     job.preempt_requested = true;
     job.migrating = preempt.migration;
     executor_->Preempt(job, now);
-    ++result.preempted;
+    result.preemptions.push_back({job.id, preempt.migration, /*for_service=*/false});
   }
   for (const LaunchDecision& launch : decisions.launches) {
     if (Apply(launch, now)) {
-      ++result.launched;
+      result.launches.push_back(launch.job);
     } else {
       ++result.refused;
     }
@@ -389,7 +386,7 @@ void Scheduler::PlaceServices(Timestamp now, CycleResult& result) {
     if (auto placement = placer.Find(JobView(service, now), available)) {
       available.Allocate(*placement);
       StartService(service, std::move(*placement), now);
-      ++result.launched;
+      result.launches.push_back(id);
       continue;
     }
     still_waiting.push_back(id);
@@ -443,7 +440,7 @@ bool Scheduler::MakeRoomFor(Job& service, const Placer& placer, ClusterState& av
     Job& victim = jobs_.at(candidates[i].second);
     victim.preempt_requested = true;
     executor_->Preempt(victim, now);
-    ++result.preempted;
+    result.preemptions.push_back({victim.id, /*migration=*/false, /*for_service=*/true});
     ++service_yields_;
   }
   // Hold the free part of its future placement, so training jobs do not take it meanwhile.
@@ -526,7 +523,7 @@ void Scheduler::TakeBack(Job& service, int gpus, CycleResult& result, Timestamp 
     if (borrower.preempt_requested) continue;
     borrower.preempt_requested = true;
     executor_->Preempt(borrower, now);
-    ++result.preempted;
+    result.preemptions.push_back({id, /*migration=*/false, /*for_service=*/true});
     ++service_yields_;
   }
 }

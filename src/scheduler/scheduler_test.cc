@@ -65,7 +65,7 @@ TEST_F(SchedulerTest, LaunchesWhatFitsAndAssumesTheGpus) {
   const JobId a = Submit(MakeJob(0).Gpus(2).Spec());
   const JobId b = Submit(MakeJob(1).Gpus(2).Spec());
   const CycleResult cycle = scheduler_->RunCycle(kTimeZero);
-  EXPECT_EQ(cycle.launched, 2);
+  EXPECT_EQ(cycle.launched(), 2);
   EXPECT_THAT(executor_.Launched(), ElementsAre(a, b));
   EXPECT_EQ(job(a).state, JobState::kRunning);
   EXPECT_EQ(scheduler_->state().free_total(), 0);
@@ -90,10 +90,16 @@ TEST_F(SchedulerTest, RejectsAJobThatCanNeverFitWithAReason) {
   const JobId wide = Submit(MakeJob(0).Gpus(16).Spec());
   const JobId typed = Submit(MakeJob(1).GpuType("A100").Spec());
   const CycleResult cycle = scheduler_->RunCycle(kTimeZero);
-  EXPECT_EQ(cycle.rejected, 2);
+  EXPECT_EQ(cycle.rejected(), 2);
+  EXPECT_EQ(cycle.admitted(), 0);
   EXPECT_EQ(job(wide).state, JobState::kRejected);
   EXPECT_THAT(job(wide).reason, ::testing::HasSubstr("needs 16 GPUs"));
   EXPECT_THAT(job(typed).reason, ::testing::HasSubstr("A100"));
+  ASSERT_EQ(cycle.rejections.size(), 2u);
+  EXPECT_EQ(cycle.rejections[0].job, wide);
+  EXPECT_EQ(cycle.rejections[0].reason, job(wide).reason);
+  EXPECT_EQ(cycle.rejections[1].job, typed);
+  EXPECT_EQ(cycle.rejections[1].reason, job(typed).reason);
 }
 
 TEST_F(SchedulerTest, FinishReleasesGpusAndRecordsService) {
@@ -136,18 +142,18 @@ TEST_F(SchedulerTest, PreemptionHoldsGpusUntilTheVictimHasStopped) {
   // After 100 s the old job has 400 GPU-s; a newcomer with none outranks it under LAS.
   const JobId newcomer = Submit(MakeJob(1).Gpus(4).Spec(), AtSeconds(100));
   CycleResult cycle = scheduler_->RunCycle(AtSeconds(100));
-  EXPECT_EQ(cycle.preempted, 1);
+  EXPECT_EQ(cycle.preempted(), 1);
   EXPECT_THAT(executor_.Preempted(), ElementsAre(old_job));
   EXPECT_EQ(job(newcomer).state, JobState::kQueued);
   // Until the victim confirms, its GPUs are not free and nothing else is launched.
   cycle = scheduler_->RunCycle(AtSeconds(101));
-  EXPECT_EQ(cycle.launched, 0);
-  EXPECT_EQ(cycle.preempted, 0);  // not asked twice
+  EXPECT_EQ(cycle.launched(), 0);
+  EXPECT_EQ(cycle.preempted(), 0);  // not asked twice
   ASSERT_TRUE(scheduler_->Handle(JobSuspended{old_job, 100}, AtSeconds(130)).ok());
   EXPECT_EQ(job(old_job).state, JobState::kSuspended);
   EXPECT_EQ(job(old_job).preemptions, 1);
   cycle = scheduler_->RunCycle(AtSeconds(130));
-  EXPECT_EQ(cycle.launched, 1);
+  EXPECT_EQ(cycle.launched(), 1);
   EXPECT_EQ(job(newcomer).state, JobState::kRunning);
   // The resumed estimate knows 100 of 3600 iterations are done.
   EXPECT_EQ(job(old_job).estimated_remaining, seconds(3500));
@@ -159,9 +165,9 @@ TEST_F(SchedulerTest, MinimumRunTimeProtectsAVictimAndSchedulesAWakeUp) {
   scheduler_->RunCycle(kTimeZero);
   Submit(MakeJob(1).Gpus(4).Spec(), AtSeconds(100));
   const CycleResult cycle = scheduler_->RunCycle(AtSeconds(100));
-  EXPECT_EQ(cycle.preempted, 0);
+  EXPECT_EQ(cycle.preempted(), 0);
   EXPECT_LE(cycle.wake_at, AtSeconds(300));
-  EXPECT_EQ(scheduler_->RunCycle(AtSeconds(300)).preempted, 1);
+  EXPECT_EQ(scheduler_->RunCycle(AtSeconds(300)).preempted(), 1);
 }
 
 TEST_F(SchedulerTest, CancelRemovesAWaitingJobAndKillsARunningOne) {
@@ -234,7 +240,7 @@ TEST_F(SchedulerTest, AWaitingStrictJobIsRejectedOnceItCanNoLongerMeetItsDeadlin
   scheduler_->RunCycle(AtSeconds(200));
   EXPECT_EQ(job(strict).state, JobState::kQueued);
   const CycleResult late = scheduler_->RunCycle(AtSeconds(201));
-  EXPECT_EQ(late.rejected, 1);
+  EXPECT_EQ(late.rejected(), 1);
   EXPECT_EQ(job(strict).state, JobState::kRejected);
   EXPECT_THAT(job(strict).reason, ::testing::HasSubstr("can no longer be met"));
   EXPECT_EQ(job(soft).state, JobState::kQueued);  // a soft job may still finish late
@@ -450,7 +456,7 @@ TEST_F(SchedulerTest, RestoreKeepsIdsStatesAndHeldGpus) {
   // New submissions continue the id sequence; the restored jobs schedule as usual.
   EXPECT_EQ(Submit(MakeJob(5).Gpus(1).Spec(), AtSeconds(20)), JobId(5));
   const CycleResult cycle = scheduler_->RunCycle(AtSeconds(20));
-  EXPECT_EQ(cycle.launched, 2);
+  EXPECT_EQ(cycle.launched(), 2);
   EXPECT_THAT(executor_.Launched(), ElementsAre(JobId(2), JobId(3)));
   ASSERT_TRUE(
       scheduler_->Handle(JobFinished{JobId(1), JobState::kSucceeded, ""}, AtSeconds(30)).ok());
@@ -579,8 +585,9 @@ TEST_F(ServiceTest, AServiceMakesRoomByPreemptingTheLowestRankedTraining) {
   const JobId service = Submit(MakeJob(2).Gpus(4).Service().Spec(), AtSeconds(10));
   const size_t before = executor_.calls.size();
   const CycleResult cycle = scheduler_->RunCycle(AtSeconds(10));
-  EXPECT_EQ(cycle.preempted, 1);
+  EXPECT_EQ(cycle.preempted(), 1);
   EXPECT_THAT(PreemptedSince(before), ElementsAre(low));
+  EXPECT_TRUE(cycle.preemptions[0].for_service);
   EXPECT_EQ(job(service).state, JobState::kQueued);
   EXPECT_THAT(job(service).reason, ::testing::HasSubstr("give back GPUs"));
 
@@ -737,7 +744,7 @@ TEST_F(SchedulerSharingTest, SharedLaunchesOfSingleGpuJobsOnFreeOrSharedGpusOnly
       Launch(late, 0, 0b1000),                          // exclusively held: refused
   };
   const CycleResult cycle = scheduler_->RunCycle(kTimeZero);
-  EXPECT_EQ(cycle.launched, 3);
+  EXPECT_EQ(cycle.launched(), 3);
   EXPECT_EQ(cycle.refused, 2);
   EXPECT_THAT(executor_.Launched(), ElementsAre(a, b, whole));
   const ClusterState& state = scheduler_->state();
@@ -755,7 +762,7 @@ TEST_F(SchedulerSharingTest, SharedLaunchesOfSingleGpuJobsOnFreeOrSharedGpusOnly
   // The 2-GPU job's exclusive launch on the free GPUs is fine; a shared job cannot join them.
   script_.launches = {Launch(wide, 0, 0b0110, ShareMode::kExclusive), Launch(late, 0, 0b0010)};
   const CycleResult second = scheduler_->RunCycle(AtSeconds(1));
-  EXPECT_EQ(second.launched, 1);
+  EXPECT_EQ(second.launched(), 1);
   EXPECT_EQ(second.refused, 1);
   EXPECT_EQ(job(wide).state, JobState::kRunning);
 
@@ -770,7 +777,7 @@ TEST_F(SchedulerSharingTest, SharedLaunchesOfSingleGpuJobsOnFreeOrSharedGpusOnly
   script_.launches = {Launch(late, 0, 0b0001, ShareMode::kExclusive)};
   EXPECT_EQ(scheduler_->RunCycle(AtSeconds(11)).refused, 1);
   script_.launches = {Launch(late, 0, 0b0001)};
-  EXPECT_EQ(scheduler_->RunCycle(AtSeconds(12)).launched, 1);
+  EXPECT_EQ(scheduler_->RunCycle(AtSeconds(12)).launched(), 1);
   EXPECT_EQ(state.sharers(NodeId(0), 0), 2);
 
   // Both end: the GPU is free again.
@@ -798,7 +805,7 @@ TEST_F(SchedulerSharingTest, ASharedLaunchNamingNoRealGpuIsRefused) {
     SCOPED_TRACE(c.name);
     script_.launches = {{a, c.placement, ShareMode::kPacked}};
     const CycleResult cycle = scheduler_->RunCycle(kTimeZero);
-    EXPECT_EQ(cycle.launched, 0);
+    EXPECT_EQ(cycle.launched(), 0);
     EXPECT_EQ(cycle.refused, 1);
     EXPECT_EQ(job(a).state, JobState::kQueued);
     EXPECT_EQ(scheduler_->state().free_total(), 4);
@@ -811,11 +818,11 @@ TEST_F(SchedulerSharingTest, AMigrationCountsInMigrationsNotPreemptions) {
   const JobId a = Submit(MakeJob(0).Spec());
   const JobId b = Submit(MakeJob(1).Spec());
   script_.launches = {Launch(a, 0, 0b0001), Launch(b, 0, 0b0001)};
-  ASSERT_EQ(scheduler_->RunCycle(kTimeZero).launched, 2);
+  ASSERT_EQ(scheduler_->RunCycle(kTimeZero).launched(), 2);
 
   // b migrates off the shared GPU.
   script_.preemptions = {{b, "slowed by its sharer", /*migration=*/true}};
-  EXPECT_EQ(scheduler_->RunCycle(AtSeconds(100)).preempted, 1);
+  EXPECT_EQ(scheduler_->RunCycle(AtSeconds(100)).preempted(), 1);
   EXPECT_THAT(executor_.Preempted(), ElementsAre(b));
   EXPECT_TRUE(job(b).migrating);
   ASSERT_TRUE(scheduler_->Handle(JobSuspended{b, 100}, AtSeconds(110)).ok());
@@ -829,9 +836,9 @@ TEST_F(SchedulerSharingTest, AMigrationCountsInMigrationsNotPreemptions) {
 
   // Placed on a GPU of its own, then preempted plainly: a preemption, not a migration.
   script_.launches = {Launch(b, 0, 0b0100, ShareMode::kExclusive)};
-  ASSERT_EQ(scheduler_->RunCycle(AtSeconds(110)).launched, 1);
+  ASSERT_EQ(scheduler_->RunCycle(AtSeconds(110)).launched(), 1);
   script_.preemptions = {{b, "for a higher priority job"}};
-  EXPECT_EQ(scheduler_->RunCycle(AtSeconds(200)).preempted, 1);
+  EXPECT_EQ(scheduler_->RunCycle(AtSeconds(200)).preempted(), 1);
   EXPECT_FALSE(job(b).migrating);
   ASSERT_TRUE(scheduler_->Handle(JobSuspended{b, 190}, AtSeconds(210)).ok());
   EXPECT_EQ(job(b).migrations, 1);
@@ -839,13 +846,45 @@ TEST_F(SchedulerSharingTest, AMigrationCountsInMigrationsNotPreemptions) {
 
   // A migration that ends with the job finishing instead is not counted.
   script_.preemptions = {{a, "move", /*migration=*/true}};
-  EXPECT_EQ(scheduler_->RunCycle(AtSeconds(300)).preempted, 1);
+  EXPECT_EQ(scheduler_->RunCycle(AtSeconds(300)).preempted(), 1);
   ASSERT_TRUE(scheduler_->Handle(JobFinished{a, JobState::kSucceeded, ""}, AtSeconds(301)).ok());
   EXPECT_FALSE(job(a).migrating);
   EXPECT_EQ(job(a).migrations, 0);
   EXPECT_EQ(job(a).preemptions, 0);
   EXPECT_EQ(scheduler_->state().shared_mask(NodeId(0)), 0u);
   EXPECT_EQ(scheduler_->state().free_total(), 4);
+}
+
+TEST_F(SchedulerSharingTest, TheCycleListsWhatItAppliedInTheOrderTheExecutorGotIt) {
+  StartScripted("1x4xV100");
+  const JobId a = Submit(MakeJob(0).Spec());
+  const JobId b = Submit(MakeJob(1).Spec());
+  const JobId c = Submit(MakeJob(2).Spec());
+  script_.launches = {Launch(b, 0, 0b0001, ShareMode::kExclusive),
+                      Launch(a, 0, 0b0010, ShareMode::kExclusive),
+                      Launch(c, 0, 0b0001, ShareMode::kExclusive)};  // b's GPU: refused
+  CycleResult cycle = scheduler_->RunCycle(kTimeZero);
+  EXPECT_THAT(cycle.admissions, ElementsAre(a, b, c));
+  EXPECT_THAT(cycle.launches, ElementsAre(b, a));
+  EXPECT_EQ(cycle.refused, 1);
+
+  script_.preemptions = {{a, "move", /*migration=*/true}, {b, "for c"}};
+  script_.rejections = {{c, "never fits"}, {a, "running: refused"}};
+  cycle = scheduler_->RunCycle(AtSeconds(10));
+  EXPECT_THAT(cycle.admissions, IsEmpty());
+  EXPECT_THAT(cycle.launches, IsEmpty());
+  EXPECT_THAT(executor_.Preempted(), ElementsAre(a, b));
+  ASSERT_EQ(cycle.preempted(), 2);
+  EXPECT_EQ(cycle.preemptions[0].job, a);
+  EXPECT_TRUE(cycle.preemptions[0].migration);
+  EXPECT_EQ(cycle.preemptions[1].job, b);
+  EXPECT_FALSE(cycle.preemptions[1].migration);
+  EXPECT_FALSE(cycle.preemptions[1].for_service);
+  ASSERT_EQ(cycle.rejected(), 1);
+  EXPECT_EQ(cycle.rejections[0].job, c);
+  EXPECT_EQ(cycle.rejections[0].reason, "never fits");
+  EXPECT_EQ(job(c).reason, "never fits");
+  EXPECT_EQ(cycle.refused, 1);  // a runs: not rejected
 }
 
 }  // namespace

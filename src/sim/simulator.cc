@@ -578,7 +578,7 @@ RunResult Simulate(const SimInputs& inputs, std::unique_ptr<SchedulingPolicy> po
 
     const CycleResult cycle = scheduler.RunCycle(now);
     DS_CHECK(cycle.refused == 0) << policy_name << " made decisions the scheduler refused";
-    jobs_done += cycle.rejected;
+    jobs_done += cycle.rejected();
     if (cycle.wake_at != pending_wake) {
       pending_wake = cycle.wake_at;
       if (pending_wake != kTimeNever) events.Push(pending_wake, SimEventKind::kWake);

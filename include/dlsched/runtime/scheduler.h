@@ -1,6 +1,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "dlsched/common/rng.h"
@@ -18,17 +19,33 @@ namespace dlsched {
 
 class Placer;
 
-// What one cycle did.
+// What one cycle applied, each list in the order the cycle applied it. Decisions the scheduler's
+// validation turned down are only counted (`refused`). A cycle kills nothing: a kill follows a
+// cancellation (Handle), not a decision.
 struct CycleResult {
-  int admitted = 0;
-  int launched = 0;
-  int preempted = 0;
-  int rejected = 0;  // at admission or by the policy
-  int refused = 0;   // decisions the scheduler's validation turned down (a policy bug)
+  struct Preemption {
+    JobId job;
+    bool migration = false;    // the policy moves it to other GPUs (PreemptDecision::migration)
+    bool for_service = false;  // it yields GPUs to a service (Scheduler::service_yields)
+  };
+  struct Rejection {
+    JobId job;
+    std::string reason;  // as in the job's Job::reason
+  };
+  std::vector<JobId> admissions;  // pending jobs admission accepted: queued now
+  // Launches (services first, then the policy's), in the order the executor got them.
+  std::vector<JobId> launches;
+  // Preemptions (a service's first, then the policy's), in the order the executor got them.
+  std::vector<Preemption> preemptions;
+  std::vector<Rejection> rejections;  // at admission, then by the policy
+  int refused = 0;  // decisions the scheduler's validation turned down (a policy bug)
   // Run the next cycle no later than this: the policy's request, or an earlier one still due.
   Timestamp wake_at = kTimeNever;
 
-  bool changed() const { return admitted + launched + preempted + rejected > 0; }
+  int admitted() const { return static_cast<int>(admissions.size()); }
+  int launched() const { return static_cast<int>(launches.size()); }
+  int preempted() const { return static_cast<int>(preemptions.size()); }
+  int rejected() const { return static_cast<int>(rejections.size()); }
 };
 
 // Owns the cluster state and the job table. Events (Submit, Handle) mutate state and never
@@ -121,8 +138,8 @@ class Scheduler {
 
  private:
   SchedulingContext Context(Timestamp now);
-  // Runs admission on pending jobs; returns how many were rejected.
-  int Admit(Timestamp now);
+  // Runs admission on pending jobs, adding what it did to `result`.
+  void Admit(Timestamp now, CycleResult& result);
   bool Apply(const LaunchDecision& launch, Timestamp now);
   // Ends the current run segment of a running job and frees its GPUs.
   void StopRunning(Job& job, Timestamp now);

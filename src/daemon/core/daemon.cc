@@ -230,13 +230,11 @@ Status Daemon::Restore() {
     Result<JobRequest> request = StoredRequest(row);
     bool adopt = false;
     bool requeued = false;
-    JobState state = row.state;
     Result<JobId> id = Internal("not restored");
     if (request.ok()) {
       RestartedJob restarted = RestartJob(row, request->spec, cluster_, *scheduler_, now);
       adopt = restarted.keeps_gpus;
       requeued = row.state == JobState::kRunning && !adopt;
-      state = restarted.job.state;
       id = scheduler_->Restore(std::move(restarted.job));
       if (!id.ok()) request = id.status();
     }
@@ -259,7 +257,6 @@ Status Daemon::Restore() {
         r.reason = "cannot be restored: " + Escaped(error.message(), 1024);
         failed_ids.push_back(JobId(static_cast<uint32_t>(row.id)));
       }
-      state = r.state;
       adopt = false;
       requeued = false;
       id = scheduler_->Restore(std::move(r));
@@ -271,22 +268,20 @@ Status Daemon::Restore() {
     if (!request->idempotency_key.empty()) {
       by_idempotency_key_.emplace(std::pair(request->spec.user, request->idempotency_key), *id);
     }
-    Extra extra;
-    extra.request = std::make_shared<const JobRequest>(std::move(request).value());
-    extra.exit_code = row.exit_code;
+    LiveJob live;
+    live.request = std::make_shared<const JobRequest>(std::move(request).value());
+    live.exit_code = row.exit_code;
     if (adopt) {
-      extra.pid = static_cast<int>(row.pid);
-      extra.pid_start = static_cast<uint64_t>(row.pid_start);
+      live.pid = static_cast<int>(row.pid);
+      live.pid_start = static_cast<uint64_t>(row.pid_start);
     }
-    extra_.push_back(std::move(extra));
+    live_jobs_.push_back(std::move(live));
     is_dirty_.push_back(false);
-    if (!IsTerminal(state)) unsettled_.insert(*id);
-    if (state == JobState::kPending) pending_ids_.push_back(*id);
     if (requeued) requeued_ids.push_back(*id);
     if (adopt) {
       std::optional<Duration> left;
-      if (extra_.back().request->max_run_time) {
-        left = *extra_.back().request->max_run_time - row.run_time - (now - row.segment_start);
+      if (live_jobs_.back().request->max_run_time) {
+        left = *live_jobs_.back().request->max_run_time - row.run_time - (now - row.segment_start);
       }
       adoptions.push_back({*id, left});
     }
@@ -439,7 +434,8 @@ void Daemon::Loop() {
     }
     for (const HeldReport& held : held_reports_) {
       // A job cancelled while its failed launch is held ends at once.
-      const bool cancelled = extra_[EventJob(held.report.event).index()].stopping == "kill";
+      const bool cancelled =
+          live_jobs_[EventJob(held.report.event).index()].stopping == StopIntent::kKill;
       deadline = std::min(deadline, cancelled ? std::chrono::steady_clock::now() : held.due);
     }
     if (!inbox_.WaitAndDrain(items, deadline)) break;
@@ -461,31 +457,31 @@ void Daemon::MarkDirty(JobId id) {
 }
 
 Result<LaunchSpec> Daemon::Resolve(const Job& job, const Placement& placement) {
-  Extra& extra = extra_[job.id.index()];
-  extra.exit_code.reset();  // a new run segment
-  const Framework framework = extra.request->framework;
+  LiveJob& live = live_jobs_[job.id.index()];
+  live.exit_code.reset();  // a new run segment
+  const Framework framework = live.request->framework;
   const int port = framework == Framework::kPyTorch || framework == Framework::kTensorFlow
                        ? FreeLoopbackPort()
                        : 0;
   std::optional<UnixAccount> account;
   if (options_.account_for) {
-    Result<UnixAccount> found = options_.account_for(extra.request->spec.user);
+    Result<UnixAccount> found = options_.account_for(live.request->spec.user);
     if (!found.ok()) {
-      return found.status().WithPrefix("no Unix account for user '" + extra.request->spec.user +
+      return found.status().WithPrefix("no Unix account for user '" + live.request->spec.user +
                                        "'");
     }
     account = std::move(found).value();
   }
-  return BuildLaunchSpec(*extra.request, job, placement, cluster_, JobDir(job.id), inherited_env_,
+  return BuildLaunchSpec(*live.request, job, placement, cluster_, JobDir(job.id), inherited_env_,
                          port, account);
 }
 
 std::shared_ptr<const JobRecord> Daemon::BuildRecord(JobId id) const {
   const Job& job = scheduler_->jobs().at(id);
-  const Extra& extra = extra_[id.index()];
+  const LiveJob& live = live_jobs_[id.index()];
   auto r = std::make_shared<JobRecord>();
   r->id = id;
-  r->request = extra.request;
+  r->request = live.request;
   r->state = job.state;
   r->placement = job.placement;
   r->placement_text = PlacementText(cluster_, job.placement);
@@ -498,11 +494,11 @@ std::shared_ptr<const JobRecord> Daemon::BuildRecord(JobId id) const {
   r->iterations_done = job.iterations_done;
   r->preemptions = job.preemptions;
   r->reason = job.reason;
-  r->exit_code = extra.exit_code;
+  r->exit_code = live.exit_code;
   if (job.state == JobState::kRunning) {
-    r->stopping = extra.stopping;
-    r->pid = extra.pid;
-    r->pid_start = extra.pid_start;
+    r->stopping = StopIntentName(live.stopping);
+    r->pid = live.pid;
+    r->pid_start = live.pid_start;
     if (const auto info = executor_->Info(id)) {
       r->pid = info->pid;
       r->pid_start = info->start_ticks;
@@ -523,7 +519,7 @@ Status Daemon::Apply(Item& item, Timestamp now) {
                 // A retry (its first reply was lost, or came too late): the job it made.
                 const JobId existing = it->second;
                 if (JobRequestToJson(i.request) !=
-                    JobRequestToJson(*extra_[existing.index()].request)) {
+                    JobRequestToJson(*live_jobs_[existing.index()].request)) {
                   i.reply.set_value(
                       Status(StatusCode::kAlreadyExists, "Idempotency-Key: already used for job " +
                                                              std::to_string(existing.value()) +
@@ -548,11 +544,10 @@ Status Daemon::Apply(Item& item, Timestamp now) {
                         << " was submitted: moved to " << moved << " unread\n";
             }
             if (!key.empty()) by_idempotency_key_.emplace(std::pair(i.request.spec.user, key), id);
-            Extra extra;
-            extra.request = std::make_shared<const JobRequest>(std::move(i.request));
-            extra_.push_back(std::move(extra));
+            LiveJob live;
+            live.request = std::make_shared<const JobRequest>(std::move(i.request));
+            live_jobs_.push_back(std::move(live));
             is_dirty_.push_back(false);
-            pending_ids_.push_back(id);
             MarkDirty(id);
             ++metrics_.submissions;
             submit_replies_.push_back({id, false, std::move(i.reply)});
@@ -575,41 +570,40 @@ Status Daemon::Apply(Item& item, Timestamp now) {
             Event& event = i.report.event;
             const JobId id = EventJob(event);
             if (!scheduler_->jobs().contains(id)) return Status::Ok();
-            Extra& extra = extra_[id.index()];
+            LiveJob& live = live_jobs_[id.index()];
             const LaunchRetry& retry = options_.launch_retry;
             if (const auto* failed = std::get_if<JobLaunchFailed>(&event)) {
-              if (extra.stopping == "kill") {
+              if (live.stopping == StopIntent::kKill) {
                 // Cancelled while it could not start: it ends as cancelled, not requeued.
                 event = JobFinished{id, JobState::kKilled, "cancelled"};
-              } else if (!i.held && extra.launch_failures + 1 < retry.max_failures) {
+              } else if (!i.held && live.launch_failures + 1 < retry.max_failures) {
                 // Held back: the scheduler requeues it (and may launch it again) only after
                 // the back-off.
-                const Duration delay = LaunchRetryDelay(retry, extra.launch_failures + 1);
+                const Duration delay = LaunchRetryDelay(retry, live.launch_failures + 1);
                 held_reports_.push_back(
                     {std::chrono::steady_clock::now() +
                          std::chrono::duration_cast<std::chrono::steady_clock::duration>(delay),
                      std::move(i.report)});
                 return Status::Ok();
-              } else if (++extra.launch_failures >= retry.max_failures) {
+              } else if (++live.launch_failures >= retry.max_failures) {
                 event = JobFinished{id, JobState::kFailed,
                                     "could not be started " + std::to_string(retry.max_failures) +
                                         " times; last: " + failed->reason};
               }
             } else {
-              extra.launch_failures = 0;
+              live.launch_failures = 0;
             }
             ++metrics_.events;
             if (auto* suspended = std::get_if<JobSuspended>(&event)) {
               // Saved progress, in the scheduler's units (seconds of estimated work).
               if (const std::optional<Progress> p = ReadProgress(JobDir(id))) {
-                if (const std::optional<double> done = SpecIterationsDone(*p, *extra.request)) {
+                if (const std::optional<double> done = SpecIterationsDone(*p, *live.request)) {
                   suspended->iterations_done = *done;
                 }
               }
             }
             if (auto* finished = std::get_if<JobFinished>(&event);
-                finished && extra.killed_at_shutdown &&
-                finished->final_state == JobState::kKilled) {
+                finished && live.killed_at_shutdown && finished->final_state == JobState::kKilled) {
               finished->detail = draining_.value_or(finished->detail);
             }
             const Status handled = scheduler_->Handle(event, now);
@@ -618,11 +612,11 @@ Status Daemon::Apply(Item& item, Timestamp now) {
               std::cerr << "dlsched: ignoring executor report: " << handled.ToString() << "\n";
               return Status::Ok();
             }
-            if (i.report.exit_code) extra.exit_code = i.report.exit_code;
+            if (i.report.exit_code) live.exit_code = i.report.exit_code;
             if (feed_ && IsTerminal(scheduler_->jobs().at(id).state)) feed_->Forget(id);
-            extra.stopping.clear();
-            extra.pid = 0;
-            extra.pid_start = 0;
+            live.stopping = StopIntent::kNone;
+            live.pid = 0;
+            live.pid_start = 0;
             MarkDirty(id);
             return store_->AppendEvent(now, id.value(), EventKind(event), EventDetail(event));
           },
@@ -631,10 +625,10 @@ Status Daemon::Apply(Item& item, Timestamp now) {
             cancel_replies_.emplace_back(Status::Ok(), std::move(i.reply));
             const std::vector<JobId> running = scheduler_->running();
             for (JobId id : running) {
-              Extra& extra = extra_[id.index()];
-              if (extra.stopping == event_kind::kKill) continue;  // a user's cancel, under way
+              LiveJob& live = live_jobs_[id.index()];
+              if (live.stopping == StopIntent::kKill) continue;  // a user's cancel, under way
               DS_RETURN_IF_ERROR(scheduler_->Handle(JobCancelRequested{id}, now));
-              extra.killed_at_shutdown = true;
+              live.killed_at_shutdown = true;
               MarkDirty(id);
               DS_RETURN_IF_ERROR(store_->AppendEvent(now, id.value(), event_kind::kCancel, ""));
             }
@@ -666,11 +660,6 @@ Status Daemon::FlushDirty() {
       --by_state_[static_cast<size_t>(old->state)];
     }
     ++by_state_[static_cast<size_t>(record->state)];
-    if (IsTerminal(record->state)) {
-      unsettled_.erase(id);
-    } else {
-      unsettled_.insert(id);
-    }
     index_.Set(std::move(record));
   }
   dirty_.clear();
@@ -692,7 +681,7 @@ void Daemon::ReadRunningProgress(Timestamp now) {
     const std::optional<GpuShape> shape = ShapeOf(cluster_, job.placement);
     if (!shape) continue;
     const std::optional<JobPrediction> prediction =
-        feed_->Read(id, *extra_[id.index()].request, *shape, ReadProgress(JobDir(id)),
+        feed_->Read(id, *live_jobs_[id.index()].request, *shape, ReadProgress(JobDir(id)),
                     job.iterations_done, now - job.segment_start, now);
     if (prediction) next->emplace(id, *prediction);
   }
@@ -814,141 +803,149 @@ bool Daemon::LowOnSpace() {
 
 bool Daemon::Iterate(std::vector<Item>& items) {
   const Timestamp now = clock_->Now();
-  // Failed launches whose back-off is over (or whose job is being cancelled) go to the scheduler.
+  ReleaseHeldReports(items);
+  const bool act = now >= wake_at_ || std::ranges::any_of(items, [](const Item& item) {
+                     return !std::holds_alternative<QueueItem>(item);
+                   });
+  Status status = Status::Ok();
+  if (act) {
+    status = JournalInputs(items, now);
+    if (status.ok()) status = CommitDecisions(Decide(now), now);
+  }
+  Result<bool> rows_open = false;
+  if (status.ok()) rows_open = CarryOut();
+  if (!rows_open.ok()) status = rows_open.status();
+  if (!status.ok()) {
+    FailStop(status, items);
+    return false;
+  }
+  ReadRunningProgress(now);
+  Publish(now);
+  Reply(items, now);
+  if (*rows_open) {
+    if (status = store_->Commit(); !status.ok()) {
+      FailStop(status, items);
+      return false;
+    }
+    ++metrics_.store_commits;
+  }
+  return true;
+}
+
+void Daemon::ReleaseHeldReports(std::vector<Item>& items) {
   const auto steady_now = std::chrono::steady_clock::now();
   for (auto it = held_reports_.begin(); it != held_reports_.end();) {
     const JobId job = EventJob(it->report.event);
-    if (it->due > steady_now && extra_[job.index()].stopping != "kill") {
+    if (it->due > steady_now && live_jobs_[job.index()].stopping != StopIntent::kKill) {
       ++it;
       continue;
     }
     items.push_back(ReportItem{std::move(it->report), /*held=*/true});
     it = held_reports_.erase(it);
   }
-  bool act = now >= wake_at_;
-  for (const Item& item : items) act = act || !std::holds_alternative<QueueItem>(item);
+}
 
-  if (act) {
-    Status status = store_->Begin();
-    size_t applied = 0;
-    for (; status.ok() && applied < items.size(); ++applied) {
-      status = Apply(items[applied], now);
-    }
-    if (!status.ok()) {
-      store_->Rollback();
-      // Items up to `applied` moved their promises into the reply lists.
-      std::vector<Item> rest;
-      for (size_t i = applied; i < items.size(); ++i) rest.push_back(std::move(items[i]));
-      FailStop(status, rest);
-      return false;
-    }
-    items.clear();
+Status Daemon::JournalInputs(std::vector<Item>& items, Timestamp now) {
+  Status status = store_->Begin();
+  size_t applied = 0;
+  for (; status.ok() && applied < items.size(); ++applied) status = Apply(items[applied], now);
+  if (!status.ok()) store_->Rollback();
+  // Items up to `applied` moved their promises into the reply lists.
+  items.erase(items.begin(), items.begin() + static_cast<std::ptrdiff_t>(applied));
+  return status;
+}
 
-    // Short of disk space: no cycle (so no launch, and no cycle record) until there is room.
-    const bool paused = LowOnSpace();
-    const auto t0 = std::chrono::steady_clock::now();
-    // Draining (KillRunningJobs): no cycle, so nothing starts while the jobs are killed.
-    const bool no_cycle = draining_.has_value() || paused;
-    const CycleResult cycle = no_cycle ? CycleResult{} : scheduler_->RunCycle(now);
-    if (!no_cycle) {
-      metrics_.RecordCycle(
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-    }
-    wake_at_ = paused ? now + std::chrono::seconds(1) : cycle.wake_at;
-    metrics_.launches += cycle.launched;
-    metrics_.preemptions += cycle.preempted;
-    queue_cache_.reset();
-    // Admission settled every pending job; the policy may also have rejected waiting ones,
-    // which only a look at the unsettled jobs finds.
-    std::vector<JobId> rejected;
-    for (JobId id : pending_ids_) {
-      MarkDirty(id);
-      if (scheduler_->jobs().at(id).state == JobState::kRejected) rejected.push_back(id);
-    }
-    if (!paused) pending_ids_.clear();
-    if (cycle.rejected > static_cast<int>(rejected.size())) {
-      for (JobId id : unsettled_) {
-        const JobRecord* old = index_.Find(id);
-        const JobState state = scheduler_->jobs().at(id).state;
-        if (old == nullptr || old->state == state) continue;
-        MarkDirty(id);
-        if (state == JobState::kRejected) rejected.push_back(id);
-      }
-    }
-    std::sort(rejected.begin(), rejected.end());
-    rejected.erase(std::unique(rejected.begin(), rejected.end()), rejected.end());
-    // The event log (event_log.h): every cycle, then its decisions in the order the executor got
-    // them, then its rejections by job id; a replay checks it decides the same.
-    if (!no_cycle) {
-      status = store_->AppendEvent(now, -1, event_kind::kCycle,
-                                   "launched=" + std::to_string(cycle.launched) +
-                                       " preempted=" + std::to_string(cycle.preempted) +
-                                       " rejected=" + std::to_string(cycle.rejected));
-    }
-    for (const JobExecutor::QueuedAction& a : executor_->Queued()) {
-      if (!status.ok()) break;
-      MarkDirty(a.job);
-      if (a.kind != event_kind::kLaunch) extra_[a.job.index()].stopping = std::string(a.kind);
-      const std::string detail =
-          a.kind == event_kind::kLaunch
-              ? PlacementText(cluster_, scheduler_->jobs().at(a.job).placement)
-              : std::string();
-      status = store_->AppendEvent(now, a.job.value(), a.kind, detail);
-    }
-    for (JobId id : rejected) {
-      if (!status.ok()) break;
-      status = store_->AppendEvent(now, id.value(), event_kind::kReject,
-                                   scheduler_->jobs().at(id).reason);
-    }
-    if (status.ok()) status = FlushDirty();
-    if (status.ok()) status = store_->Commit();
-    if (!status.ok()) {
-      store_->Rollback();
-      FailStop(status, items);
-      return false;
-    }
-    ++metrics_.store_commits;
+std::optional<CycleResult> Daemon::Decide(Timestamp now) {
+  // Short of disk space: no cycle (so no launch, and no cycle record) until there is room.
+  const bool paused = LowOnSpace();
+  queue_cache_.reset();
+  // Draining (KillRunningJobs): no cycle, so nothing starts while the jobs are killed.
+  if (paused || draining_) {
+    wake_at_ = paused ? now + std::chrono::seconds(1) : kTimeNever;
+    return std::nullopt;
   }
+  const auto t0 = std::chrono::steady_clock::now();
+  CycleResult cycle = scheduler_->RunCycle(now);
+  metrics_.RecordCycle(
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  wake_at_ = cycle.wake_at;
+  metrics_.launches += cycle.launched();
+  metrics_.preemptions += cycle.preempted();
+  return cycle;
+}
 
-  // The decisions are durable: carry them out, then record the processes they started (pids,
-  // stop intents). Those rows are committed after the replies and without an fsync of their
-  // own: nothing acknowledged depends on them, and a restart finds the processes through their
-  // pid files anyway.
+Status Daemon::CommitDecisions(std::optional<CycleResult> cycle, Timestamp now) {
+  // The event log (event_log.h): every cycle, then its decisions in the order the executor got
+  // them, then its rejections by job id; a replay checks it decides the same.
+  Status status = Status::Ok();
+  if (cycle) {
+    for (JobId id : cycle->admissions) MarkDirty(id);
+    for (const CycleResult::Rejection& r : cycle->rejections) MarkDirty(r.job);
+    std::ranges::sort(cycle->rejections, {}, &CycleResult::Rejection::job);
+    status = store_->AppendEvent(now, -1, event_kind::kCycle,
+                                 "launched=" + std::to_string(cycle->launched()) +
+                                     " preempted=" + std::to_string(cycle->preempted()) +
+                                     " rejected=" + std::to_string(cycle->rejected()));
+  }
+  for (const JobExecutor::QueuedAction& a : executor_->Queued()) {
+    if (!status.ok()) break;
+    MarkDirty(a.job);
+    if (a.kind != event_kind::kLaunch) {
+      live_jobs_[a.job.index()].stopping =
+          a.kind == event_kind::kKill ? StopIntent::kKill : StopIntent::kPreempt;
+    }
+    const std::string detail = a.kind == event_kind::kLaunch
+                                   ? PlacementText(cluster_, scheduler_->jobs().at(a.job).placement)
+                                   : std::string();
+    status = store_->AppendEvent(now, a.job.value(), a.kind, detail);
+  }
+  if (cycle) {
+    for (const CycleResult::Rejection& r : cycle->rejections) {
+      if (!status.ok()) break;
+      status = store_->AppendEvent(now, r.job.value(), event_kind::kReject, r.reason);
+    }
+  }
+  if (status.ok()) status = FlushDirty();
+  if (status.ok()) status = store_->Commit();
+  if (!status.ok()) {
+    store_->Rollback();
+    return status;
+  }
+  ++metrics_.store_commits;
+  return Status::Ok();
+}
+
+Result<bool> Daemon::CarryOut() {
   const std::vector<JobExecutor::QueuedAction> actions = executor_->Queued();
-  bool record_processes = false;
-  if (!actions.empty()) {
-    executor_->Flush();
-    for (const JobExecutor::QueuedAction& a : actions) {
-      MarkDirty(a.job);
-      const std::optional<JobExecutor::ProcessInfo> info = executor_->Info(a.job);
-      if (a.kind == event_kind::kLaunch && info) {
-        extra_[a.job.index()].pid = info->pid;
-        extra_[a.job.index()].pid_start = info->start_ticks;
-      }
+  if (actions.empty()) return false;
+  executor_->Flush();
+  for (const JobExecutor::QueuedAction& a : actions) {
+    MarkDirty(a.job);
+    const std::optional<JobExecutor::ProcessInfo> info = executor_->Info(a.job);
+    if (a.kind == event_kind::kLaunch && info) {
+      live_jobs_[a.job.index()].pid = info->pid;
+      live_jobs_[a.job.index()].pid_start = info->start_ticks;
     }
-    Status status = store_->Begin(/*durable=*/false);
-    if (status.ok()) status = FlushDirty();
-    if (!status.ok()) {
-      store_->Rollback();
-      FailStop(status, items);
-      return false;
-    }
-    record_processes = true;
   }
-  ReadRunningProgress(now);
-  Publish(now);
+  Status status = store_->Begin(/*durable=*/false);
+  if (status.ok()) status = FlushDirty();
+  if (!status.ok()) {
+    store_->Rollback();
+    return status;
+  }
+  return true;
+}
 
+void Daemon::Reply(std::vector<Item>& items, Timestamp now) {
   for (SubmitReply& r : submit_replies_) {
     r.reply.set_value(SubmittedJob{index_.Share(r.job), r.existing});
   }
   for (auto& [status, reply] : cancel_replies_) reply.set_value(status);
-  if (!items.empty()) {
-    // Left only when no transaction ran, and then they are all queue queries.
-    for (Item& item : items) {
-      if (auto* q = std::get_if<QueueItem>(&item)) queue_replies_.push_back(std::move(q->reply));
-    }
-    items.clear();
+  // Left only when no transaction ran, and then they are all queue queries.
+  for (Item& item : items) {
+    if (auto* q = std::get_if<QueueItem>(&item)) queue_replies_.push_back(std::move(q->reply));
   }
+  items.clear();
   if (!queue_replies_.empty()) {
     const Result<QueueView> view = ComputeQueue(now);
     for (auto& reply : queue_replies_) reply.set_value(view);
@@ -956,14 +953,6 @@ bool Daemon::Iterate(std::vector<Item>& items) {
   submit_replies_.clear();
   cancel_replies_.clear();
   queue_replies_.clear();
-  if (record_processes) {
-    if (Status status = store_->Commit(); !status.ok()) {
-      FailStop(status, items);
-      return false;
-    }
-    ++metrics_.store_commits;
-  }
-  return true;
 }
 
 }  // namespace dlsched::daemon

@@ -4,14 +4,17 @@
 // simulator), the Store and the executor's decisions; every other thread talks to it
 // through the inbox or reads the published Snapshot.
 //
-// One iteration of the scheduler thread:
+// One iteration of the scheduler thread (Loop, Iterate):
 //   1. drain the inbox (submissions, cancellations, executor reports, queue queries);
-//   2. in ONE store transaction: insert each submission's row, log every input event, apply
-//      it (Scheduler::Submit / Handle), run a scheduling cycle (RunCycle at the SystemClock's
-//      now), and write the rows of every job that changed;
-//   3. commit, and only then: carry out the cycle's launches and stops (JobExecutor::Flush),
-//      publish a new Snapshot, and answer the waiting callers (a submitter's 201 therefore
-//      follows the commit of its row: submissions are durable before they are acknowledged);
+//   2. in ONE store transaction: journal the inputs (JournalInputs: insert each submission's
+//      row, log every input event, apply it with Scheduler::Submit / Handle), decide (Decide:
+//      a scheduling cycle, RunCycle at the SystemClock's now, which returns what it applied),
+//      and commit (CommitDecisions: log the cycle's decisions, write the rows of every job that
+//      changed);
+//   3. only after the commit: carry out the cycle's launches and stops (CarryOut:
+//      JobExecutor::Flush), publish a new Snapshot (Publish), and answer the waiting callers
+//      (Reply: a submitter's 201 therefore follows the commit of its row: submissions are
+//      durable before they are acknowledged);
 //   4. wait for the next inbox item or the policy's wake-up time.
 // A store failure is fail-stop: the batch's callers get Unavailable, nothing of the batch is
 // acknowledged, and the daemon stops (failure() says why).
@@ -60,7 +63,6 @@
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <set>
 #include <string>
 #include <thread>
 #include <variant>
@@ -71,6 +73,7 @@
 #include "daemon/core/progress_feed.h"
 #include "daemon/core/snapshot.h"
 #include "daemon/exec/job_executor.h"
+#include "daemon/exec/job_files.h"
 #include "daemon/exec/unix_account.h"
 #include "daemon/store/ownership.h"
 #include "daemon/store/store.h"
@@ -230,12 +233,12 @@ class Daemon {
       std::variant<SubmitItem, CancelItem, QueueItem, ReportItem, NodeItem, KillRunningItem>;
 
   // Per job, what the daemon knows beyond the Scheduler's Job.
-  struct Extra {
+  struct LiveJob {
     std::shared_ptr<const JobRequest> request;
     std::optional<int> exit_code;
     int launch_failures = 0;  // in a row; reset when a run ends normally
-    // "preempt" or "kill" once the scheduler asked for it, until the run's outcome arrives.
-    std::string stopping;
+    // kPreempt or kKill once the decision to stop it committed, until the run's outcome arrives.
+    StopIntent stopping = StopIntent::kNone;
     // The running segment's process (also once the executor has seen it end, until its outcome
     // is handled).
     int pid = 0;
@@ -252,8 +255,38 @@ class Daemon {
   // already ended it fails with the reason; the other jobs are restored.
   Status Restore();
   void Loop();
-  // One iteration over `items`. Returns false after a fail-stop.
+  // One iteration over `items`, its steps in this order (each below says its contract): the
+  // held reports that are due join `items`; unless `items` holds only queue queries and no
+  // cycle is due, JournalInputs, Decide and CommitDecisions run in one store transaction; then
+  // CarryOut, Publish (with ReadRunningProgress), Reply, and the commit of CarryOut's rows.
+  // Returns false after a fail-stop (FailStop has answered every caller).
   bool Iterate(std::vector<Item>& items);
+  // Appends to `items` the held reports (failed launches) whose back-off is over or whose job is
+  // being cancelled.
+  void ReleaseHeldReports(std::vector<Item>& items);
+  // Journal inputs: begins the iteration's transaction and applies `items` in order (Apply: each
+  // logs its input event and changes the scheduler's state), collecting their replies; clears
+  // `items`. On a failure it rolls back and leaves in `items` those not yet applied.
+  Status JournalInputs(std::vector<Item>& items, Timestamp now);
+  // Decide: the scheduling cycle at `now` (RunCycle), counted in the metrics, unless launches
+  // are paused for lack of disk space or the daemon is draining (then nullopt: no cycle). Sets
+  // the next wake-up. Writes nothing to the store.
+  std::optional<CycleResult> Decide(Timestamp now);
+  // Commit: logs the cycle and its decisions in the event log's order (event_log.h: the cycle
+  // row, the executor's queued kills, preemptions and launches as it got them, the cycle's
+  // rejections by job id), records the stop intents, writes the rows of every job the inputs
+  // or the cycle changed, and commits (durably). On a failure it rolls back.
+  Status CommitDecisions(std::optional<CycleResult> cycle, Timestamp now);
+  // Carry out: the committed decisions go to the executor (JobExecutor::Flush); then the rows of
+  // the jobs it acted on get their processes, in a transaction without an fsync of its own that
+  // stays open until the replies are sent (nothing acknowledged depends on those rows: a restart
+  // finds the processes through their pid files). True when that transaction is open. On a
+  // failure it rolls back.
+  Result<bool> CarryOut();
+  // Reply: answers the callers waiting on this iteration, once what they asked for is durable:
+  // submitters with their job's record, cancellers, and queue queries (those in the reply list,
+  // and the ones left in `items` when no transaction ran) with one ComputeQueue; clears `items`.
+  void Reply(std::vector<Item>& items, Timestamp now);
   // Applies one input inside the open transaction; collects replies to send after commit.
   Status Apply(Item& item, Timestamp now);
   Result<LaunchSpec> Resolve(const Job& job, const Placement& placement);
@@ -285,11 +318,9 @@ class Daemon {
   Inbox<Item> inbox_;
 
   // --- scheduler thread only ---
-  std::vector<Extra> extra_;  // by JobId
+  std::vector<LiveJob> live_jobs_;  // by JobId
   std::vector<JobId> dirty_;
   std::vector<bool> is_dirty_;
-  std::set<JobId> unsettled_;       // jobs not in a terminal state
-  std::vector<JobId> pending_ids_;  // jobs not yet admitted
   JobIndex index_;
   std::array<int64_t, 8> by_state_{};
   DaemonMetrics metrics_;

@@ -102,6 +102,31 @@ TEST_F(DaemonTest, ASubmissionIsDurableBeforeItIsAcknowledged) {
   EXPECT_EQ(job->user(), "ann");
 }
 
+TEST_F(DaemonTest, ARejectionIsLoggedAfterItsCycleWithItsReason) {
+  StartDaemon();
+  Result<JobRequest> request =
+      ParseJobRequest(R"({"script": "exit 0", "gpus": 1, "gpu_type": "A100"})", "ann");
+  ASSERT_TRUE(request.ok()) << request.status().ToString();
+  SubmitResult result = daemon_->Submit(*request).get();
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  // Its submission's iteration ran the cycle that rejected it (no A100 here).
+  EXPECT_EQ((*result)->state, JobState::kRejected);
+  EXPECT_NE((*result)->reason.find("A100"), std::string::npos);
+  auto reader = Store::Open((dir_ / "state.db").string());
+  ASSERT_TRUE(reader.ok());
+  Result<std::vector<EventRow>> events = (*reader)->LoadEvents(0, 1000);
+  ASSERT_TRUE(events.ok());
+  std::vector<std::string> logged;
+  bool submitted = false;
+  for (const EventRow& e : *events) {
+    submitted = submitted || e.kind == "submit";
+    if (submitted) logged.push_back(e.kind + " " + std::to_string(e.job) + " " + e.detail);
+  }
+  EXPECT_EQ(logged,
+            (std::vector<std::string>{"submit 0 ", "cycle -1 launched=0 preempted=0 rejected=1",
+                                      "reject 0 " + (*result)->reason}));
+}
+
 TEST_F(DaemonTest, CancelsWaitingJobsAndRefusesEndedOnes) {
   StartDaemon();
   const JobId blocker = Submit("sleep 30", 2);

@@ -5,7 +5,6 @@
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
-#include <set>
 #include <utility>
 
 #include "daemon/api/job_request.h"
@@ -104,10 +103,10 @@ class Replayer {
       // The previous cycle's decisions must all have been logged before this one.
       CheckLeftBefore(e.seq, cycles_run_ + 1);
       if (report_.divergence) return Status::Ok();
-      const CycleResult cycle = run_.scheduler->RunCycle(now);
+      CycleResult cycle = run_.scheduler->RunCycle(now);
       ++cycles_run_;
       ++report_.cycles;
-      if (cycle.rejected > 0) CollectRejections(now);
+      AddRejections(now, std::move(cycle.rejections));
       for (size_t i = tagged_; i < made_.size(); ++i) made_tags_.push_back(cycles_run_);
       tagged_ = made_.size();
       return Status::Ok();
@@ -139,9 +138,7 @@ class Replayer {
       }
       DS_ASSIGN_OR_RETURN(JobSpec spec, SpecOf(e.job));
       spec.submit_time = now;
-      DS_ASSIGN_OR_RETURN(const JobId id, s.Submit(std::move(spec), now));
-      unsettled_.insert(id);
-      return Status::Ok();
+      return s.Submit(std::move(spec), now).status();
     }
     if (e.kind == event_kind::kNodeUp || e.kind == event_kind::kNodeDown) {
       const std::string name = e.detail.substr(0, e.detail.find(": "));
@@ -239,15 +236,11 @@ class Replayer {
     return std::move(request.spec);
   }
 
-  // Rejections of the cycle just run, by job id, after its executor decisions (as logged).
-  void CollectRejections(Timestamp now) {
-    const JobTable& jobs = run_.scheduler->jobs();
-    for (auto it = unsettled_.begin(); it != unsettled_.end();) {
-      const Job& job = jobs.at(*it);
-      if (job.state == JobState::kRejected) {
-        made_.push_back({now, it->value(), std::string(event_kind::kReject), job.reason});
-      }
-      it = IsTerminal(job.state) ? unsettled_.erase(it) : std::next(it);
+  // The rejections of the cycle just run, by job id, after its executor decisions (as logged).
+  void AddRejections(Timestamp now, std::vector<CycleResult::Rejection> rejections) {
+    std::ranges::sort(rejections, {}, &CycleResult::Rejection::job);
+    for (CycleResult::Rejection& r : rejections) {
+      made_.push_back({now, r.job.value(), std::string(event_kind::kReject), std::move(r.reason)});
     }
   }
 
@@ -307,7 +300,6 @@ class Replayer {
   std::deque<int64_t> made_tags_;
   size_t tagged_ = 0;  // made_[tagged_..] have no tag yet
   int64_t cycles_run_ = 0;
-  std::set<JobId> unsettled_;  // jobs not known to be in a terminal state
   ReplayReport report_;
 };
 

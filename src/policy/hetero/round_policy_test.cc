@@ -76,7 +76,7 @@ TEST_F(RoundPolicyTest, PlacesEachJobOnTheTypeItsAllocationGives) {
   const JobId fast = Submit("fast");
   const JobId flat = Submit("flat");
   const CycleResult cycle = scheduler_->RunCycle(kTimeZero);
-  EXPECT_EQ(cycle.launched, 2);
+  EXPECT_EQ(cycle.launched(), 2);
   EXPECT_EQ(cycle.refused, 0);
   EXPECT_EQ(TypeOf(fast), "V100");
   EXPECT_EQ(TypeOf(flat), "K80");
@@ -175,7 +175,7 @@ TEST_F(RoundPolicyTest, AdmitsLikeTheFeasibilityPlugin) {
   Start("1x1xK80+1x1xV100", AllocateGreedy);
   const JobId too_big = Submit("flat", kTimeZero, /*gpus=*/2);
   const CycleResult cycle = scheduler_->RunCycle(kTimeZero);
-  EXPECT_EQ(cycle.rejected, 1);
+  EXPECT_EQ(cycle.rejected(), 1);
   EXPECT_EQ(scheduler_->jobs().at(too_big).state, JobState::kRejected);
 }
 
