@@ -20,6 +20,7 @@
 #include "cli/commands.h"
 #include "cli/flag_values.h"
 #include "cli/terminal_text.h"
+#include "dlsched/common/text.h"
 
 namespace dlsched::cli {
 namespace {
@@ -161,12 +162,12 @@ int Submit(RestClient& client, const ClientFlags& f, std::ostream& out, std::ost
     if (f.script_path == "-") {
       text << std::cin.rdbuf();
     } else {
-      std::ifstream file(f.script_path, std::ios::binary);
-      if (!file) {
+      const FileText file = ReadFileText(f.script_path);
+      if (file.fault != FileFault::kNone) {
         err << "dlsched submit: --script: cannot read " << f.script_path << "\n";
         return kExitUsage;
       }
-      text << file.rdbuf();
+      text << file.text;
     }
     body["script"] = text.str();
   }

@@ -16,6 +16,7 @@
 
 #include "cli/commands.h"
 #include "dlsched/common/rng.h"
+#include "dlsched/common/text.h"
 #include "io/cluster_spec.h"
 #include "io/profile_tables.h"
 #include "perf/predictor_accuracy.h"
@@ -27,16 +28,6 @@ std::string ToUpper(std::string_view s) {
   std::string out(s);
   for (char& c : out) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   return out;
-}
-
-std::vector<std::string> SplitList(const std::string& list) {
-  std::vector<std::string> items;
-  std::stringstream in(list);
-  std::string item;
-  while (std::getline(in, item, ',')) {
-    if (!item.empty()) items.push_back(item);
-  }
-  return items;
 }
 
 std::string TracesDir(const ProfileFlags& flags) {
@@ -266,7 +257,7 @@ int RunProfile(const ProfileFlags& flags, std::ostream& out, std::ostream& err) 
     err << "dlsched profile: " << message << "\nRun 'dlsched profile --help' for usage.\n";
     return kExitUsage;
   };
-  const std::vector<std::string> tables = SplitList(flags.tables);
+  const std::vector<std::string> tables = SplitNonEmpty(flags.tables, ',');
   if (tables.empty()) return usage("--tables names no table");
   for (const std::string& t : tables) {
     if (std::find(kProfileTableNames.begin(), kProfileTableNames.end(), t) ==
@@ -294,7 +285,7 @@ int RunProfile(const ProfileFlags& flags, std::ostream& out, std::ostream& err) 
     return kExitRuntimeError;
   }
   ProfileRunOptions options;
-  if (flags.models != "all") options.models = SplitList(flags.models);
+  if (flags.models != "all") options.models = SplitNonEmpty(flags.models, ',');
   if (const Status known = CheckModels(options.models, *truth); !known.ok()) {
     return usage(known.message());
   }

@@ -25,6 +25,7 @@
 #include "cli/commands.h"
 #include "cli/flag_values.h"
 #include "daemon/core/replay.h"
+#include "dlsched/common/text.h"
 #include "dlsched/perf/predictor.h"
 #include "dlsched/perf/throughput_model.h"
 #include "io/cluster_spec.h"
@@ -40,16 +41,6 @@
 
 namespace dlsched::cli {
 namespace {
-
-std::vector<std::string> SplitPolicies(const std::string& list) {
-  std::vector<std::string> names;
-  std::stringstream in(list);
-  std::string name;
-  while (std::getline(in, name, ',')) {
-    if (!name.empty()) names.push_back(name);
-  }
-  return names;
-}
 
 // Where the third-party traces live: --traces-dir, $DLSCHED_TRACES, else ../shared/traces.
 std::string TracesDir(const SimulateFlags& flags) {
@@ -188,7 +179,7 @@ Status CheckWritable(const std::string& path, const std::string& flag) {
 Result<Prepared> PrepareSetup(const SimulateFlags& flags, std::ostream& err) {
   Prepared p;
   DS_RETURN_IF_ERROR(CheckTraceSpec(flags.trace));
-  for (const std::string& name : SplitPolicies(flags.policies)) {
+  for (const std::string& name : SplitNonEmpty(flags.policies, ',')) {
     // Build every policy now, so a typo fails before any run starts.
     DS_ASSIGN_OR_RETURN(std::unique_ptr<SchedulingPolicy> policy, LoadPolicy(name));
     p.policies.push_back(std::move(policy));
@@ -539,7 +530,7 @@ namespace {
 int RunReplay(const SimulateFlags& flags, std::ostream& out, std::ostream& err) {
   daemon::ReplayOptions options;
   if (flags.policy_given) {
-    const std::vector<std::string> names = SplitPolicies(flags.policies);
+    const std::vector<std::string> names = SplitNonEmpty(flags.policies, ',');
     if (names.size() != 1) {
       err << "dlsched simulate: --replay takes one --policy\n";
       return kExitUsage;

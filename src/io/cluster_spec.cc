@@ -3,17 +3,16 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
-#include <charconv>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "dlsched/common/text.h"
 #include "dlsched/perf/throughput_model.h"
 #include "io/suggest.h"
 
@@ -40,26 +39,6 @@ std::string RackName(int index) {
   char buffer[32];
   std::snprintf(buffer, sizeof(buffer), "r%03d", index);
   return buffer;
-}
-
-std::string_view Trim(std::string_view text) {
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front()))) {
-    text.remove_prefix(1);
-  }
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) {
-    text.remove_suffix(1);
-  }
-  return text;
-}
-
-// A whole-field decimal integer, or nullopt.
-std::optional<int64_t> ParseInt(std::string_view text) {
-  text = Trim(text);
-  if (text.empty()) return std::nullopt;
-  int64_t value = 0;
-  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || ptr != text.data() + text.size()) return std::nullopt;
-  return value;
 }
 
 // InvalidArgument when adding `nodes` nodes of `gpus` GPUs would take the cluster past
@@ -394,10 +373,10 @@ Result<Cluster> ParseClusterShorthand(std::string_view shorthand) {
     const bool one_node =
         digits_end == x1 + 1 || digits_end == term.size() || term[digits_end] != 'x';
     const std::optional<int64_t> nodes =
-        one_node ? std::optional<int64_t>(1) : ParseInt(term.substr(0, x1));
-    const std::optional<int64_t> gpus = one_node
-                                            ? ParseInt(term.substr(0, x1))
-                                            : ParseInt(term.substr(x1 + 1, digits_end - x1 - 1));
+        one_node ? std::optional<int64_t>(1) : ParseInt(Trim(term.substr(0, x1)));
+    const std::optional<int64_t> gpus =
+        one_node ? ParseInt(Trim(term.substr(0, x1)))
+                 : ParseInt(Trim(term.substr(x1 + 1, digits_end - x1 - 1)));
     const std::string_view type = term.substr(one_node ? x1 + 1 : digits_end + 1);
     if (!nodes || *nodes < 1 || *nodes > kMaxNodesPerTerm) {
       return bad("NODES must be an integer in [1, " + std::to_string(kMaxNodesPerTerm) + "]");
@@ -492,11 +471,9 @@ Result<Cluster> ParseClusterSpec(std::string_view spec, std::string_view traces_
   if (text == "philly") return PhillyCluster(traces_dir);
   if (text.size() > 5 && text.substr(text.size() - 5) == ".json") {
     const std::string path(text);
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return NotFound(path + ": cannot open cluster spec file");
-    std::ostringstream content;
-    content << in.rdbuf();
-    return ParseClusterJson(content.str(), path);
+    const FileText file = ReadFileText(path);
+    if (file.fault != FileFault::kNone) return NotFound(path + ": cannot open cluster spec file");
+    return ParseClusterJson(file.text, path);
   }
   return ParseClusterShorthand(text);
 }

@@ -6,17 +6,13 @@
 #include <vector>
 
 #include "dlsched/common/status.h"
+#include "dlsched/common/text.h"
 
 namespace dlsched {
 
 // The measured-table readers' CSV helpers (no quoting: the tables have none).
-// `s` without leading and trailing spaces, tabs and carriage returns.
-std::string_view TrimCsvField(std::string_view s);
-// The comma-separated fields of `line`, each trimmed.
+// The comma-separated fields of `line`, each trimmed (TrimField).
 std::vector<std::string_view> SplitCsvLine(std::string_view line);
-
-// The whole file: NotFound when it does not exist, IoError when it cannot be read.
-Result<std::string> ReadTableFile(const std::string& path);
 
 // Calls `on_line(fields, line_number)` (SplitCsvLine's fields, 1-based line numbers) for each
 // line of `text` that is not blank; stops at, and returns, the first error it returns.
@@ -27,7 +23,7 @@ Status ForEachCsvLine(std::string_view text, const OnLine& on_line) {
   while (start < text.size()) {
     size_t end = text.find('\n', start);
     if (end == std::string_view::npos) end = text.size();
-    const std::string_view line = TrimCsvField(text.substr(start, end - start));
+    const std::string_view line = TrimField(text.substr(start, end - start));
     start = end + 1;
     ++line_number;
     if (line.empty()) continue;

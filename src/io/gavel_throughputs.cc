@@ -5,15 +5,13 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
-#include <filesystem>
-#include <fstream>
 #include <iterator>
 #include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <span>
-#include <sstream>
-#include <system_error>
+
+#include "dlsched/common/text.h"
 
 namespace dlsched {
 namespace {
@@ -27,12 +25,8 @@ constexpr int kMaxGpuTypes = 1 << 8;
 constexpr int kMaxJobTypes = 1 << 16;
 constexpr int kMaxScaleFactor = (1 << 12) - 1;
 
-std::string_view Trim(std::string_view s) {
-  const auto blank = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; };
-  while (!s.empty() && blank(s.front())) s.remove_prefix(1);
-  while (!s.empty() && blank(s.back())) s.remove_suffix(1);
-  return s;
-}
+// The blanks around the table's keys and their parts.
+constexpr std::string_view kBlanks = " \t\n\r";
 
 char Upper(char c) { return (c >= 'a' && c <= 'z') ? static_cast<char>(c - 'a' + 'A') : c; }
 
@@ -120,14 +114,14 @@ class GavelThroughputTable::Builder {
       base.remove_suffix(kUnconsolidatedSuffix.size());
       unconsolidated = true;
     }
-    if (Trim(base).empty()) {
+    if (Trim(base, kBlanks).empty()) {
       return InvalidArgument(fmt::format("bad worker type \"{}\"", worker_type));
     }
     if (!jobs.is_object()) {
       return InvalidArgument(
           fmt::format("worker type \"{}\": expected an object of job keys", worker_type));
     }
-    const std::string gpu = ToUpper(Trim(base));
+    const std::string gpu = ToUpper(Trim(base, kBlanks));
     for (const auto& [key_text, entry] : jobs.items()) {
       // Error context is formatted only on failure: the table has ~10k entries.
       const auto where = [&] {
@@ -261,16 +255,8 @@ class GavelThroughputTable::Builder {
 };
 
 Result<GavelThroughputTable> GavelThroughputTable::Load(const std::string& path) {
-  std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) {
-    return NotFound(fmt::format("gavel throughput table {} not found", path));
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return IoError(fmt::format("cannot open gavel throughput table {}", path));
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) return IoError(fmt::format("cannot read gavel throughput table {}", path));
-  return Parse(text.str(), path);
+  DS_ASSIGN_OR_RETURN(const std::string text, ReadWholeFile(path, "gavel throughput table"));
+  return Parse(text, path);
 }
 
 Result<GavelThroughputTable> GavelThroughputTable::Parse(std::string_view json_text,
@@ -297,16 +283,17 @@ Result<GavelThroughputTable> GavelThroughputTable::Parse(std::string_view json_t
 }
 
 Result<GavelThroughputTable::JobType> GavelThroughputTable::ParseJobType(std::string_view text) {
-  const std::string_view trimmed = Trim(text);
+  const std::string_view trimmed = Trim(text, kBlanks);
   const size_t marker = trimmed.rfind(kBatchSizeMarker);
   if (marker == std::string_view::npos) {
     if (trimmed.empty()) return InvalidArgument("empty job type");
     return JobType{std::string(trimmed), 0};
   }
-  const std::string_view model = Trim(trimmed.substr(0, marker));
+  const std::string_view model = Trim(trimmed.substr(0, marker), kBlanks);
   const std::string_view rest = trimmed.substr(marker + kBatchSizeMarker.size());
   const std::optional<int> batch =
-      rest.ends_with(')') ? ParsePositiveInt(Trim(rest.substr(0, rest.size() - 1))) : std::nullopt;
+      rest.ends_with(')') ? ParsePositiveInt(Trim(rest.substr(0, rest.size() - 1), kBlanks))
+                          : std::nullopt;
   if (model.empty() || !batch.has_value()) {
     return InvalidArgument(fmt::format(
         "job type \"{}\": expected \"<model> (batch size <positive int>)\" or \"<model>\"", text));
@@ -319,13 +306,13 @@ Result<GavelThroughputTable::JobKey> GavelThroughputTable::ParseJobKey(std::stri
     return InvalidArgument(
         fmt::format("job key \"{}\": expected \"('<job type>', <scale factor >= 1>)\"", text));
   };
-  std::string_view s = Trim(text);
+  std::string_view s = Trim(text, kBlanks);
   if (s.size() < 2 || s.front() != '(' || s.back() != ')') return bad();
   s = s.substr(1, s.size() - 2);
   const size_t comma = s.rfind(',');
   if (comma == std::string_view::npos) return bad();
-  const std::string_view quoted = Trim(s.substr(0, comma));
-  const std::optional<int> scale = ParsePositiveInt(Trim(s.substr(comma + 1)));
+  const std::string_view quoted = Trim(s.substr(0, comma), kBlanks);
+  const std::optional<int> scale = ParsePositiveInt(Trim(s.substr(comma + 1), kBlanks));
   if (!scale.has_value() || quoted.size() < 2 ||
       (quoted.front() != '\'' && quoted.front() != '"') || quoted.back() != quoted.front()) {
     return bad();

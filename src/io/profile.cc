@@ -1,10 +1,9 @@
 #include "io/profile.h"
 
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <sstream>
 
+#include "dlsched/common/text.h"
 #include "io/hetero_profile.h"
 #include "io/sharing_profile.h"
 
@@ -274,11 +273,9 @@ Result<ProfileSource> ReadProfileSource(std::string_view name_or_path) {
                     "; or give a path to a .json profile)");
   }
   const std::string path(name_or_path);
-  std::ifstream in(path);
-  if (!in) return NotFound("cannot open profile " + path);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return ProfileSource{text.str(), path};
+  FileText file = ReadFileText(path);
+  if (file.fault != FileFault::kNone) return NotFound("cannot open profile " + path);
+  return ProfileSource{std::move(file.text), path};
 }
 
 // The JSON of a round-based profile, or nullopt for a pipeline profile (or invalid JSON, which

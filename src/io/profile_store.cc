@@ -2,13 +2,11 @@
 
 #include <fmt/format.h>
 
-#include <filesystem>
-#include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <set>
-#include <sstream>
-#include <system_error>
+
+#include "dlsched/common/text.h"
 
 namespace dlsched {
 namespace {
@@ -153,16 +151,8 @@ Result<ProfileStore> ParseProfileStore(std::string_view json_text, std::string_v
 }
 
 Result<ProfileStore> LoadProfileStore(const std::string& path) {
-  std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) {
-    return NotFound(fmt::format("profile store {} not found", path));
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return IoError(fmt::format("cannot open profile store {}", path));
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) return IoError(fmt::format("cannot read profile store {}", path));
-  return ParseProfileStore(text.str(), path);
+  DS_ASSIGN_OR_RETURN(const std::string text, ReadWholeFile(path, "profile store"));
+  return ParseProfileStore(text, path);
 }
 
 Result<PerfPredictor> FitProfileStore(const std::string& path) {

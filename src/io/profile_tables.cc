@@ -50,7 +50,7 @@ Result<std::vector<std::filesystem::path>> ListDirs(const std::string& dir, std:
 
 Status AppendCsv(const std::filesystem::path& path, const StepTimeCsvInfo& info,
                  std::vector<PerfProfile>& out) {
-  DS_ASSIGN_OR_RETURN(const std::string text, ReadTableFile(path.string()));
+  DS_ASSIGN_OR_RETURN(const std::string text, ReadWholeFile(path.string()));
   DS_ASSIGN_OR_RETURN(std::vector<PerfProfile> rows, ParseStepTimeCsv(text, path.string(), info));
   out.insert(out.end(), std::make_move_iterator(rows.begin()), std::make_move_iterator(rows.end()));
   return Status::Ok();

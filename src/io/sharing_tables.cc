@@ -21,22 +21,6 @@ using sharing::JobTypeKey;
 using sharing::MeasuredPair;
 using sharing::PairSample;
 
-std::optional<double> ParseDouble(std::string_view s) {
-  double value = 0;
-  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
-  if (ec != std::errc() || end != s.data() + s.size() || !std::isfinite(value)) {
-    return std::nullopt;
-  }
-  return value;
-}
-
-std::optional<int> ParseInt(std::string_view s) {
-  int value = 0;
-  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
-  if (ec != std::errc() || end != s.data() + s.size()) return std::nullopt;
-  return value;
-}
-
 // A row of a CSV file whose columns were looked up by name.
 class Row {
  public:
@@ -49,7 +33,7 @@ class Row {
   int line() const { return line_; }
   std::string_view Text(int col) const { return fields_[static_cast<size_t>(col)]; }
   Result<double> Number(int col, std::string_view name, double lo, double hi) const {
-    const std::optional<double> v = ParseDouble(Text(col));
+    const std::optional<double> v = ParseFiniteDouble(Text(col));
     if (!v.has_value() || *v < lo || *v > hi) {
       return Error(
           fmt::format("{} must be a number in [{}, {}], got \"{}\"", name, lo, hi, Text(col)));
@@ -57,7 +41,7 @@ class Row {
     return *v;
   }
   Result<int> Integer(int col, std::string_view name, int lo, int hi) const {
-    const std::optional<int> v = ParseInt(Text(col));
+    const std::optional<int> v = ParseInt<int>(Text(col));
     if (!v.has_value() || *v < lo || *v > hi) {
       return Error(
           fmt::format("{} must be an integer in [{}, {}], got \"{}\"", name, lo, hi, Text(col)));
@@ -299,8 +283,8 @@ Result<SharingMeasurements> LoadSharingMeasurements(const std::string& traces_di
   const std::filesystem::path dir(traces_dir);
   const std::string single_path = (dir / "lucid" / "single_data.csv").string();
   const std::string pairs_path = (dir / "lucid" / "colocate_info.csv").string();
-  DS_ASSIGN_OR_RETURN(const std::string single_text, ReadTableFile(single_path));
-  DS_ASSIGN_OR_RETURN(const std::string pairs_text, ReadTableFile(pairs_path));
+  DS_ASSIGN_OR_RETURN(const std::string single_text, ReadWholeFile(single_path));
+  DS_ASSIGN_OR_RETURN(const std::string pairs_text, ReadWholeFile(pairs_path));
   DS_ASSIGN_OR_RETURN(const std::vector<LucidJobProfile> singles,
                       ParseLucidSingle(single_text, single_path));
   DS_ASSIGN_OR_RETURN(const std::vector<LucidPair> pairs,
@@ -316,7 +300,7 @@ Result<SharingMeasurements> LoadSharingMeasurements(const std::string& traces_di
 }
 
 Result<std::vector<int>> LoadAlibabaGpuMilli(const std::string& path) {
-  DS_ASSIGN_OR_RETURN(const std::string text, ReadTableFile(path));
+  DS_ASSIGN_OR_RETURN(const std::string text, ReadWholeFile(path));
   return ParseAlibabaGpuMilli(text, path);
 }
 

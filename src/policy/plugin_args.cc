@@ -1,20 +1,17 @@
-#include <charconv>
-#include <cmath>
-
+#include "dlsched/common/text.h"
 #include "dlsched/policy/plugin.h"
 
 namespace dlsched {
 namespace {
 
-Result<double> ParseDouble(std::string_view key, std::string_view text) {
-  double value = 0;
-  const char* end = text.data() + text.size();
-  auto [ptr, ec] = std::from_chars(text.data(), end, value);
-  if (ec != std::errc() || ptr != end || !std::isfinite(value)) {
+// The value of argument `key`, `text`, as a finite number.
+Result<double> DoubleArg(std::string_view key, std::string_view text) {
+  const std::optional<double> value = ParseFiniteDouble(text);
+  if (!value) {
     return InvalidArgument("argument '" + std::string(key) + "' must be a number, got '" +
                            std::string(text) + "'");
   }
-  return value;
+  return *value;
 }
 
 }  // namespace
@@ -22,20 +19,19 @@ Result<double> ParseDouble(std::string_view key, std::string_view text) {
 Result<double> PluginArgs::GetDouble(std::string_view key, double fallback) const {
   auto it = values_.find(key);
   if (it == values_.end()) return fallback;
-  return ParseDouble(key, it->second);
+  return DoubleArg(key, it->second);
 }
 
 Result<int64_t> PluginArgs::GetInt(std::string_view key, int64_t fallback) const {
   auto it = values_.find(key);
   if (it == values_.end()) return fallback;
   const std::string& text = it->second;
-  int64_t value = 0;
-  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || ptr != text.data() + text.size()) {
+  const std::optional<int64_t> value = ParseInt(text);
+  if (!value) {
     return InvalidArgument("argument '" + std::string(key) + "' must be an integer, got '" + text +
                            "'");
   }
-  return value;
+  return *value;
 }
 
 Result<bool> PluginArgs::GetBool(std::string_view key, bool fallback) const {
@@ -55,7 +51,7 @@ Result<std::vector<double>> PluginArgs::GetDoubleList(std::string_view key,
   std::string_view rest = it->second;
   while (!rest.empty()) {
     const size_t comma = rest.find(',');
-    DS_ASSIGN_OR_RETURN(double value, ParseDouble(key, rest.substr(0, comma)));
+    DS_ASSIGN_OR_RETURN(double value, DoubleArg(key, rest.substr(0, comma)));
     out.push_back(value);
     if (comma == std::string_view::npos) break;
     rest.remove_prefix(comma + 1);
@@ -77,7 +73,7 @@ Result<std::map<std::string, double, std::less<>>> PluginArgs::GetDoubleMap(
       return InvalidArgument("argument '" + std::string(key) + "': item '" + std::string(item) +
                              "' is not name=value");
     }
-    DS_ASSIGN_OR_RETURN(double value, ParseDouble(key, item.substr(eq + 1)));
+    DS_ASSIGN_OR_RETURN(double value, DoubleArg(key, item.substr(eq + 1)));
     if (!out.emplace(item.substr(0, eq), value).second) {
       return InvalidArgument("argument '" + std::string(key) + "': '" +
                              std::string(item.substr(0, eq)) + "' given twice");

@@ -4,15 +4,10 @@
 #include <string>
 
 #include "dlsched/common/rng.h"
-#include "sim/workload_csv.h"
+#include "dlsched/common/text.h"
 
 namespace dlsched::sim {
 namespace {
-
-using workload_internal::ParseFiniteDouble;
-using workload_internal::ParseInt;
-using workload_internal::SplitFields;
-using workload_internal::TrimSpace;
 
 constexpr std::string_view kKeys = "slack, strict, soft, seed";
 
@@ -22,7 +17,7 @@ Status BadValue(std::string_view key, std::string_view value, std::string_view w
 }
 
 std::optional<double> Share(std::string_view value) {
-  const auto v = ParseFiniteDouble(value);
+  const auto v = ParseFiniteDouble(TrimField(value));
   return v && *v >= 0 && *v <= 1 ? v : std::nullopt;
 }
 
@@ -31,21 +26,22 @@ std::optional<double> Share(std::string_view value) {
 Result<DeadlineRule> ParseDeadlineRule(std::string_view text) {
   DeadlineRule rule;
   std::vector<std::string_view> items;
-  SplitFields(text, ',', items);
+  SplitInto(text, ',', items);
   for (std::string_view item : items) {
-    if (TrimSpace(item).empty()) continue;
+    if (TrimField(item).empty()) continue;
     const size_t eq = item.find('=');
     if (eq == std::string_view::npos) {
       return InvalidArgument("deadline rule item '" + std::string(item) +
                              "': want key=value (keys: " + std::string(kKeys) + ")");
     }
-    const std::string_view key = TrimSpace(item.substr(0, eq));
-    const std::string_view value = TrimSpace(item.substr(eq + 1));
+    const std::string_view key = TrimField(item.substr(0, eq));
+    const std::string_view value = TrimField(item.substr(eq + 1));
     if (key == "slack") {
       const size_t colon = value.find(':');
-      const auto lo = ParseFiniteDouble(value.substr(0, colon));
-      const auto hi =
-          colon == std::string_view::npos ? lo : ParseFiniteDouble(value.substr(colon + 1));
+      const auto lo = ParseFiniteDouble(TrimField(value.substr(0, colon)));
+      const auto hi = colon == std::string_view::npos
+                          ? lo
+                          : ParseFiniteDouble(TrimField(value.substr(colon + 1)));
       if (!lo || !hi || *lo <= 0 || *hi < *lo) {
         return BadValue(key, value, "LO:HI or one factor, 0 < LO <= HI");
       }

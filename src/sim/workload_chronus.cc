@@ -13,14 +13,9 @@ namespace dlsched::sim {
 namespace {
 
 using workload_internal::CsvHeader;
-using workload_internal::IsBlank;
 using workload_internal::LineCursor;
-using workload_internal::ParseFiniteDouble;
-using workload_internal::ParseInt;
-using workload_internal::ReadWholeFile;
+using workload_internal::ReadTraceFile;
 using workload_internal::RowErrors;
-using workload_internal::SplitFields;
-using workload_internal::TrimSpace;
 
 // The trace counts time in minutes (see the header for the evidence).
 constexpr double kSecondsPerUnit = 60;
@@ -48,13 +43,13 @@ constexpr std::array<std::string_view, kNumCols> kColumnNames = {
     "job_type"};
 
 std::string BadValue(std::string_view column, std::string_view value, std::string_view want) {
-  return "bad " + std::string(column) + " '" + std::string(TrimSpace(value)) + "': want " +
+  return "bad " + std::string(column) + " '" + std::string(TrimField(value)) + "': want " +
          std::string(want);
 }
 
 // Minutes (fractional ok) within Timestamp's range, or nullopt.
 std::optional<double> MinutesField(std::string_view field) {
-  const std::optional<double> value = ParseFiniteDouble(field);
+  const std::optional<double> value = ParseFiniteDouble(TrimField(field));
   if (!value || std::fabs(*value) > kMaxAbsMinutes) return std::nullopt;
   return value;
 }
@@ -63,11 +58,11 @@ std::optional<double> MinutesField(std::string_view field) {
 // or not a finite number. (The separator rules out negative elements.)
 std::optional<std::vector<double>> ParseDashList(std::string_view field) {
   std::vector<std::string_view> parts;
-  SplitFields(TrimSpace(field), '-', parts);
+  SplitInto(TrimField(field), '-', parts);
   std::vector<double> values;
   values.reserve(parts.size());
   for (std::string_view part : parts) {
-    const std::optional<double> v = ParseFiniteDouble(part);
+    const std::optional<double> v = ParseFiniteDouble(TrimField(part));
     if (!v) return std::nullopt;
     values.push_back(*v);
   }
@@ -94,7 +89,7 @@ Result<std::vector<std::pair<Duration, double>>> ParseUtilitySteps(std::string_v
   }
   if (qos == QosClass::kStrict && times->size() != 1) {
     return InvalidArgument("a strict job has one deadline; expect_time_list '" +
-                           std::string(TrimSpace(times_field)) + "' has " +
+                           std::string(TrimField(times_field)) + "' has " +
                            std::to_string(times->size()));
   }
   std::vector<std::pair<Duration, double>> steps;
@@ -120,9 +115,9 @@ Result<JobSpec> ParseChronusRow(const std::vector<std::string_view>& fields,
   }
   const auto field = [&](Col c) { return fields[static_cast<size_t>(col[c])]; };
 
-  const std::string_view job_id = TrimSpace(field(kJobId));
+  const std::string_view job_id = TrimField(field(kJobId));
   if (job_id.empty()) return InvalidArgument("empty job_id");
-  const std::optional<int64_t> num_gpus = ParseInt(field(kNumGpu));
+  const std::optional<int64_t> num_gpus = ParseInt(TrimField(field(kNumGpu)));
   if (num_gpus && *num_gpus == 0) {
     // Chronus' own loader drops these rows; here they are bad rows like any other.
     return InvalidArgument("num_gpu is 0: a job needs at least one GPU");
@@ -132,7 +127,7 @@ Result<JobSpec> ParseChronusRow(const std::vector<std::string_view>& fields,
   }
   const std::optional<double> submit_min = MinutesField(field(kSubmitTime));
   if (!submit_min) return InvalidArgument(BadValue("submit_time", field(kSubmitTime), "minutes"));
-  const std::optional<double> iterations = ParseFiniteDouble(field(kIterations));
+  const std::optional<double> iterations = ParseFiniteDouble(TrimField(field(kIterations)));
   if (!iterations || *iterations <= 0) {
     return InvalidArgument(BadValue("iterations", field(kIterations), "a number > 0"));
   }
@@ -141,7 +136,7 @@ Result<JobSpec> ParseChronusRow(const std::vector<std::string_view>& fields,
     return InvalidArgument(BadValue("duration", field(kDuration), "minutes > 0"));
   }
 
-  const std::string_view job_type = TrimSpace(field(kJobType));
+  const std::string_view job_type = TrimField(field(kJobType));
   QosClass qos;
   if (job_type == "strict") {
     qos = QosClass::kStrict;
@@ -152,7 +147,7 @@ Result<JobSpec> ParseChronusRow(const std::vector<std::string_view>& fields,
   } else {
     return InvalidArgument(BadValue("job_type", job_type, "strict, soft or best"));
   }
-  const std::string_view best_effort = TrimSpace(field(kBestEffort));
+  const std::string_view best_effort = TrimField(field(kBestEffort));
   if (best_effort != "0" && best_effort != "1") {
     return InvalidArgument(BadValue("best_effort", best_effort, "0 or 1"));
   }
@@ -163,9 +158,9 @@ Result<JobSpec> ParseChronusRow(const std::vector<std::string_view>& fields,
 
   JobSpec spec;
   spec.name = std::string(job_id);
-  spec.user = std::string(TrimSpace(field(kUser)));
+  spec.user = std::string(TrimField(field(kUser)));
   spec.queue = spec.user;
-  spec.model = std::string(TrimSpace(field(kModelName)));
+  spec.model = std::string(TrimField(field(kModelName)));
   spec.num_gpus = static_cast<int>(*num_gpus);
   spec.submit_time = AtSeconds(*submit_min * kSecondsPerUnit);
   spec.iterations = *iterations;
@@ -193,7 +188,7 @@ Result<ParsedRows> ReadChronusText(const std::string& path, std::string_view tex
   while (cursor.Next(line)) {
     if (IsBlank(line)) continue;
     const int line_no = cursor.line_number();
-    SplitFields(line, ',', fields);
+    SplitInto(line, ',', fields);
     Result<JobSpec> spec = ParseChronusRow(fields, col, header.size());
     const Status problem = spec.ok() ? ValidateJobSpec(*spec) : spec.status();
     if (!problem.ok()) {
@@ -209,7 +204,7 @@ Result<ParsedRows> ReadChronusText(const std::string& path, std::string_view tex
 }  // namespace
 
 Result<ParsedRows> ReadChronusTrace(const std::string& path, const ReadOptions& options) {
-  DS_ASSIGN_OR_RETURN(const std::string text, ReadWholeFile(path));
+  DS_ASSIGN_OR_RETURN(const std::string text, ReadTraceFile(path));
   return ReadChronusText(path, text, options);
 }
 

@@ -1,8 +1,8 @@
 #pragma once
 
-// Small, allocation-light text helpers shared by the workload readers: whole-file reads, line
-// iteration, field splitting and strict number parsing. Internal to src/sim; not a general CSV
-// library (no quoting: none of the supported formats quotes fields).
+// The workload readers' table toolkit on top of dlsched/common/text.h: the trace-file read, line
+// iteration, the header and bad-row bookkeeping. Internal to src/sim; not a general CSV library
+// (no quoting: none of the supported formats quotes fields).
 
 #include <array>
 #include <cstdint>
@@ -13,12 +13,13 @@
 #include <vector>
 
 #include "dlsched/common/status.h"
+#include "dlsched/common/text.h"
 
 namespace dlsched::sim::workload_internal {
 
-// Reads the whole file at `path` in one go. NotFound when it cannot be opened (or is a
-// directory), IoError when reading fails.
-Result<std::string> ReadWholeFile(const std::string& path);
+// Reads the whole trace file at `path` (ReadFileText). NotFound when it cannot be opened (or is a
+// directory), IoError when reading fails or it is larger than kMaxWholeFileBytes.
+Result<std::string> ReadTraceFile(const std::string& path);
 
 // Walks the lines of a text buffer. Strips one trailing '\r' per line (CRLF files). Line numbers
 // are 1-based and count every line, blank ones included, so they match an editor's.
@@ -37,27 +38,6 @@ class LineCursor {
   int line_number_ = 0;
   bool done_ = false;
 };
-
-// Splits `line` at every `sep` into `out` (cleared first). "a,,b" gives three fields, the middle
-// one empty; an empty line gives one empty field. The views point into `line`.
-void SplitFields(std::string_view line, char sep, std::vector<std::string_view>& out);
-
-// `text` without leading and trailing spaces and tabs.
-std::string_view TrimSpace(std::string_view text);
-
-// True when `line` holds nothing but spaces, tabs (and a stray '\r').
-bool IsBlank(std::string_view line);
-
-// Strict parsers: the whole (space-trimmed) field must be the number; no '+' sign, no empty
-// field. Return nullopt otherwise or on overflow.
-std::optional<int64_t> ParseInt(std::string_view field);
-// Accepts decimal and exponent forms ("12", "1.5", "2e3"); rejects inf and nan.
-std::optional<double> ParseFiniteDouble(std::string_view field);
-
-// Days from 1970-01-01 to the proleptic Gregorian date y-m-d (negative before it). Valid for any
-// year an int64 second count can hold; m in [1, 12], d in [1, 31] (not checked here).
-// H. Hinnant's days_from_civil algorithm.
-int64_t DaysFromCivil(int64_t y, int m, int d);
 
 // Parses "YYYY-MM-DD HH:MM:SS" (exactly that layout; 'T' also accepted as the separator) as
 // UTC and returns seconds since the Unix epoch. Checks field ranges, including the day against

@@ -16,22 +16,17 @@ namespace dlsched::sim {
 namespace {
 
 using workload_internal::CsvHeader;
-using workload_internal::IsBlank;
 using workload_internal::LineCursor;
-using workload_internal::ParseFiniteDouble;
-using workload_internal::ParseInt;
 using workload_internal::ParseUtcDateTime;
-using workload_internal::ReadWholeFile;
+using workload_internal::ReadTraceFile;
 using workload_internal::RowErrors;
-using workload_internal::SplitFields;
-using workload_internal::TrimSpace;
 
 // Times beyond this many seconds from the epoch would overflow Timestamp's int64 microseconds
 // (max ~9.2e12 s); no trace comes near it.
 constexpr double kMaxAbsSeconds = 1e12;
 
 std::string BadValue(std::string_view column, std::string_view value, std::string_view want) {
-  return "bad " + std::string(column) + " '" + std::string(TrimSpace(value)) + "': want " +
+  return "bad " + std::string(column) + " '" + std::string(TrimField(value)) + "': want " +
          std::string(want);
 }
 
@@ -41,14 +36,14 @@ std::string WrongFieldCount(size_t want, size_t got) {
 
 // An integer in [lo, hi], or nullopt.
 std::optional<int> IntInRange(std::string_view field, int64_t lo, int64_t hi) {
-  const std::optional<int64_t> value = ParseInt(field);
+  const std::optional<int64_t> value = ParseInt(TrimField(field));
   if (!value || *value < lo || *value > hi) return std::nullopt;
   return static_cast<int>(*value);
 }
 
 // Seconds (fractional ok) within Timestamp's range, or nullopt.
 std::optional<double> SecondsField(std::string_view field) {
-  const std::optional<double> value = ParseFiniteDouble(field);
+  const std::optional<double> value = ParseFiniteDouble(TrimField(field));
   if (!value || std::fabs(*value) > kMaxAbsSeconds) return std::nullopt;
   return value;
 }
@@ -67,7 +62,7 @@ Status ReadRows(LineCursor& cursor, char sep, RowErrors& errors, ParseRow&& pars
   while (cursor.Next(line)) {
     if (IsBlank(line)) continue;
     const int line_no = cursor.line_number();
-    SplitFields(line, sep, fields);
+    SplitInto(line, sep, fields);
     Result<JobSpec> spec = parse_row(fields, line_no);
     Status problem = spec.ok() ? ValidateJobSpec(*spec) : spec.status();
     if (!problem.ok()) {
@@ -110,7 +105,7 @@ Result<ParsedRows> ReadPhillyText(const std::string& path, std::string_view text
   while (cursor.Next(line)) {
     if (IsBlank(line)) continue;
     const int line_no = cursor.line_number();
-    SplitFields(line, ',', fields);
+    SplitInto(line, ',', fields);
     Status problem = Status::Ok();
     std::optional<int64_t> submit_s;
     std::optional<double> duration_s;
@@ -132,7 +127,7 @@ Result<ParsedRows> ReadPhillyText(const std::string& path, std::string_view text
       DS_RETURN_IF_ERROR(errors.Bad(line_no, problem.message()));
       continue;
     }
-    parsed.push_back({*submit_s, *duration_s, *num_gpus, line_no, TrimSpace(fields[col[3]])});
+    parsed.push_back({*submit_s, *duration_s, *num_gpus, line_no, TrimField(fields[col[3]])});
   }
   std::stable_sort(parsed.begin(), parsed.end(),
                    [](const Row& a, const Row& b) { return a.submit_s < b.submit_s; });
@@ -160,7 +155,7 @@ Result<ParsedRows> ReadPhillyText(const std::string& path, std::string_view text
 
 // "ResNet-50 (batch size 64)" -> ("ResNet-50", 64); "A3C" -> ("A3C", 0).
 std::optional<std::pair<std::string_view, int>> ParseGavelJobType(std::string_view job_type) {
-  job_type = TrimSpace(job_type);
+  job_type = TrimField(job_type);
   constexpr std::string_view kMarker = " (batch size ";
   const size_t pos = job_type.find(kMarker);
   if (pos == std::string_view::npos) {
@@ -199,7 +194,7 @@ Status ReadGavelText(const std::string& path, std::string_view text, std::string
   }
   if (IsBlank(first)) return Status::Ok();  // no rows at all
   std::vector<std::string_view> fields;
-  SplitFields(first, '\t', fields);
+  SplitInto(first, '\t', fields);
   const GavelLayout* layout = nullptr;
   if (fields.size() == kGavelMsr.fields) {
     layout = &kGavelMsr;
@@ -220,7 +215,7 @@ Status ReadGavelText(const std::string& path, std::string_view text, std::string
     if (!job_type) {
       return InvalidArgument(BadValue("job_type", f[0], "'<model>' or '<model> (batch size <N>)'"));
     }
-    const std::optional<double> total_steps = ParseFiniteDouble(f[layout->total_steps]);
+    const std::optional<double> total_steps = ParseFiniteDouble(TrimField(f[layout->total_steps]));
     if (!total_steps || *total_steps <= 0) {
       return InvalidArgument(BadValue("total_steps", f[layout->total_steps], "a number > 0"));
     }
@@ -234,7 +229,7 @@ Status ReadGavelText(const std::string& path, std::string_view text, std::string
     }
     JobSpec spec;
     if (layout->priority_weight >= 0) {
-      const std::optional<double> weight = ParseFiniteDouble(f[layout->priority_weight]);
+      const std::optional<double> weight = ParseFiniteDouble(TrimField(f[layout->priority_weight]));
       if (!weight || std::fabs(*weight) > 1e9) {
         return InvalidArgument(BadValue("priority_weight", f[layout->priority_weight], "a number"));
       }
@@ -272,13 +267,13 @@ Result<ParsedRows> ReadTiresiasText(const std::string& path, std::string_view te
     if (fields.size() != header.size()) {
       return InvalidArgument(WrongFieldCount(header.size(), fields.size()));
     }
-    const std::string_view job_id = TrimSpace(fields[col[0]]);
+    const std::string_view job_id = TrimField(fields[col[0]]);
     if (job_id.empty()) return InvalidArgument("empty job_id");
     const std::optional<int> num_gpus = IntInRange(fields[col[1]], 1, kMaxInt);
     if (!num_gpus) return InvalidArgument(BadValue("num_gpu", fields[col[1]], "an integer >= 1"));
     const std::optional<double> submit_s = SecondsField(fields[col[2]]);
     if (!submit_s) return InvalidArgument(BadValue("submit_time", fields[col[2]], "seconds"));
-    const std::optional<double> iterations = ParseFiniteDouble(fields[col[3]]);
+    const std::optional<double> iterations = ParseFiniteDouble(TrimField(fields[col[3]]));
     if (!iterations || *iterations <= 0) {
       return InvalidArgument(BadValue("iterations", fields[col[3]], "a number > 0"));
     }
@@ -288,7 +283,7 @@ Result<ParsedRows> ReadTiresiasText(const std::string& path, std::string_view te
     }
     JobSpec spec;
     spec.name = std::string(job_id);
-    spec.model = std::string(TrimSpace(fields[col[4]]));
+    spec.model = std::string(TrimField(fields[col[4]]));
     spec.num_gpus = *num_gpus;
     spec.submit_time = AtSeconds(*submit_s);
     spec.iterations = *iterations;
@@ -357,7 +352,7 @@ Result<JobSpec> ParseNativeRow(const std::vector<std::string_view>& fields,
   bool service = false;
   std::optional<ServiceLoad> load;
   for (size_t i = 0; i < fields.size(); ++i) {
-    const std::string_view cell = TrimSpace(fields[i]);
+    const std::string_view cell = TrimField(fields[i]);
     const Column column = column_of[i];
     const std::string_view name = kColumnNames[static_cast<size_t>(column)];
     if (cell.empty()) {
@@ -533,7 +528,7 @@ Result<std::optional<JobSpec>> ParseAlibabaRow(const std::vector<std::string_vie
                                                const std::array<int, kAlibabaColumns.size()>& col,
                                                size_t width) {
   if (fields.size() != width) return InvalidArgument(WrongFieldCount(width, fields.size()));
-  const auto field = [&](int i) { return TrimSpace(fields[static_cast<size_t>(col[i])]); };
+  const auto field = [&](int i) { return TrimField(fields[static_cast<size_t>(col[i])]); };
   const std::string_view name = field(0);
   if (name.empty()) return InvalidArgument("empty name");
   const std::optional<int> num_gpu = IntInRange(field(1), 0, kMaxInt);
@@ -607,7 +602,7 @@ Result<ParsedRows> ReadAlibabaText(const std::string& path, std::string_view tex
   while (cursor.Next(line)) {
     if (IsBlank(line)) continue;
     const int line_no = cursor.line_number();
-    SplitFields(line, ',', fields);
+    SplitInto(line, ',', fields);
     Result<std::optional<JobSpec>> spec = ParseAlibabaRow(fields, col, header.size());
     Status problem = !spec.ok()          ? spec.status()
                      : spec->has_value() ? ValidateJobSpec(**spec)
@@ -629,7 +624,7 @@ Result<ParsedRows> ReadAlibabaText(const std::string& path, std::string_view tex
 }  // namespace
 
 Result<ParsedRows> ReadPhillyTrace(const std::string& path, const ReadOptions& options) {
-  DS_ASSIGN_OR_RETURN(const std::string text, ReadWholeFile(path));
+  DS_ASSIGN_OR_RETURN(const std::string text, ReadTraceFile(path));
   return ReadPhillyText(path, text, options);
 }
 
@@ -638,7 +633,7 @@ Result<ParsedRows> ReadGavelTrace(const std::string& path, const ReadOptions& op
   std::error_code ec;
   ParsedRows rows;
   if (!fs::is_directory(path, ec)) {
-    DS_ASSIGN_OR_RETURN(const std::string text, ReadWholeFile(path));
+    DS_ASSIGN_OR_RETURN(const std::string text, ReadTraceFile(path));
     const std::string stem = fs::path(path).stem().string();
     DS_RETURN_IF_ERROR(ReadGavelText(path, text, "", stem, options, rows));
     return rows;
@@ -651,7 +646,7 @@ Result<ParsedRows> ReadGavelTrace(const std::string& path, const ReadOptions& op
   if (files.empty()) return NotFound(path + ": directory has no *.trace files");
   std::sort(files.begin(), files.end());  // directory order is unspecified
   for (const fs::path& file : files) {
-    DS_ASSIGN_OR_RETURN(const std::string text, ReadWholeFile(file.string()));
+    DS_ASSIGN_OR_RETURN(const std::string text, ReadTraceFile(file.string()));
     const std::string stem = file.stem().string();
     DS_RETURN_IF_ERROR(ReadGavelText(file.string(), text, stem + ":", stem, options, rows));
   }
@@ -659,17 +654,17 @@ Result<ParsedRows> ReadGavelTrace(const std::string& path, const ReadOptions& op
 }
 
 Result<ParsedRows> ReadTiresiasTrace(const std::string& path, const ReadOptions& options) {
-  DS_ASSIGN_OR_RETURN(const std::string text, ReadWholeFile(path));
+  DS_ASSIGN_OR_RETURN(const std::string text, ReadTraceFile(path));
   return ReadTiresiasText(path, text, options);
 }
 
 Result<ParsedRows> ReadNativeCsv(const std::string& path, const ReadOptions& options) {
-  DS_ASSIGN_OR_RETURN(const std::string text, ReadWholeFile(path));
+  DS_ASSIGN_OR_RETURN(const std::string text, ReadTraceFile(path));
   return ReadNativeText(path, text, options);
 }
 
 Result<ParsedRows> ReadAlibabaTrace(const std::string& path, const ReadOptions& options) {
-  DS_ASSIGN_OR_RETURN(const std::string text, ReadWholeFile(path));
+  DS_ASSIGN_OR_RETURN(const std::string text, ReadTraceFile(path));
   return ReadAlibabaText(path, text, options);
 }
 

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "dlsched/common/rng.h"
-#include "sim/workload_csv.h"
+#include "dlsched/common/text.h"
 
 namespace dlsched::sim {
 namespace {
@@ -120,14 +120,10 @@ JobSpec OnlineService(int k, int gpus, Duration lifetime, int count) {
 }  // namespace
 
 Result<SyntheticOptions> ParseSyntheticOptions(std::string_view text) {
-  using workload_internal::ParseFiniteDouble;
-  using workload_internal::ParseInt;
-  using workload_internal::SplitFields;
-  using workload_internal::TrimSpace;
   SyntheticOptions options;
-  if (TrimSpace(text).empty()) return options;
+  if (TrimField(text).empty()) return options;
   std::vector<std::string_view> items;
-  SplitFields(text, ',', items);
+  SplitInto(text, ',', items);
   std::vector<std::string_view> seen;
   for (std::string_view item : items) {
     const size_t eq = item.find('=');
@@ -136,8 +132,8 @@ Result<SyntheticOptions> ParseSyntheticOptions(std::string_view text) {
           "synthetic workload option '" + std::string(item) +
           "': want key=value (keys: jobs, seed, load, gpus, users, services, service_gpus)");
     }
-    const std::string_view key = TrimSpace(item.substr(0, eq));
-    const std::string_view value = TrimSpace(item.substr(eq + 1));
+    const std::string_view key = TrimField(item.substr(0, eq));
+    const std::string_view value = TrimField(item.substr(eq + 1));
     if (std::find(seen.begin(), seen.end(), key) != seen.end()) {
       return InvalidArgument("synthetic workload option '" + std::string(key) + "' given twice");
     }

@@ -5,22 +5,15 @@
 
 #include <cerrno>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 #include <vector>
+
+#include "dlsched/common/text.h"
 
 namespace dlsched::daemon {
 namespace {
 
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r')) {
-    s.remove_prefix(1);
-  }
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) {
-    s.remove_suffix(1);
-  }
-  return s;
-}
+// The blanks around a tokens-file line and its fields.
+constexpr std::string_view kBlanks = " \t\r";
 
 }  // namespace
 
@@ -30,19 +23,13 @@ Result<TokenTable> TokenTable::Parse(std::string_view text, std::string_view ori
   int line_no = 0;
   while (!text.empty()) {
     const size_t end = std::min(text.find('\n'), text.size());
-    const std::string_view line = Trim(text.substr(0, end));
+    const std::string_view line = Trim(text.substr(0, end), kBlanks);
     text.remove_prefix(std::min(end + 1, text.size()));
     ++line_no;
     if (line.empty() || line.front() == '#') continue;
     const std::string where = std::string(origin) + ":" + std::to_string(line_no) + ": ";
-    std::vector<std::string_view> fields;
-    std::string_view rest = line;
-    while (true) {
-      const size_t comma = rest.find(',');
-      fields.push_back(Trim(rest.substr(0, comma)));
-      if (comma == std::string_view::npos) break;
-      rest.remove_prefix(comma + 1);
-    }
+    std::vector<std::string_view> fields = Split(line, ',');
+    for (std::string_view& field : fields) field = Trim(field, kBlanks);
     if (fields.size() != 3 && fields.size() != 4) {
       return InvalidArgument(where + "want token,user,role[,unix_account]");
     }
@@ -108,11 +95,9 @@ Status CheckTokensFileMode(const std::string& path, std::string& warning) {
 }
 
 Result<TokenTable> TokenTable::Load(const std::string& path) {
-  std::ifstream file(path);
-  if (!file) return NotFound("cannot read tokens file " + path);
-  std::stringstream text;
-  text << file.rdbuf();
-  return Parse(text.str(), path);
+  const FileText file = ReadFileText(path);
+  if (file.fault != FileFault::kNone) return NotFound("cannot read tokens file " + path);
+  return Parse(file.text, path);
 }
 
 std::optional<Principal> TokenTable::Find(std::string_view token) const {
@@ -130,7 +115,7 @@ std::optional<std::string_view> BearerToken(std::string_view header) {
       return std::nullopt;
     }
   }
-  const std::string_view token = Trim(header.substr(kPrefix.size()));
+  const std::string_view token = Trim(header.substr(kPrefix.size()), kBlanks);
   if (token.empty()) return std::nullopt;
   return token;
 }
@@ -149,7 +134,7 @@ bool IsLoopbackHost(std::string_view host) {
 }
 
 std::string_view HostOfHostHeader(std::string_view value) {
-  value = Trim(value);
+  value = Trim(value, kBlanks);
   if (!value.empty() && value.front() == '[') {
     const size_t close = value.find(']');
     return close == std::string_view::npos ? value : value.substr(0, close + 1);
@@ -161,7 +146,7 @@ std::string_view HostOfHostHeader(std::string_view value) {
 }
 
 bool IsLoopbackOrigin(std::string_view origin) {
-  origin = Trim(origin);
+  origin = Trim(origin, kBlanks);
   size_t scheme_end = 0;
   for (std::string_view scheme : {"http://", "https://"}) {
     if (origin.substr(0, scheme.size()) == scheme) scheme_end = scheme.size();

@@ -5,20 +5,19 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <charconv>
 #include <cstring>
 #include <fstream>
 #include <functional>
 #include <future>
 #include <nlohmann/json.hpp>
 #include <set>
-#include <sstream>
 
 #include "daemon/api/http_front.h"
 #include "daemon/api/openapi_document.h"
 #include "daemon/api/progress_request.h"
 #include "daemon/api/render.h"
 #include "daemon/exec/job_files.h"
+#include "dlsched/common/text.h"
 
 namespace dlsched::daemon {
 namespace {
@@ -45,38 +44,15 @@ void ReplyError(httplib::Response& res, const Status& status) {
 // Errors without a StatusCode of their own (401, 403, 405, 408, 411, 413, 415, 431).
 using ::dlsched::daemon::ReplyError;
 
-std::optional<int64_t> ParseInt(std::string_view text) {
-  int64_t value = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
-  return value;
-}
-
 std::string Lower(std::string_view text) {
   std::string out(text);
   for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return out;
 }
 
-std::string_view TrimSpace(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
-
 // True for "application/json", with parameters ("; charset=utf-8") or not.
 bool IsJsonContentType(std::string_view value) {
-  return Lower(TrimSpace(value.substr(0, value.find(';')))) == kJson;
-}
-
-std::vector<std::string> SplitCommas(const std::string& text) {
-  std::vector<std::string> parts;
-  std::stringstream in(text);
-  std::string part;
-  while (std::getline(in, part, ',')) {
-    if (!part.empty()) parts.push_back(part);
-  }
-  return parts;
+  return Lower(Trim(value.substr(0, value.find(';')), " \t")) == kJson;
 }
 
 int64_t ResidentBytes() {
@@ -159,7 +135,7 @@ bool CheckHead(const Endpoint* endpoint, const ApiOptions& options, const httpli
     return true;
   };
   if (chunked && (req.get_header_value_count("Transfer-Encoding") > 1 ||
-                  Lower(TrimSpace(req.get_header_value("Transfer-Encoding"))) != "chunked")) {
+                  Lower(Trim(req.get_header_value("Transfer-Encoding"), " \t")) != "chunked")) {
     return reject(501, "NOT_IMPLEMENTED", "Transfer-Encoding: only 'chunked' is supported");
   }
   if (chunked && lengths > 0) {
@@ -173,7 +149,7 @@ bool CheckHead(const Endpoint* endpoint, const ApiOptions& options, const httpli
     length = *l;
   }
   if (req.has_header("Content-Encoding") &&
-      Lower(TrimSpace(req.get_header_value("Content-Encoding"))) != "identity") {
+      Lower(Trim(req.get_header_value("Content-Encoding"), " \t")) != "identity") {
     return reject(415, "UNSUPPORTED_MEDIA_TYPE", "Content-Encoding: only 'identity' is accepted");
   }
   if (endpoint == nullptr) return reject(404, "NOT_FOUND", "no such endpoint");
@@ -355,7 +331,7 @@ void HandleListJobs(const Call& call, const Principal& who) {
   const httplib::Request& req = call.req;
   httplib::Response& res = call.res;
   std::set<JobState> states;
-  for (const std::string& name : SplitCommas(req.get_param_value("state"))) {
+  for (const std::string& name : SplitNonEmpty(req.get_param_value("state"), ',')) {
     Result<JobState> state = ParseJobState(name);
     if (!state.ok()) return ReplyError(res, InvalidArgument("state: " + state.status().message()));
     states.insert(*state);
@@ -436,8 +412,7 @@ void HandleCancel(const Call& call, const Principal&, const Snapshot&, const Job
   // killed; a waiting job is dropped at once (200).
   const std::shared_ptr<const Snapshot> s = call.daemon.snapshot();
   const JobRecord* now_job = s->jobs.Find(id);
-  const bool was_running =
-      job.state == JobState::kRunning || now_job->state == JobState::kRunning;
+  const bool was_running = job.state == JobState::kRunning || now_job->state == JobState::kRunning;
   Reply(call.res, was_running ? 202 : 200, JobJson(*now_job, SystemClock().Now()));
 }
 

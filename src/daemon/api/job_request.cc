@@ -9,6 +9,8 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "dlsched/common/text.h"
+
 namespace dlsched::daemon {
 namespace {
 
@@ -150,23 +152,6 @@ constexpr std::array<std::string_view, 24> kKnownFields = {
     "script",     "workdir",  "env",    "gpus",           "gpu_type",           "memory_mib",
     "priority",   "deadline", "qos",    "max_run_time_s", "runtime_estimate_s", "framework",
     "iterations", "selector", "prefer", "kind",           "service_load",       "idempotency_key"};
-
-int64_t DaysFromCivil(int64_t y, unsigned m, unsigned d) {
-  // Howard Hinnant's days_from_civil: days since 1970-01-01 of a proleptic Gregorian date.
-  y -= m <= 2;
-  const int64_t era = (y >= 0 ? y : y - 399) / 400;
-  const unsigned yoe = static_cast<unsigned>(y - era * 400);
-  const unsigned doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-  const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  return era * 146097 + static_cast<int64_t>(doe) - 719468;
-}
-
-bool IsLeapYear(int64_t y) { return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0; }
-
-int DaysInMonth(int64_t y, int m) {
-  static constexpr std::array<int, 12> kDays = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-  return m == 2 && IsLeapYear(y) ? 29 : kDays[static_cast<size_t>(m - 1)];
-}
 
 std::string OutOfRange(std::string_view text) {
   return Echo(text) + " is outside 1970-01-01T00:00:00Z .. 9999-12-31T23:59:59.999999Z";
@@ -355,8 +340,7 @@ Result<Timestamp> ParseTime(std::string_view text) {
   if (pos != text.size()) {
     return InvalidArgument(Echo(text) + " has trailing characters");
   }
-  const int64_t days =
-      DaysFromCivil(year, static_cast<unsigned>(month), static_cast<unsigned>(day));
+  const int64_t days = DaysFromCivil(year, month, day);
   // Four-digit years keep this far inside int64 microseconds.
   const int64_t secs = days * 86400 + hour * 3600 + minute * 60 + second - offset_s;
   const Timestamp t(Duration(secs * 1000000 + micros));

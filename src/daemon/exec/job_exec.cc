@@ -9,21 +9,14 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <charconv>
 #include <cstdio>
 #include <cstring>
 
 #include "daemon/exec/job_files.h"
+#include "dlsched/common/text.h"
 
 namespace dlsched::daemon {
 namespace {
-
-std::optional<int64_t> ParseInt(std::string_view text) {
-  int64_t value = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (text.empty() || ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
-  return value;
-}
 
 std::string JoinIds(const std::vector<gid_t>& ids) {
   std::string out;

@@ -2,39 +2,12 @@
 
 #include <algorithm>
 #include <cctype>
-#include <charconv>
 
+#include "dlsched/common/text.h"
 #include "io/cluster_spec.h"
 
 namespace dlsched::daemon {
 namespace {
-
-std::vector<std::string_view> Split(std::string_view text, char sep) {
-  std::vector<std::string_view> out;
-  while (true) {
-    const size_t at = text.find(sep);
-    out.push_back(text.substr(0, at));
-    if (at == std::string_view::npos) return out;
-    text.remove_prefix(at + 1);
-  }
-}
-
-std::string_view Trim(std::string_view text) {
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front()))) {
-    text.remove_prefix(1);
-  }
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) {
-    text.remove_suffix(1);
-  }
-  return text;
-}
-
-std::optional<int64_t> ParseInt(std::string_view text) {
-  int64_t value = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
-  return value;
-}
 
 // "Key=" at the start of a token: a letter, then letters, digits, '_', '/', ':' or '.'.
 size_t KeyLength(std::string_view token) {
