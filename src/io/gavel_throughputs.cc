@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <iterator>
 #include <limits>
@@ -47,10 +46,8 @@ bool EqualsUpper(std::string_view upper, std::string_view s) {
 
 // A positive decimal integer filling all of `s`.
 std::optional<int> ParsePositiveInt(std::string_view s) {
-  int value = 0;
-  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
-  if (ec != std::errc() || end != s.data() + s.size() || value < 1) return std::nullopt;
-  return value;
+  const std::optional<int> value = ParseInt<int>(s);
+  return value && *value >= 1 ? value : std::nullopt;
 }
 
 // Gang throughput at `num_gpus` from measured points (sorted by scale factor, non-empty); the

@@ -3,13 +3,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <filesystem>
 #include <system_error>
 #include <utility>
 
-#include "io/csv_fields.h"
+#include "io/csv_reader.h"
 
 namespace dlsched {
 namespace {
@@ -18,19 +17,13 @@ namespace {
 constexpr int kMaxGavelScaleFactor = 64;
 
 std::optional<int> ParsePositiveInt(std::string_view s) {
-  int value = 0;
-  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
-  if (ec != std::errc() || end != s.data() + s.size() || value < 1) return std::nullopt;
-  return value;
+  const std::optional<int> value = ParseInt<int>(s);
+  return value && *value >= 1 ? value : std::nullopt;
 }
 
 std::optional<double> ParsePositiveDouble(std::string_view s) {
-  double value = 0;
-  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
-  if (ec != std::errc() || end != s.data() + s.size() || !std::isfinite(value) || value <= 0) {
-    return std::nullopt;
-  }
-  return value;
+  const std::optional<double> value = ParseFiniteDouble(s);
+  return value && *value > 0 ? value : std::nullopt;
 }
 
 // Subdirectories of `dir`, by name. NotFound when `dir` is not a directory.

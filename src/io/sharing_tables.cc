@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <filesystem>
 #include <functional>
@@ -12,7 +11,7 @@
 #include <span>
 #include <utility>
 
-#include "io/csv_fields.h"
+#include "io/csv_reader.h"
 
 namespace dlsched {
 namespace {

@@ -12,10 +12,7 @@
 namespace dlsched::sim {
 namespace {
 
-using workload_internal::CsvHeader;
-using workload_internal::LineCursor;
 using workload_internal::ReadTraceFile;
-using workload_internal::RowErrors;
 
 // The trace counts time in minutes (see the header for the evidence).
 constexpr double kSecondsPerUnit = 60;

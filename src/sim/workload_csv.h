@@ -1,19 +1,16 @@
 #pragma once
 
-// The workload readers' table toolkit on top of dlsched/common/text.h: the trace-file read, line
-// iteration, the header and bad-row bookkeeping. Internal to src/sim; not a general CSV library
-// (no quoting: none of the supported formats quotes fields).
+// What the workload readers add to the CSV reader (io/csv_reader.h): the trace-file read with
+// its messages and the traces' date-time layout. Internal to src/sim.
 
-#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
-#include <utility>
-#include <vector>
 
 #include "dlsched/common/status.h"
 #include "dlsched/common/text.h"
+#include "io/csv_reader.h"
 
 namespace dlsched::sim::workload_internal {
 
@@ -21,79 +18,9 @@ namespace dlsched::sim::workload_internal {
 // directory), IoError when reading fails or it is larger than kMaxWholeFileBytes.
 Result<std::string> ReadTraceFile(const std::string& path);
 
-// Walks the lines of a text buffer. Strips one trailing '\r' per line (CRLF files). Line numbers
-// are 1-based and count every line, blank ones included, so they match an editor's.
-class LineCursor {
- public:
-  explicit LineCursor(std::string_view text) : rest_(text) {}
-
-  // Stores the next line (without its terminator) in `line`; false at the end of the text. A
-  // final line without a trailing newline is still returned.
-  bool Next(std::string_view& line);
-  // The 1-based number of the line last returned by Next (0 before the first call).
-  int line_number() const { return line_number_; }
-
- private:
-  std::string_view rest_;
-  int line_number_ = 0;
-  bool done_ = false;
-};
-
 // Parses "YYYY-MM-DD HH:MM:SS" (exactly that layout; 'T' also accepted as the separator) as
 // UTC and returns seconds since the Unix epoch. Checks field ranges, including the day against
 // the month's length in that year. No time zones, no fractional seconds.
 std::optional<int64_t> ParseUtcDateTime(std::string_view text);
-
-// Maps the column names of a header line to their positions. Names are space-trimmed.
-class CsvHeader {
- public:
-  CsvHeader(std::string_view line, char sep);
-
-  // The 0-based position of `name`, or -1 when absent.
-  int Find(std::string_view name) const;
-  size_t size() const { return names_.size(); }
-  const std::vector<std::string>& names() const { return names_; }
-
- private:
-  std::vector<std::string> names_;
-};
-
-// Bookkeeping for bad rows: either fails with "<path>:<line>: <what>" or, when skipping, counts
-// the row and lets the reader continue.
-class RowErrors {
- public:
-  RowErrors(std::string path, bool skip_bad_rows) : path_(std::move(path)), skip_(skip_bad_rows) {}
-
-  // OK (and one more skipped row) when skipping bad rows; otherwise the InvalidArgument to
-  // return. Use as: `DS_RETURN_IF_ERROR(errors.Bad(line, "...")); continue;`.
-  Status Bad(int line, std::string_view what);
-  // An error that no option skips (a bad header, a missing column): always InvalidArgument.
-  Status Fatal(int line, std::string_view what) const;
-  int skipped() const { return skipped_; }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-  bool skip_;
-  int skipped_ = 0;
-};
-
-// Reads the first non-blank line as the header. Fails on an empty file.
-Result<CsvHeader> ReadHeader(LineCursor& cursor, const RowErrors& errors, char sep);
-
-// Positions of `names` in `header`; fails naming the first missing one.
-template <size_t N>
-Result<std::array<int, N>> RequireColumns(const CsvHeader& header,
-                                          const std::array<std::string_view, N>& names,
-                                          const RowErrors& errors, int header_line) {
-  std::array<int, N> positions{};
-  for (size_t i = 0; i < N; ++i) {
-    positions[i] = header.Find(names[i]);
-    if (positions[i] < 0) {
-      return errors.Fatal(header_line, "missing column '" + std::string(names[i]) + "'");
-    }
-  }
-  return positions;
-}
 
 }  // namespace dlsched::sim::workload_internal

@@ -20,17 +20,5 @@ TEST(ParseUtcDateTimeTest, AcceptsTheLayoutAndChecksRanges) {
   }
 }
 
-TEST(LineCursorTest, NumbersLinesAndStripsCarriageReturns) {
-  LineCursor cursor("a\r\n\nb\nc");
-  std::vector<std::pair<int, std::string>> got;
-  std::string_view line;
-  while (cursor.Next(line)) got.emplace_back(cursor.line_number(), std::string(line));
-  const std::vector<std::pair<int, std::string>> want = {{1, "a"}, {2, ""}, {3, "b"}, {4, "c"}};
-  EXPECT_EQ(got, want);
-  LineCursor trailing("x\n");
-  ASSERT_TRUE(trailing.Next(line));
-  EXPECT_FALSE(trailing.Next(line));
-}
-
 }  // namespace
 }  // namespace dlsched::sim::workload_internal

@@ -15,11 +15,8 @@
 namespace dlsched::sim {
 namespace {
 
-using workload_internal::CsvHeader;
-using workload_internal::LineCursor;
 using workload_internal::ParseUtcDateTime;
 using workload_internal::ReadTraceFile;
-using workload_internal::RowErrors;
 
 // Times beyond this many seconds from the epoch would overflow Timestamp's int64 microseconds
 // (max ~9.2e12 s); no trace comes near it.
