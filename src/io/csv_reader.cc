@@ -26,6 +26,16 @@ bool LineCursor::Next(std::string_view& line) {
   return true;
 }
 
+bool LineCursor::NextRow(char sep, std::vector<std::string_view>& fields) {
+  std::string_view line;
+  while (Next(line)) {
+    if (IsBlank(line)) continue;
+    SplitInto(line, sep, fields);
+    return true;
+  }
+  return false;
+}
+
 CsvHeader::CsvHeader(std::string_view line, char sep) {
   std::vector<std::string_view> fields;
   SplitInto(line, sep, fields);

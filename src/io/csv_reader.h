@@ -26,7 +26,10 @@ class LineCursor {
   // Stores the next line (without its terminator) in `line`; false at the end of the text. A
   // final line without a trailing newline is still returned.
   bool Next(std::string_view& line);
-  // The 1-based number of the line last returned by Next (0 before the first call).
+  // Moves to the next line that is not blank (IsBlank) and splits it at every `sep` into
+  // `fields` (SplitInto: untrimmed, views into the text); false at the end of the text.
+  bool NextRow(char sep, std::vector<std::string_view>& fields);
+  // The 1-based number of the line last returned by Next or NextRow (0 before the first call).
   int line_number() const { return line_number_; }
 
  private:

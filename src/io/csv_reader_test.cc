@@ -22,6 +22,18 @@ TEST(LineCursorTest, NumbersLinesAndStripsCarriageReturns) {
   EXPECT_FALSE(trailing.Next(line));
 }
 
+TEST(LineCursorTest, NextRowSkipsBlankLinesAndKeepsFieldsAsTheyAre) {
+  LineCursor cursor("a, b\n \t\r\n\nc\td,\r\n");
+  std::vector<std::string_view> fields;
+  ASSERT_TRUE(cursor.NextRow(',', fields));
+  EXPECT_EQ(cursor.line_number(), 1);
+  EXPECT_EQ(fields, (std::vector<std::string_view>{"a", " b"}));
+  ASSERT_TRUE(cursor.NextRow(',', fields));
+  EXPECT_EQ(cursor.line_number(), 4);
+  EXPECT_EQ(fields, (std::vector<std::string_view>{"c\td", ""}));
+  EXPECT_FALSE(cursor.NextRow(',', fields));
+}
+
 TEST(ForEachCsvLineTest, SkipsBlankLinesTrimsFieldsAndNumbersLinesLikeAnEditor) {
   std::vector<std::pair<int, std::vector<std::string>>> got;
   const Status status = ForEachCsvLine(

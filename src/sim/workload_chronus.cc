@@ -178,14 +178,11 @@ Result<ParsedRows> ReadChronusText(const std::string& path, std::string_view tex
   DS_ASSIGN_OR_RETURN(const CsvHeader header, ReadHeader(cursor, errors, ','));
   const int header_line = cursor.line_number();
   DS_ASSIGN_OR_RETURN(const auto col, RequireColumns(header, kColumnNames, errors, header_line));
-  std::string_view line;
 
   ParsedRows rows;
   std::vector<std::string_view> fields;
-  while (cursor.Next(line)) {
-    if (IsBlank(line)) continue;
+  while (cursor.NextRow(',', fields)) {
     const int line_no = cursor.line_number();
-    SplitInto(line, ',', fields);
     Result<JobSpec> spec = ParseChronusRow(fields, col, header.size());
     const Status problem = spec.ok() ? ValidateJobSpec(*spec) : spec.status();
     if (!problem.ok()) {

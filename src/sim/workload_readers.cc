@@ -55,11 +55,8 @@ template <typename ParseRow>
 Status ReadRows(LineCursor& cursor, char sep, RowErrors& errors, ParseRow&& parse_row,
                 std::vector<JobSpec>& out) {
   std::vector<std::string_view> fields;
-  std::string_view line;
-  while (cursor.Next(line)) {
-    if (IsBlank(line)) continue;
+  while (cursor.NextRow(sep, fields)) {
     const int line_no = cursor.line_number();
-    SplitInto(line, sep, fields);
     Result<JobSpec> spec = parse_row(fields, line_no);
     Status problem = spec.ok() ? ValidateJobSpec(*spec) : spec.status();
     if (!problem.ok()) {
@@ -98,11 +95,8 @@ Result<ParsedRows> ReadPhillyText(const std::string& path, std::string_view text
   parsed.reserve(static_cast<size_t>(std::count(text.begin(), text.end(), '\n')) + 1);
   JobSpec probe;  // carries the row's values into ValidateJobSpec without building strings
   std::vector<std::string_view> fields;
-  std::string_view line;
-  while (cursor.Next(line)) {
-    if (IsBlank(line)) continue;
+  while (cursor.NextRow(',', fields)) {
     const int line_no = cursor.line_number();
-    SplitInto(line, ',', fields);
     Status problem = Status::Ok();
     std::optional<int64_t> submit_s;
     std::optional<double> duration_s;
@@ -595,11 +589,8 @@ Result<ParsedRows> ReadAlibabaText(const std::string& path, std::string_view tex
   }
   ParsedRows rows;
   std::vector<std::string_view> fields;
-  std::string_view line;
-  while (cursor.Next(line)) {
-    if (IsBlank(line)) continue;
+  while (cursor.NextRow(',', fields)) {
     const int line_no = cursor.line_number();
-    SplitInto(line, ',', fields);
     Result<std::optional<JobSpec>> spec = ParseAlibabaRow(fields, col, header.size());
     Status problem = !spec.ok()          ? spec.status()
                      : spec->has_value() ? ValidateJobSpec(**spec)
