@@ -12,10 +12,12 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <sstream>
+#include <thread>
 
 #include "daemon/exec/job_exec.h"
 #include "daemon/exec/job_files.h"
@@ -112,7 +114,15 @@ bool IsJobWrapper(int pid, uint64_t start_ticks, const std::string& job_dir) {
     for (std::string id; ids >> id;) ours = ours && id == me;
   }
   if (!ours) return false;
-  if (ReadSmallFile(proc + "/cmdline") == SpareCmdline()) return true;
+  // Just after posix_spawn returns, the spare's exec has not set up its arguments yet: for a few
+  // microseconds /proc/PID/cmdline reads empty (and the working directory is still ours). Waited
+  // out, briefly; a process whose command line stays empty (a kernel thread) is no wrapper.
+  std::string cmdline = ReadSmallFile(proc + "/cmdline");
+  for (int i = 0; cmdline.empty() && i < 100; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    cmdline = ReadSmallFile(proc + "/cmdline");
+  }
+  if (cmdline == SpareCmdline()) return true;
   struct stat cwd {
   }, dir{};
   return stat((proc + "/cwd").c_str(), &cwd) == 0 && stat(job_dir.c_str(), &dir) == 0 &&
