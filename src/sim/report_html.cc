@@ -1,0 +1,397 @@
+// The HTML report of `dlsched simulate` (WriteHtmlReport, declared in sim/report.h): the
+// comparison table and the plots, drawn with sim/svg.h.
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <iterator>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "dlsched/common/version.h"
+#include "dlsched/model/job.h"
+#include "sim/report.h"
+#include "sim/report_table.h"
+#include "sim/svg.h"
+
+namespace dlsched::sim {
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// Data for the plots.
+
+constexpr size_t kMaxPointsPerLine = 600;
+
+std::vector<double> SortedCompletedJcts(const RunResult& run) {
+  std::vector<double> jcts;
+  for (const JobRecord& job : run.jobs) {
+    if (job.completed()) jcts.push_back(ToSeconds(job.jct()));
+  }
+  std::sort(jcts.begin(), jcts.end());
+  return jcts;
+}
+
+std::vector<double> SortedSlowdowns(const RunResult& run) {
+  std::vector<double> slowdowns;
+  for (const JobRecord& job : run.jobs) {
+    if (!job.completed() || job.ideal_duration <= Duration::zero()) continue;
+    slowdowns.push_back(ToSeconds(job.jct()) / ToSeconds(job.ideal_duration));
+  }
+  std::sort(slowdowns.begin(), slowdowns.end());
+  return slowdowns;
+}
+
+// The empirical CDF of `sorted` as step points: (v0, 0), then (v_i, (i+1)/n). Above
+// `max_points` values, keeps the values at evenly spaced ranks (the CDF's y is what stays even).
+std::vector<Point> CdfPoints(const std::vector<double>& sorted, size_t max_points) {
+  std::vector<Point> points;
+  if (sorted.empty()) return points;
+  const size_t n = sorted.size();
+  points.push_back({sorted.front(), 0});
+  if (n <= max_points) {
+    for (size_t i = 0; i < n; ++i) {
+      points.push_back({sorted[i], static_cast<double>(i + 1) / static_cast<double>(n)});
+    }
+    return points;
+  }
+  for (size_t k = 1; k <= max_points; ++k) {
+    const size_t rank = (k * n + max_points - 1) / max_points;  // ceil(k n / max), in [1, n]
+    points.push_back({sorted[rank - 1], static_cast<double>(rank) / static_cast<double>(n)});
+  }
+  return points;
+}
+
+// Thins a step function (each point holds until the next, the last until `x_end`) to at most
+// `buckets` points: [first x, x_end] is cut into equal buckets, each becoming one point at its
+// start holding the function's mean over the bucket. Smaller inputs come back as they are.
+std::vector<Point> DownsampleSteps(const std::vector<Point>& points, double x_end, size_t buckets) {
+  if (points.size() <= buckets || !(x_end > points.front().x)) return points;
+  const double x0 = points.front().x;
+  const double width = (x_end - x0) / static_cast<double>(buckets);
+  std::vector<Point> out;
+  out.reserve(buckets);
+  size_t first = 0;  // the first point whose step may overlap the current bucket
+  for (size_t b = 0; b < buckets; ++b) {
+    const double lo = x0 + width * static_cast<double>(b);
+    const double hi = b + 1 == buckets ? x_end : x0 + width * static_cast<double>(b + 1);
+    while (first + 1 < points.size() && points[first + 1].x <= lo) ++first;
+    double area = 0;
+    for (size_t j = first; j < points.size() && points[j].x < hi; ++j) {
+      const double from = std::max(points[j].x, lo);
+      const double to = std::min(j + 1 < points.size() ? points[j + 1].x : x_end, hi);
+      if (to > from) area += points[j].y * (to - from);
+    }
+    out.push_back({lo, hi > lo ? area / (hi - lo) : points[first].y});
+  }
+  return out;
+}
+
+// Where a run's time series ends: its last sample or last completion, whichever is later.
+double SeriesEndSeconds(const RunResult& run) {
+  double end = run.series.empty() ? 0 : ToSeconds(run.series.back().time);
+  for (const JobRecord& job : run.jobs) {
+    if (job.completed()) end = std::max(end, ToSeconds(job.finish_time));
+  }
+  return end;
+}
+
+// One run's series as at most kMaxPointsPerLine step points of `value(sample)`, extended to
+// `x_end` so the line shows the last value holding.
+template <typename ValueFn>
+std::vector<Point> SeriesPoints(const RunResult& run, double x_end, ValueFn value) {
+  std::vector<Point> raw;
+  raw.reserve(run.series.size());
+  for (const TimeSample& s : run.series) raw.push_back({ToSeconds(s.time), value(s)});
+  if (raw.empty()) return raw;
+  std::vector<Point> points = DownsampleSteps(raw, x_end, kMaxPointsPerLine - 1);
+  if (x_end > points.back().x) points.push_back({x_end, points.back().y});
+  return points;
+}
+
+std::string RunLabel(const RunResult& run) { return run.policy; }
+
+// ---------------------------------------------------------------------------------------------
+// The four plots.
+
+void RenderJctCdf(const std::vector<RunResult>& runs, std::string& out) {
+  SvgLinePlot plot;
+  plot.aria_label = "CDF of job completion time per policy";
+  double lo = 0;
+  double hi = 0;
+  bool any = false;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const std::vector<double> jcts = SortedCompletedJcts(runs[i]);
+    if (!jcts.empty()) {
+      lo = any ? std::min(lo, jcts.front()) : jcts.front();
+      hi = any ? std::max(hi, jcts.back()) : jcts.back();
+      any = true;
+    }
+    plot.lines.push_back({fmt::format("{} (n={})", RunLabel(runs[i]), jcts.size()), RunColor(i),
+                          RunDash(i), CdfPoints(jcts, kMaxPointsPerLine)});
+  }
+  plot.x = any ? LogTimeAxis("job completion time (log scale)", lo, hi)
+               : LogTimeAxis("job completion time (log scale)", 1, 3600);
+  plot.y = LinearAxis("fraction of completed jobs", 1, 5, false,
+                      [](double v) { return fmt::format("{:g}", v); });
+  plot.Render(out);
+}
+
+// A plot of one per-sample quantity over time, one line per run.
+template <typename ValueFn>
+void RenderSeriesPlot(const std::vector<RunResult>& runs, std::string aria_label,
+                      const PlotAxis& y_axis, ValueFn value, std::string& out) {
+  SvgLinePlot plot;
+  plot.aria_label = std::move(aria_label);
+  double x_end = 0;
+  for (const RunResult& run : runs) x_end = std::max(x_end, SeriesEndSeconds(run));
+  for (size_t i = 0; i < runs.size(); ++i) {
+    plot.lines.push_back({RunLabel(runs[i]), RunColor(i), RunDash(i),
+                          SeriesPoints(runs[i], SeriesEndSeconds(runs[i]),
+                                       [&](const TimeSample& s) { return value(runs[i], s); })});
+  }
+  plot.x = TimeAxis("time since first submission", x_end);
+  plot.y = y_axis;
+  plot.Render(out);
+}
+
+void RenderUtilization(const std::vector<RunResult>& runs, std::string& out) {
+  const PlotAxis y = LinearAxis("GPUs allocated / total", 1, 5, false,
+                                [](double v) { return fmt::format("{:g}%", std::round(100 * v)); });
+  RenderSeriesPlot(
+      runs, "GPU utilisation over time per policy", y,
+      [](const RunResult& run, const TimeSample& s) {
+        return run.total_gpus > 0 ? static_cast<double>(s.gpus_allocated) / run.total_gpus : 0.0;
+      },
+      out);
+}
+
+void RenderQueueLength(const std::vector<RunResult>& runs, std::string& out) {
+  int max_queue = 0;
+  for (const RunResult& run : runs) {
+    for (const TimeSample& s : run.series) max_queue = std::max(max_queue, s.queue_length);
+  }
+  const PlotAxis y = LinearAxis("queued + suspended jobs", max_queue, 5, true,
+                                [](double v) { return fmt::format("{:g}", v); });
+  RenderSeriesPlot(
+      runs, "Queue length over time per policy", y,
+      [](const RunResult&, const TimeSample& s) { return static_cast<double>(s.queue_length); },
+      out);
+}
+
+// Per run, a horizontal box: whiskers p5-p95, box p25-p75, a bar at the median, and the
+// median and p95 as text at the right.
+void RenderSlowdownBoxes(const std::vector<RunResult>& runs, std::string& out) {
+  static constexpr double kRow = 30;
+  struct Box {
+    double p5, p25, p50, p75, p95;
+    size_t n;
+  };
+  std::vector<std::optional<Box>> boxes;
+  double lo = 1;
+  double hi = 1;
+  bool any = false;
+  for (const RunResult& run : runs) {
+    const std::vector<double> s = SortedSlowdowns(run);
+    if (s.empty()) {
+      boxes.push_back(std::nullopt);
+      continue;
+    }
+    const Box box{NearestRankPercentile(s, 5),  NearestRankPercentile(s, 25),
+                  NearestRankPercentile(s, 50), NearestRankPercentile(s, 75),
+                  NearestRankPercentile(s, 95), s.size()};
+    lo = any ? std::min(lo, box.p5) : box.p5;
+    hi = any ? std::max(hi, box.p95) : box.p95;
+    any = true;
+    boxes.push_back(box);
+  }
+  PlotFrame f;
+  f.left = 170;
+  f.right = 260;
+  f.height = f.top + f.bottom + kRow * static_cast<double>(std::max<size_t>(1, runs.size()));
+  const PlotAxis x = LogRatioAxis("slowdown = JCT / ideal run time (log scale)", std::min(lo, 1.0),
+                                  std::max(hi, 1.0));
+  OpenSvg(f.width, f.height, "Slowdown percentiles per policy", out);
+  RenderXAxis(f, x, out);
+  RenderPlotBorder(f, out);
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const double cy = f.top + kRow * (static_cast<double>(i) + 0.5);
+    fmt::format_to(std::back_inserter(out),
+                   "<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"end\"><title>{}</title>{}"
+                   "</text>\n",
+                   f.left - 8, cy + 4, HtmlEscape(runs[i].policy),
+                   HtmlEscape(Truncate(runs[i].policy, 22)));
+    const double text_x = f.X(1) + 10;
+    if (!boxes[i]) {
+      fmt::format_to(std::back_inserter(out),
+                     "<text class=\"title\" x=\"{:.1f}\" y=\"{:.1f}\">no completed jobs</text>\n",
+                     text_x, cy + 4);
+      continue;
+    }
+    const Box& b = *boxes[i];
+    const auto px = [&](double v) { return f.X(x.Fraction(v)); };
+    const std::string_view color = RunColor(i);
+    fmt::format_to(std::back_inserter(out),
+                   "<g stroke=\"{0}\"><line x1=\"{1:.1f}\" y1=\"{2:.1f}\" x2=\"{3:.1f}\" "
+                   "y2=\"{2:.1f}\"/>"
+                   "<line x1=\"{1:.1f}\" y1=\"{4:.1f}\" x2=\"{1:.1f}\" y2=\"{5:.1f}\"/>"
+                   "<line x1=\"{3:.1f}\" y1=\"{4:.1f}\" x2=\"{3:.1f}\" y2=\"{5:.1f}\"/>"
+                   "<rect x=\"{6:.1f}\" y=\"{7:.1f}\" width=\"{8:.1f}\" height=\"16\" "
+                   "fill=\"{0}\" fill-opacity=\"0.3\"/>"
+                   "<line x1=\"{9:.1f}\" y1=\"{7:.1f}\" x2=\"{9:.1f}\" y2=\"{10:.1f}\" "
+                   "stroke-width=\"3\"/></g>\n",
+                   color, px(b.p5), cy, px(b.p95), cy - 5, cy + 5, px(b.p25), cy - 8,
+                   std::max(1.0, px(b.p75) - px(b.p25)), px(b.p50), cy + 8);
+    fmt::format_to(std::back_inserter(out),
+                   "<text x=\"{:.1f}\" y=\"{:.1f}\">p50 {:.2f}\u00d7 \u00b7 p95 {:.2f}\u00d7 "
+                   "\u00b7 n={}</text>\n",
+                   text_x, cy + 4, b.p50, b.p95, b.n);
+  }
+  out += "</svg>\n";
+}
+
+// ---------------------------------------------------------------------------------------------
+// HTML page.
+
+constexpr std::string_view kCss =
+    R"(body{margin:24px auto;max-width:1100px;padding:0 16px;color:#222;background:#fff;
+font-family:system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif}
+h1{font-size:22px;margin:0 0 10px}
+h2{font-size:17px;margin:30px 0 4px;padding-bottom:4px;border-bottom:1px solid #ddd}
+dl.meta{display:grid;grid-template-columns:max-content 1fr;gap:2px 14px;font-size:14px;margin:0}
+dl.meta dt{color:#666}
+dl.meta dd{margin:0;font-family:ui-monospace,Menlo,Consolas,monospace;word-break:break-all}
+div.scroll{overflow-x:auto}
+table.summary{border-collapse:collapse;font-size:12.5px;width:100%}
+table.summary th,table.summary td{padding:4px 6px;border-bottom:1px solid #eee;white-space:nowrap;
+text-align:right}
+table.summary th{background:#f5f5f5;font-weight:600}
+table.summary th:first-child,table.summary td:first-child{text-align:left}
+table.summary td{font-variant-numeric:tabular-nums}
+table.summary tr.best td{background:#eef6ee;font-weight:600}
+span.swatch{display:inline-block;width:10px;height:10px;margin-right:6px;border-radius:2px}
+p.note{color:#666;font-size:13px;margin:4px 0 8px}
+svg{display:block;max-width:100%;height:auto}
+svg text{font-size:12px;fill:#333}
+svg .grid{stroke:#e6e6e6;stroke-width:1}
+svg .frame{fill:none;stroke:#999}
+svg text.title{fill:#666}
+footer{margin-top:32px;color:#888;font-size:12px}
+)";
+
+// The report leaves out the last column (wall time), so the same run gives the same bytes.
+void RenderSummaryTable(const std::vector<RunResult>& runs, std::string& out) {
+  static_assert(kColumns.back().header == "wall s");
+  const bool with_qos = AnyQos(runs);
+  const std::vector<Column> columns = TableColumns(with_qos);
+  const size_t shown = columns.size() - 1;
+  const std::optional<size_t> best = BestRun(runs);
+  out += "<div class=\"scroll\"><table class=\"summary\">\n<thead><tr>";
+  for (size_t c = 0; c < shown; ++c) {
+    fmt::format_to(std::back_inserter(out), "<th>{}</th>", columns[c].header);
+  }
+  out += "</tr></thead>\n<tbody>\n";
+  for (size_t i = 0; i < runs.size(); ++i) {
+    out += best == i ? "<tr class=\"best\">" : "<tr>";
+    const std::vector<std::string> cells = SummaryCells(runs[i], with_qos);
+    for (size_t c = 0; c < shown; ++c) {
+      out += "<td>";
+      if (c == 0) {
+        fmt::format_to(std::back_inserter(out),
+                       "<span class=\"swatch\" style=\"background:{}\"></span>", RunColor(i));
+      }
+      out += HtmlEscape(cells[c]);
+      out += "</td>";
+    }
+    out += "</tr>\n";
+  }
+  out += "</tbody></table></div>\n";
+  fmt::format_to(std::back_inserter(out), "<p class=\"note\">{}</p>\n",
+                 HtmlEscape(BestRunLine(runs)));
+}
+
+bool AnySharing(const std::vector<RunResult>& runs) {
+  return std::ranges::any_of(runs, [](const RunResult& run) {
+    return run.sharing.shared_gpu_s > 0 || run.sharing.migrations > 0;
+  });
+}
+
+// GPU sharing as the ground truth saw it, one row per run (docs/sharing.md).
+void RenderSharingTable(const std::vector<RunResult>& runs, std::string& out) {
+  out +=
+      "<div class=\"scroll\"><table class=\"summary\">\n<thead><tr><th>policy</th>"
+      "<th>GPU memory used</th><th>SM used</th><th>shared GPU-h</th><th>jobs shared</th>"
+      "<th>p95 slowdown</th><th>max slowdown</th><th>OOM restarts</th><th>GPU-h lost</th>"
+      "<th>migrations</th></tr></thead>\n<tbody>\n";
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const SharingSummary& s = runs[i].sharing;
+    fmt::format_to(std::back_inserter(out),
+                   "<tr><td><span class=\"swatch\" style=\"background:{}\"></span>{}</td>"
+                   "<td>{:.1f}%</td><td>{:.1f}%</td><td>{:.0f}</td><td>{}</td><td>{:.2f}x</td>"
+                   "<td>{:.2f}x</td><td>{}</td><td>{:.1f}</td><td>{}</td></tr>\n",
+                   RunColor(i), HtmlEscape(runs[i].policy), 100 * s.gpu_mem_utilization,
+                   100 * s.gpu_sm_utilization, s.shared_gpu_s / 3600, s.jobs_shared, s.p95_slowdown,
+                   s.max_slowdown, s.oom_restarts, s.oom_lost_gpu_s / 3600, s.migrations);
+  }
+  out += "</tbody></table></div>\n";
+}
+
+std::string RenderHtml(const std::vector<RunResult>& runs, const ReportMeta& meta) {
+  const std::string title = meta.title.empty() ? "dlsched simulation report" : meta.title;
+  std::string out;
+  out.reserve(64 * 1024);
+  fmt::format_to(std::back_inserter(out),
+                 "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+                 "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+                 "<title>{0}</title>\n<style>\n{1}</style>\n</head>\n<body>\n<h1>{0}</h1>\n",
+                 HtmlEscape(title), kCss);
+  fmt::format_to(std::back_inserter(out),
+                 "<dl class=\"meta\"><dt>Trace</dt><dd>{}</dd><dt>Cluster</dt><dd>{}</dd>"
+                 "<dt>Seed</dt><dd>{}</dd><dt>Policies</dt><dd>{}</dd></dl>\n",
+                 HtmlEscape(meta.trace), HtmlEscape(meta.cluster), meta.seed, runs.size());
+
+  out += "<h2>Summary</h2>\n";
+  RenderSummaryTable(runs, out);
+
+  out +=
+      "<h2>Job completion time</h2>\n<p class=\"note\">Empirical CDF of completed jobs' "
+      "completion time (submission to finish).</p>\n";
+  RenderJctCdf(runs, out);
+  out +=
+      "<h2>GPU utilisation</h2>\n<p class=\"note\">Share of the cluster's GPUs allocated "
+      "(time-weighted means when thinned).</p>\n";
+  RenderUtilization(runs, out);
+  out += "<h2>Queue length</h2>\n<p class=\"note\">Jobs waiting to start or resume.</p>\n";
+  RenderQueueLength(runs, out);
+  out +=
+      "<h2>Slowdown</h2>\n<p class=\"note\">JCT over the job's ideal run time; whiskers "
+      "p5&ndash;p95, box p25&ndash;p75, bar at the median.</p>\n";
+  RenderSlowdownBoxes(runs, out);
+  if (AnySharing(runs)) {
+    out +=
+        "<h2>GPU sharing</h2>\n<p class=\"note\">Memory and SM use of running jobs over the "
+        "cluster's (ground-truth means); slowdown here is interference only: the largest "
+        "1&nbsp;/&nbsp;speed each shared job ran at, p95 and max over those jobs; OOM restarts "
+        "are runs killed because a shared GPU ran out of memory, and GPU-h lost the progress "
+        "they threw away since their last checkpoint.</p>\n";
+    RenderSharingTable(runs, out);
+  }
+  fmt::format_to(std::back_inserter(out),
+                 "<footer>Generated by dlsched {}.</footer>\n</body>\n</html>\n", kVersion);
+  return out;
+}
+
+}  // namespace
+
+Status WriteHtmlReport(const std::vector<RunResult>& runs, const ReportMeta& meta,
+                       std::ostream& out) {
+  out << RenderHtml(runs, meta);
+  return StreamStatus(out, "HTML report");
+}
+
+}  // namespace dlsched::sim
