@@ -220,11 +220,9 @@ TEST_F(DaemonIntegrationTest, ServeGpusTakesOneNodeAsGpusByType) {
                out, dir_ / "serve.err");
   ASSERT_GT(pid_, 0);
   ASSERT_TRUE(Eventually([&] {
-    const std::string text = ReadTextFile(out);
-    const size_t at = text.find("listening on ");
-    if (at == std::string::npos || text.find('\n', at) == std::string::npos) return false;
-    url_ = text.substr(at + 13, text.find('\n', at) - at - 13);
-    return true;
+    const std::optional<std::string> url = ListeningUrl(out);
+    if (url) url_ = *url;
+    return url.has_value();
   })) << ReadTextFile(dir_ / "serve.err");
   const json nodes = json::parse(Cli({"nodes", "--json"}).out);
   ASSERT_EQ(nodes["nodes"].size(), 1u) << nodes.dump();

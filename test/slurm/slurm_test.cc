@@ -54,6 +54,7 @@ using nlohmann::json;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 using test_support::FreshTestDir;
+using test_support::ListeningUrl;
 using test_support::ReadTextFile;
 using Clock = std::chrono::steady_clock;
 
@@ -225,11 +226,9 @@ class SlurmTest : public ::testing::Test {
     pid_ = Spawn(args, out, dir_ / "daemon.err");
     ASSERT_GT(pid_, 0);
     ASSERT_TRUE(Eventually([&] {
-      const std::string text = ReadTextFile(out);
-      const size_t at = text.find("listening on ");
-      if (at == std::string::npos || text.find('\n', at) == std::string::npos) return false;
-      url_ = text.substr(at + 13, text.find('\n', at) - at - 13);
-      return true;
+      const std::optional<std::string> url = ListeningUrl(out);
+      if (url) url_ = *url;
+      return url.has_value();
     })) << "daemon did not start: "
         << ReadTextFile(dir_ / "daemon.err");
     client_ = std::make_unique<httplib::Client>(url_);

@@ -8,6 +8,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -33,6 +34,18 @@ inline std::filesystem::path FreshTestDir(std::string_view prefix) {
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   return dir;
+}
+
+// The address `dlsched serve` printed to the file `out` ("listening on URL"), once its line is
+// complete; nullopt before.
+inline std::optional<std::string> ListeningUrl(const std::filesystem::path& out) {
+  const std::string text = ReadTextFile(out);
+  constexpr std::string_view kPrefix = "listening on ";
+  const size_t at = text.find(kPrefix);
+  if (at == std::string::npos) return std::nullopt;
+  const size_t end = text.find('\n', at);
+  if (end == std::string::npos) return std::nullopt;
+  return text.substr(at + kPrefix.size(), end - at - kPrefix.size());
 }
 
 }  // namespace dlsched::test_support
