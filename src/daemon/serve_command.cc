@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <limits>
 #include <optional>
 #include <thread>
 
@@ -88,7 +89,8 @@ void AddServeFlags(CLI::App& command, ServeFlags& flags) {
       ->capture_default_str()
       ->check(CLI::Range(1, 1024));
   command.add_option("--max-body-bytes", flags.max_body_bytes, "Largest request body accepted.")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::Range(size_t{1024}, size_t{1} << 30));
   command
       .add_option("--request-timeout", flags.request_timeout_s,
                   "Seconds a client has to send one request (headers and body) from its first "
@@ -133,7 +135,7 @@ void AddServeFlags(CLI::App& command, ServeFlags& flags) {
                   "Launches wait while the file system of the database or of the workdir has "
                   "less free space than this, so the store keeps room (0: never).")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(CLI::Range(int64_t{0}, std::numeric_limits<int64_t>::max() >> 20));  // MiB << 20 fits
   command.add_flag("--kill-jobs-on-exit", flags.kill_jobs_on_exit,
                    "Kill running jobs when the daemon stops: SIGTERM, --grace seconds, then "
                    "SIGKILL, and each is recorded as killed, so a restart does not run it again "

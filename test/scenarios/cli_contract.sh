@@ -80,6 +80,9 @@ expect_exit 2 simulat --trace synthetic
 grep -q "unknown command 'simulat'; did you mean simulate?" "$tmp/err" || fail "command typo: $(cat "$tmp/err")"
 expect_exit 2 serve --gpu 8xV100
 grep -q "did you mean --gpus?" "$tmp/err" || fail "serve typo: $(cat "$tmp/err")"
+# The daemon's limits are bounded: no zero body limit, no headroom that overflows.
+expect_exit 2 serve --max-body-bytes 0
+expect_exit 2 serve --min-free-mib 99999999999999
 # A client command that parsed reaches for the server (exit 1 when none), whatever the durations.
 expect_exit 1 submit --server http://127.0.0.1:1 --max-run-time 2h --estimate 1h30m \
   --deadline 1d -- true
