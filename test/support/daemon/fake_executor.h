@@ -14,7 +14,7 @@
 // reported exactly once, through the sink, when the test says how the segment ends:
 //   Exit(job, code)     its process exited: JobSuspended when a preemption was under way,
 //                       JobFinished(kKilled) for a kill, else JobFinished kSucceeded on 0 and
-//                       kFailed otherwise, with ProcessExecutor's details ("exit code 3").
+//                       kFailed otherwise, with the detail "exit code N".
 //   Lose(job, why)      it vanished or its node failed: JobLaunchFailed.
 //   FailLaunches(job, n, why)   the next n launches of the job fail when carried out:
 //                       JobLaunchFailed.
