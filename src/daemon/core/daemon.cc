@@ -757,6 +757,10 @@ Result<QueueView> Daemon::ComputeQueue(Timestamp now) {
     view.reasons[id] = std::move(p);
   }
   if (!low_on_space_.empty()) {
+    // No cycle runs while launches are paused, so the jobs submitted since are not admitted yet:
+    // they wait behind the queue, in submission order, for the same reason.
+    const std::vector<JobId>& unadmitted = scheduler_->pending_jobs();
+    view.order.insert(view.order.end(), unadmitted.begin(), unadmitted.end());
     for (JobId id : view.order) view.reasons[id] = {id, low_on_space_, PendingCause::kOther};
   }
   queue_cache_ = view;

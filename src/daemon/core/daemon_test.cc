@@ -342,13 +342,21 @@ TEST_F(DaemonTest, LaunchesWaitWhileTheDiskIsShortOfSpace) {
   EXPECT_EQ(queue->reasons.at(waiting).reason.rfind("launches paused", 0), 0u)
       << queue->reasons.at(waiting).reason;
   EXPECT_EQ(daemon_->NextWakeAt(), clock_.Now() + seconds(1));
+  // A job submitted while paused is not admitted (no cycle runs) but waits for the same reason.
+  const JobId late = Submit(1);
+  queue = Await(daemon_->Queue());
+  ASSERT_TRUE(queue.ok());
+  EXPECT_EQ(queue->order, (std::vector<JobId>{waiting, late}));
+  ASSERT_TRUE(queue->reasons.contains(late));
+  EXPECT_EQ(queue->reasons.at(late).reason, queue->reasons.at(waiting).reason);
 
   free_bytes_ = int64_t{1} << 30;
   Advance(milliseconds(999));
   EXPECT_EQ(State(waiting), JobState::kQueued);
   Advance(milliseconds(1));
   EXPECT_EQ(State(waiting), JobState::kRunning);
-  EXPECT_EQ(machine_.TakeLog(), (std::vector<std::string>{"launch 1"}));
+  EXPECT_EQ(State(late), JobState::kRunning);
+  EXPECT_EQ(machine_.TakeLog(), (std::vector<std::string>{"launch 1", "launch 2"}));
 }
 
 TEST_F(DaemonTest, AStoreFailureStopsTheDaemonAndAcknowledgesNothing) {
