@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "daemon/api/job_request.h"
+#include "daemon/job/job_request.h"
 #include "dlsched/common/time.h"
 #include "dlsched/model/cluster.h"
 #include "dlsched/model/job.h"
