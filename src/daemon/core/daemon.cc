@@ -15,6 +15,7 @@
 #include "daemon/exec/job_files.h"
 #include "daemon/exec/process_executor.h"
 #include "dlsched/common/overloaded.h"
+#include "dlsched/model/job_lifecycle.h"
 #include "dlsched/policy/registry.h"
 
 namespace dlsched::daemon {
@@ -37,21 +38,12 @@ JobId EventJob(const Event& event) {
 
 JobRow RowFor(const JobRecord& r, bool with_spec) {
   JobRow row;
+  row.lifecycle() = r.lifecycle();
   row.id = r.id.value();
   row.user = r.user();
   if (with_spec) row.spec_json = JobRequestToJson(*r.request).dump();
-  row.state = r.state;
   row.submit_time = r.submit_time();
-  row.queued_since = r.queued_since;
-  row.segment_start = r.segment_start;
-  row.first_start = r.first_start;
-  row.finish_time = r.finish_time;
-  row.run_time = r.run_time;
-  row.attained_gpu_time = r.attained_gpu_time;
-  row.iterations_done = r.iterations_done;
-  row.preemptions = r.preemptions;
   row.placement = r.placement_text;
-  row.reason = r.reason;
   row.pid = r.pid;
   row.pid_start = static_cast<int64_t>(r.pid_start);
   row.exit_code = r.exit_code;
@@ -449,20 +441,11 @@ std::shared_ptr<const JobRecord> Daemon::BuildRecord(JobId id) const {
   const Job& job = scheduler_->jobs().at(id);
   const LiveJob& live = live_jobs_[id.index()];
   auto r = std::make_shared<JobRecord>();
+  r->lifecycle() = LifecycleOf(job);
   r->id = id;
   r->request = live.request;
-  r->state = job.state;
   r->placement = job.placement;
   r->placement_text = PlacementText(cluster_, job.placement);
-  r->queued_since = job.queued_since;
-  r->segment_start = job.segment_start;
-  r->first_start = job.first_start;
-  r->finish_time = job.finish_time;
-  r->run_time = job.run_time;
-  r->attained_gpu_time = job.attained_gpu_time;
-  r->iterations_done = job.iterations_done;
-  r->preemptions = job.preemptions;
-  r->reason = job.reason;
   r->exit_code = live.exit_code;
   if (job.state == JobState::kRunning) {
     r->stopping = StopIntentName(live.stopping);
