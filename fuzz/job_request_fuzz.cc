@@ -1,4 +1,4 @@
-// Fuzz target: the body of POST /v1/jobs (daemon/api/job_request.h). Checks that no input
+// Fuzz target: the body of POST /v1/jobs (daemon/job/job_request.h). Checks that no input
 // crashes or throws, and that an accepted request survives its canonical form: JobRequestToJson
 // parses back (ParseJobRequestJson) to a request with the same canonical form.
 
@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <string_view>
 
-#include "daemon/api/job_request.h"
+#include "daemon/job/job_request.h"
 #include "dlsched/common/status.h"
 #include "io/cluster_spec.h"
 

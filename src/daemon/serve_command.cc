@@ -260,10 +260,10 @@ int RunServe(const ServeFlags& flags, std::ostream& out, std::ostream& err) {
     options.multi_node_gangs = true;
     options.executor_factory =
         [slurm_options, sites = discovery->cluster.sites](
-            JobExecutor::Resolver resolver, JobExecutor::Sink sink,
+            JobExecutor::Sink sink,
             JobExecutor::NodeSink node_sink) -> Result<std::unique_ptr<JobExecutor>> {
       return std::unique_ptr<JobExecutor>(std::make_unique<SlurmExecutor>(
-          slurm_options, sites, std::move(resolver), std::move(sink), std::move(node_sink)));
+          slurm_options, sites, std::move(sink), std::move(node_sink)));
     };
   }
 

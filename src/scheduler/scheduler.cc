@@ -375,15 +375,9 @@ Result<JobId> Scheduler::Restore(RestoredJob r) {
   const JobId id = jobs_.Add(std::move(r.spec));
   running_pos_.push_back(-1);
   Job& job = jobs_.at(id);
-  job.first_start = r.first_start;
-  job.finish_time = r.finish_time;
-  job.run_time = r.run_time;
-  job.attained_gpu_time = r.attained_gpu_time;
-  job.iterations_done = r.iterations_done;
-  job.preemptions = r.preemptions;
-  job.reason = std::move(r.reason);
-  job.queued_since = r.queued_since;
-  job.state = r.state;
+  SetLifecycle(job, r.lifecycle());
+  // Only a running job's segment goes on; the others start their next one afresh.
+  if (r.state != JobState::kRunning) job.segment_start = Timestamp();
   switch (r.state) {
     case JobState::kPending:
       pending_.push_back(id);
@@ -397,7 +391,6 @@ Result<JobId> Scheduler::Restore(RestoredJob r) {
       Dequeue(job);                                     // ...but a running job is not waiting
       job.state = JobState::kRunning;
       job.placement = std::move(r.placement);
-      job.segment_start = r.segment_start;
       AdoptRunning(job);
       break;
     default:  // terminal: history only

@@ -8,6 +8,7 @@
 #include "dlsched/model/cluster.h"
 #include "dlsched/model/cluster_state.h"
 #include "dlsched/model/job.h"
+#include "dlsched/model/job_lifecycle.h"
 #include "dlsched/perf/throughput_model.h"
 #include "dlsched/policy/job_queue.h"
 #include "dlsched/policy/policy.h"
@@ -109,20 +110,11 @@ class Scheduler {
   // the last cycle.
   Duration service_shortfall_gpu_time() const { return shortfall_gpu_time_; }
 
-  // A job as a driver persisted it: what Restore needs to put it back.
-  struct RestoredJob {
+  // A job as a driver persisted it: what Restore needs to put it back. Its lifecycle (the
+  // base) as stored; segment_start counts for kRunning only.
+  struct RestoredJob : JobLifecycle {
     JobSpec spec;
-    JobState state = JobState::kPending;
     Placement placement;  // kRunning only: the GPUs it holds
-    Timestamp queued_since;
-    Timestamp segment_start;  // kRunning only
-    Timestamp first_start = kTimeNever;
-    Timestamp finish_time = kTimeNever;
-    Duration run_time{0};
-    Duration attained_gpu_time{0};
-    double iterations_done = 0;
-    int preemptions = 0;
-    std::string reason;
   };
   // Puts back a job from durable state when a driver restarts (the daemon re-reading its
   // store), before any Submit. Ids are dense and assigned in call order, as Submit assigns them,

@@ -17,6 +17,7 @@
 #include "daemon/api/progress_request.h"
 #include "daemon/api/render.h"
 #include "daemon/exec/job_files.h"
+#include "daemon/job/job_request.h"
 #include "dlsched/common/text.h"
 
 namespace dlsched::daemon {

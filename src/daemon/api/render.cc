@@ -4,6 +4,8 @@
 #include <cctype>
 #include <sstream>
 
+#include "daemon/job/job_request.h"
+
 namespace dlsched::daemon {
 namespace {
 

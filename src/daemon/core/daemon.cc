@@ -1,11 +1,6 @@
 #include "daemon/core/daemon.h"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <signal.h>
-#include <sys/socket.h>
 #include <sys/statvfs.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -13,7 +8,6 @@
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "daemon/core/event_log.h"
 #include "daemon/core/restore.h"
@@ -21,6 +15,7 @@
 #include "daemon/exec/job_files.h"
 #include "daemon/exec/process_executor.h"
 #include "dlsched/common/overloaded.h"
+#include "dlsched/model/job_lifecycle.h"
 #include "dlsched/policy/registry.h"
 
 namespace dlsched::daemon {
@@ -28,36 +23,6 @@ namespace {
 
 Status Unavailable(std::string message) {
   return Status(StatusCode::kUnavailable, std::move(message));
-}
-
-// A TCP port on the loopback interface that nothing listens on right now (frameworks that
-// rendezvous over TCP need one). Another process may take it before the job does; a job
-// that fails that way fails like any other.
-int FreeLoopbackPort() {
-  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return 29500;
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  socklen_t len = sizeof(addr);
-  int port = 29500;
-  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
-      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
-    port = ntohs(addr.sin_port);
-  }
-  close(fd);
-  return port;
-}
-
-// SIGKILL to the process group recorded in <job_dir>/pid, if that process still runs and is
-// the job's wrapper (the pid file is in the job's directory: the job may have forged it).
-void KillRecordedProcess(const std::string& job_dir) {
-  std::istringstream file(ReadSmallFile(job_dir + "/pid"));
-  int pid = 0;
-  uint64_t start = 0;
-  if (!(file >> pid >> start) || pid <= 0) return;
-  if (IsJobWrapper(pid, start, job_dir)) kill(-pid, SIGKILL);
 }
 
 // Free bytes for unprivileged users on the file system of `path`, or nullopt.
@@ -73,21 +38,12 @@ JobId EventJob(const Event& event) {
 
 JobRow RowFor(const JobRecord& r, bool with_spec) {
   JobRow row;
+  row.lifecycle() = r.lifecycle();
   row.id = r.id.value();
   row.user = r.user();
   if (with_spec) row.spec_json = JobRequestToJson(*r.request).dump();
-  row.state = r.state;
   row.submit_time = r.submit_time();
-  row.queued_since = r.queued_since;
-  row.segment_start = r.segment_start;
-  row.first_start = r.first_start;
-  row.finish_time = r.finish_time;
-  row.run_time = r.run_time;
-  row.attained_gpu_time = r.attained_gpu_time;
-  row.iterations_done = r.iterations_done;
-  row.preemptions = r.preemptions;
   row.placement = r.placement_text;
-  row.reason = r.reason;
   row.pid = r.pid;
   row.pid_start = static_cast<int64_t>(r.pid_start);
   row.exit_code = r.exit_code;
@@ -174,17 +130,14 @@ Result<std::unique_ptr<Daemon>> Daemon::Create(Cluster cluster, DaemonOptions op
       BuildPipeline(d->options_.profile, InTreeRegistry());
   if (!policy.ok()) return policy.status().WithPrefix("profile " + d->options_.profile.name);
   Daemon* self = d.get();
-  JobExecutor::Resolver resolver = [self](const Job& job, const Placement& placement) {
-    return self->Resolve(job, placement);
-  };
   JobExecutor::Sink sink = [self](ExecutorReport report) {
     self->Post(ReportItem{std::move(report)});
   };
   if (d->options_.executor_factory) {
-    DS_ASSIGN_OR_RETURN(
-        d->executor_, d->options_.executor_factory(
-                          std::move(resolver), std::move(sink),
-                          [self](NodeReport report) { self->Post(NodeItem{std::move(report)}); }));
+    DS_ASSIGN_OR_RETURN(d->executor_,
+                        d->options_.executor_factory(std::move(sink), [self](NodeReport report) {
+                          self->Post(NodeItem{std::move(report)});
+                        }));
   } else {
     if (d->options_.job_exec.empty()) {
       return InvalidArgument(
@@ -195,10 +148,9 @@ Result<std::unique_ptr<Daemon>> Daemon::Create(Cluster cluster, DaemonOptions op
     exec_options.grace = d->options_.grace;
     exec_options.job_exec = d->options_.job_exec;
     exec_options.max_log_bytes = d->options_.max_log_bytes;
-    d->executor_ =
-        std::make_unique<ProcessExecutor>(exec_options, std::move(resolver), std::move(sink));
+    d->executor_ = std::make_unique<ProcessExecutor>(exec_options, std::move(sink));
   }
-  d->scheduler_ = std::make_unique<Scheduler>(d->cluster_, std::move(policy).value(), *d->executor_,
+  d->scheduler_ = std::make_unique<Scheduler>(d->cluster_, std::move(policy).value(), d->port_,
                                               *d->estimator_, d->options_.seed);
   d->started_at_ = clock.Now();
   DS_RETURN_IF_ERROR(d->Restore());
@@ -254,7 +206,7 @@ Status Daemon::Restore() {
       // read, the state itself is unknown).
       if (!IsTerminal(row.state) || !row.load_error.empty()) {
         if (row.state == JobState::kRunning) {
-          KillRecordedProcess(JobDir(JobId(static_cast<uint32_t>(row.id))));
+          KillRecordedWrapper(JobDir(JobId(static_cast<uint32_t>(row.id))));
         }
         r.state = JobState::kFailed;
         r.finish_time = now;
@@ -267,7 +219,7 @@ Status Daemon::Restore() {
       DS_CHECK(id.ok()) << "an unrestorable job's stand-in was refused: " << id.status().ToString();
     }
     // Its process holds GPUs this cluster does not give it: stopped.
-    if (requeued) KillRecordedProcess(JobDir(*id));
+    if (requeued) KillRecordedWrapper(JobDir(*id));
     DS_CHECK(id->value() == row.id) << "restore assigned id " << *id << " to row " << row.id;
     if (!request->idempotency_key.empty()) {
       by_idempotency_key_.emplace(std::pair(request->spec.user, request->idempotency_key), *id);
@@ -476,13 +428,22 @@ void Daemon::MarkDirty(JobId id) {
   dirty_.push_back(id);
 }
 
-Result<LaunchSpec> Daemon::Resolve(const Job& job, const Placement& placement) {
+void Daemon::ExecutorPort::Launch(const Job& job, const Placement& placement, Timestamp) {
+  daemon_->executor_->Launch(job, placement, daemon_->LaunchSpecFor(job, placement));
+}
+
+void Daemon::ExecutorPort::Preempt(const Job& job, Timestamp now) {
+  daemon_->executor_->Preempt(job, now);
+}
+
+void Daemon::ExecutorPort::Kill(const Job& job, Timestamp now) {
+  daemon_->executor_->Kill(job, now);
+}
+
+Result<LaunchSpec> Daemon::LaunchSpecFor(const Job& job, const Placement& placement) {
   LiveJob& live = live_jobs_[job.id.index()];
   live.exit_code.reset();  // a new run segment
-  const Framework framework = live.request->framework;
-  const int port = framework == Framework::kPyTorch || framework == Framework::kTensorFlow
-                       ? FreeLoopbackPort()
-                       : 0;
+  const int port = FrameworkPort(live.request->framework);
   std::optional<UnixAccount> account;
   if (options_.account_for) {
     Result<UnixAccount> found = options_.account_for(live.request->spec.user);
@@ -500,20 +461,11 @@ std::shared_ptr<const JobRecord> Daemon::BuildRecord(JobId id) const {
   const Job& job = scheduler_->jobs().at(id);
   const LiveJob& live = live_jobs_[id.index()];
   auto r = std::make_shared<JobRecord>();
+  r->lifecycle() = LifecycleOf(job);
   r->id = id;
   r->request = live.request;
-  r->state = job.state;
   r->placement = job.placement;
   r->placement_text = PlacementText(cluster_, job.placement);
-  r->queued_since = job.queued_since;
-  r->segment_start = job.segment_start;
-  r->first_start = job.first_start;
-  r->finish_time = job.finish_time;
-  r->run_time = job.run_time;
-  r->attained_gpu_time = job.attained_gpu_time;
-  r->iterations_done = job.iterations_done;
-  r->preemptions = job.preemptions;
-  r->reason = job.reason;
   r->exit_code = live.exit_code;
   if (job.state == JobState::kRunning) {
     r->stopping = StopIntentName(live.stopping);

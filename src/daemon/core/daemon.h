@@ -22,6 +22,12 @@
 // A store failure is fail-stop: the batch's callers get Unavailable, nothing of the batch is
 // acknowledged, and the daemon stops (failure() says why).
 //
+// Decisions reach the executor through the daemon: the Scheduler's Executor is the daemon's
+// ExecutorPort, which hands each decision on to the JobExecutor in the order the scheduler made
+// it, a launch with the job's LaunchSpec (LaunchSpecFor: the request's command, environment,
+// framework and working directory, the job directory, a port, the user's Unix account). The
+// executor never calls back into the daemon; its outcomes come back through the inbox.
+//
 // Restart: Create re-reads the store and restores every job into a fresh Scheduler with its id
 // (Scheduler::Restore). Jobs that were running are re-adopted through their pid files when the
 // process still runs (same pid and start time); a process that ended while the daemon was down
@@ -71,13 +77,13 @@
 #include <variant>
 #include <vector>
 
-#include "daemon/api/job_request.h"
 #include "daemon/core/inbox.h"
 #include "daemon/core/progress_feed.h"
 #include "daemon/core/snapshot.h"
 #include "daemon/exec/job_executor.h"
 #include "daemon/exec/job_files.h"
 #include "daemon/exec/unix_account.h"
+#include "daemon/job/job_request.h"
 #include "daemon/store/ownership.h"
 #include "daemon/store/store.h"
 #include "dlsched/perf/predictor.h"
@@ -112,10 +118,10 @@ struct DaemonOptions {
   uint64_t seed = 1;
   size_t max_inbox = 100000;  // further posts are refused (HTTP 429)
   Durability durability = Durability::kFull;
-  // Builds the executor from the daemon's resolver and sinks; unset: a ProcessExecutor with
-  // `grace` (`serve --executor local`). `serve --executor slurm` sets one for a SlurmExecutor.
-  using ExecutorFactory = std::function<Result<std::unique_ptr<JobExecutor>>(
-      JobExecutor::Resolver, JobExecutor::Sink, JobExecutor::NodeSink)>;
+  // Builds the executor from the daemon's sinks; unset: a ProcessExecutor with `grace`
+  // (`serve --executor local`). `serve --executor slurm` sets one for a SlurmExecutor.
+  using ExecutorFactory =
+      std::function<Result<std::unique_ptr<JobExecutor>>(JobExecutor::Sink, JobExecutor::NodeSink)>;
   ExecutorFactory executor_factory;
   // The executor runs a gang across nodes (Slurm does; local processes stay on one node).
   bool multi_node_gangs = false;
@@ -267,6 +273,18 @@ class Daemon {
     bool killed_at_shutdown = false;
   };
 
+  // The Scheduler's Executor (see the header comment). Scheduler thread only.
+  class ExecutorPort final : public Executor {
+   public:
+    explicit ExecutorPort(Daemon& daemon) : daemon_(&daemon) {}
+    void Launch(const Job& job, const Placement& placement, Timestamp now) override;
+    void Preempt(const Job& job, Timestamp now) override;
+    void Kill(const Job& job, Timestamp now) override;
+
+   private:
+    Daemon* daemon_;
+  };
+
   Daemon(Cluster cluster, DaemonOptions options, const Clock& clock);
   // Names this process as the database's holder (meta `owner`), for a refused second daemon.
   Status RecordOwner();
@@ -309,7 +327,9 @@ class Daemon {
   void Reply(std::vector<Item>& items, Timestamp now);
   // Applies one input inside the open transaction; collects replies to send after commit.
   Status Apply(Item& item, Timestamp now);
-  Result<LaunchSpec> Resolve(const Job& job, const Placement& placement);
+  // What a new run segment of `job` on `placement` runs (BuildLaunchSpec), or why it cannot
+  // run (its user has no Unix account). Forgets the previous segment's exit code.
+  Result<LaunchSpec> LaunchSpecFor(const Job& job, const Placement& placement);
   void MarkDirty(JobId id);
   std::shared_ptr<const JobRecord> BuildRecord(JobId id) const;
   // Writes the rows of the dirty jobs and refreshes their records in the index.
@@ -334,6 +354,7 @@ class Daemon {
   StateLock lock_;
   std::unique_ptr<StateStore> store_;
   std::unique_ptr<JobExecutor> executor_;
+  ExecutorPort port_{*this};  // the scheduler's executor: before scheduler_, which holds it
   std::unique_ptr<Scheduler> scheduler_;
   Inbox<Item> inbox_;
 

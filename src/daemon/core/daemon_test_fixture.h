@@ -65,10 +65,8 @@ class DaemonFixture : public ::testing::Test {
     options.predictor = std::move(predictor);
     options.launch_retry = launch_retry_;
     options.seed = seed_;
-    options.executor_factory = [this](JobExecutor::Resolver resolver, JobExecutor::Sink sink,
-                                      JobExecutor::NodeSink) {
-      return Result<std::unique_ptr<JobExecutor>>(
-          machine_.NewExecutor(std::move(resolver), std::move(sink)));
+    options.executor_factory = [this](JobExecutor::Sink sink, JobExecutor::NodeSink) {
+      return Result<std::unique_ptr<JobExecutor>>(machine_.NewExecutor(std::move(sink)));
     };
     if (!sqlite_) {
       options.store_factory = [tables = tables_] {

@@ -16,9 +16,9 @@
 #include <memory>
 #include <optional>
 
-#include "daemon/api/job_request.h"
 #include "daemon/core/snapshot.h"
 #include "daemon/exec/job_env.h"
+#include "daemon/job/job_request.h"
 #include "dlsched/common/ids.h"
 #include "dlsched/common/time.h"
 #include "dlsched/perf/predictor.h"

@@ -7,10 +7,10 @@
 #include <nlohmann/json.hpp>
 #include <utility>
 
-#include "daemon/api/job_request.h"
 #include "daemon/core/event_log.h"
 #include "daemon/core/restore.h"
 #include "daemon/exec/job_env.h"
+#include "daemon/job/job_request.h"
 #include "daemon/store/store.h"
 #include "dlsched/perf/throughput_model.h"
 #include "dlsched/policy/registry.h"

@@ -8,17 +8,8 @@ namespace dlsched::daemon {
 
 Scheduler::RestoredJob RestoredFromRow(const JobRow& row, JobSpec spec) {
   Scheduler::RestoredJob r;
+  r.lifecycle() = row.lifecycle();
   r.spec = std::move(spec);
-  r.state = row.state;
-  r.queued_since = row.queued_since;
-  r.segment_start = row.segment_start;
-  r.first_start = row.first_start;
-  r.finish_time = row.finish_time;
-  r.run_time = row.run_time;
-  r.attained_gpu_time = row.attained_gpu_time;
-  r.iterations_done = row.iterations_done;
-  r.preemptions = row.preemptions;
-  r.reason = row.reason;
   return r;
 }
 

@@ -16,30 +16,22 @@
 #include <string>
 #include <vector>
 
-#include "daemon/api/job_request.h"
+#include "daemon/job/job_request.h"
 #include "dlsched/common/time.h"
 #include "dlsched/model/cluster.h"
 #include "dlsched/model/job.h"
+#include "dlsched/model/job_lifecycle.h"
 
 namespace dlsched::daemon {
 
-// One job as the API shows it.
-struct JobRecord {
+// One job as the API shows it: the scheduler's lifecycle of it (the base; iterations_done in
+// scheduler units, seconds of estimated work), its request, and what runs it.
+struct JobRecord : JobLifecycle {
   JobId id;
   std::shared_ptr<const JobRequest> request;  // spec.submit_time is the acceptance time
-  JobState state = JobState::kPending;
   Placement placement;
   std::string placement_text;  // PlacementText
-  Timestamp queued_since;
-  Timestamp segment_start;  // while running
-  Timestamp first_start = kTimeNever;
-  Timestamp finish_time = kTimeNever;
-  Duration run_time{0};  // completed segments
-  Duration attained_gpu_time{0};
-  double iterations_done = 0;  // scheduler units (seconds of estimated work)
-  int preemptions = 0;
-  std::string reason;
-  int pid = 0;  // while running
+  int pid = 0;                 // while running
   uint64_t pid_start = 0;
   std::string stopping;  // a stop signal was sent: "preempt", "kill" or "timeout"
   std::optional<int> exit_code;

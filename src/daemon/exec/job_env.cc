@@ -1,5 +1,8 @@
 #include "daemon/exec/job_env.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -46,6 +49,24 @@ std::map<std::string, std::string> InheritedEnv() {
   }
   if (!env.contains("PATH")) env["PATH"] = "/usr/local/bin:/usr/bin:/bin";
   return env;
+}
+
+int FrameworkPort(Framework framework) {
+  if (framework != Framework::kPyTorch && framework != Framework::kTensorFlow) return 0;
+  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return 29500;
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  socklen_t len = sizeof(addr);
+  int port = 29500;
+  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
+      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
+    port = ntohs(addr.sin_port);
+  }
+  close(fd);
+  return port;
 }
 
 std::string GpuList(GpuMask gpus) {

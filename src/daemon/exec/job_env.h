@@ -38,8 +38,8 @@
 #include <utility>
 #include <vector>
 
-#include "daemon/api/job_request.h"
 #include "daemon/exec/unix_account.h"
+#include "daemon/job/job_request.h"
 #include "dlsched/model/cluster.h"
 #include "dlsched/model/job.h"
 
@@ -67,6 +67,12 @@ struct LaunchSpec {
 
 // The variables of source 1 above, read from the daemon's environment.
 std::map<std::string, std::string> InheritedEnv();
+
+// The port for BuildLaunchSpec: for a framework whose processes rendezvous over TCP (pytorch,
+// tensorflow) a TCP port on the loopback interface that nothing listens on right now (another
+// process may take it before the job does; a job that fails that way fails like any other);
+// 0 for the others.
+int FrameworkPort(Framework framework);
 
 // Builds the launch of `job` (its request `request`) on `placement`. `job_dir` is
 // <workdir>/jobs/<id>; `port` is a free TCP port for frameworks that need one; `account`, when

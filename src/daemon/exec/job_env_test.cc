@@ -1,6 +1,9 @@
 #include "daemon/exec/job_env.h"
 
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -88,6 +91,28 @@ TEST(JobEnvTest, FrameworkVariables) {
       BuildLaunchSpec(Request(Framework::kMpi), job, placement, cluster, "/j", {}, 0);
   ASSERT_EQ(mpi.files.size(), 1u);
   EXPECT_EQ(mpi.files[0].second, "localhost slots=2\n");
+}
+
+TEST(JobEnvTest, OnlyTcpFrameworksGetAPortAndItIsFree) {
+  for (Framework framework : {Framework::kCustom, Framework::kMpi, Framework::kHorovod}) {
+    EXPECT_EQ(FrameworkPort(framework), 0) << FrameworkName(framework);
+  }
+  for (Framework framework : {Framework::kPyTorch, Framework::kTensorFlow}) {
+    SCOPED_TRACE(FrameworkName(framework));
+    const int port = FrameworkPort(framework);
+    ASSERT_GT(port, 0);
+    ASSERT_LT(port, 65536);
+    // Nothing listens there: a job can bind it (unless another process took it meanwhile,
+    // which nothing in this test does).
+    const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    ASSERT_GE(fd, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    addr.sin_port = htons(static_cast<uint16_t>(port));
+    EXPECT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+    close(fd);
+  }
 }
 
 TEST(JobEnvTest, TimeLimitIsWhatEarlierSegmentsLeft) {

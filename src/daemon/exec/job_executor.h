@@ -1,8 +1,13 @@
 #pragma once
 
-// The daemon's executors: what the live scheduler needs beyond the core's Executor. Two
-// implementations: ProcessExecutor (jobs as local processes) and SlurmExecutor (jobs as Slurm
-// batch jobs on the nodes dlsched chose). `dlsched serve --executor local|slurm` picks one.
+// The daemon's executors: they carry out the live scheduler's decisions. Two implementations:
+// ProcessExecutor (jobs as local processes) and SlurmExecutor (jobs as Slurm batch jobs on the
+// nodes dlsched chose). `dlsched serve --executor local|slurm` picks one.
+//
+// An executor is told everything it needs with each decision: a launch comes with the job's
+// LaunchSpec (what to run, where, as whom, built by the daemon from the job's request with
+// BuildLaunchSpec), so an executor never asks the daemon anything. It is not the Scheduler's
+// core Executor: the daemon implements that one and hands each decision on (core/daemon.h).
 //
 // The contract both keep:
 //  - Launch, Preempt and Kill only queue an action; Flush carries the queued actions out, and
@@ -31,8 +36,11 @@
 #include <vector>
 
 #include "daemon/exec/job_env.h"
+#include "dlsched/common/status.h"
+#include "dlsched/common/time.h"
+#include "dlsched/model/cluster.h"
+#include "dlsched/model/job.h"
 #include "dlsched/runtime/events.h"
-#include "dlsched/runtime/executor.h"
 
 namespace dlsched::daemon {
 
@@ -49,12 +57,22 @@ struct NodeReport {
   std::string reason;  // e.g. "DOWN+NOT_RESPONDING: Not responding"
 };
 
-class JobExecutor : public Executor {
+class JobExecutor {
  public:
-  // Builds a launch when the scheduler decides one (scheduler thread).
-  using Resolver = std::function<Result<LaunchSpec>(const Job& job, const Placement& placement)>;
   using Sink = std::function<void(ExecutorReport report)>;
   using NodeSink = std::function<void(NodeReport report)>;
+
+  virtual ~JobExecutor() = default;
+
+  // Queues the start (or resumption from its checkpoint) of a run segment of `job` on exactly
+  // the GPUs of `placement`. `spec` is what to run, or why it could not be built (no Unix
+  // account for the job's user): such a launch is queued all the same and reported at once as
+  // JobLaunchFailed with that message.
+  virtual void Launch(const Job& job, const Placement& placement, Result<LaunchSpec> spec) = 0;
+  // Queues a stop that returns the job to the queue (JobSuspended follows).
+  virtual void Preempt(const Job& job, Timestamp now) = 0;
+  // Queues a stop for good (JobFinished with kKilled follows).
+  virtual void Kill(const Job& job, Timestamp now) = 0;
 
   // Starts the executor's thread.
   virtual Status Start() = 0;

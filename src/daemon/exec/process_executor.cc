@@ -129,6 +129,14 @@ bool IsJobWrapper(int pid, uint64_t start_ticks, const std::string& job_dir) {
          cwd.st_dev == dir.st_dev && cwd.st_ino == dir.st_ino;
 }
 
+void KillRecordedWrapper(const std::string& job_dir) {
+  std::istringstream file(ReadSmallFile(job_dir + "/pid"));
+  int pid = 0;
+  uint64_t start = 0;
+  if (!(file >> pid >> start) || pid <= 0) return;
+  if (IsJobWrapper(pid, start, job_dir)) kill(-pid, SIGKILL);
+}
+
 std::optional<uint64_t> ProcessStartTicks(int pid) {
   if (pid <= 0) return std::nullopt;
   const std::string stat = ReadSmallFile("/proc/" + std::to_string(pid) + "/stat");
@@ -152,8 +160,8 @@ std::optional<uint64_t> ProcessStartTicks(int pid) {
   return ticks;
 }
 
-ProcessExecutor::ProcessExecutor(Options options, Resolver resolver, Sink sink)
-    : options_(options), resolver_(std::move(resolver)), sink_(std::move(sink)) {}
+ProcessExecutor::ProcessExecutor(Options options, Sink sink)
+    : options_(options), sink_(std::move(sink)) {}
 
 ProcessExecutor::~ProcessExecutor() { Stop(); }
 
@@ -270,8 +278,7 @@ void ProcessExecutor::Wake() {
   [[maybe_unused]] const ssize_t n = write(wake_fd_, &one, sizeof(one));
 }
 
-void ProcessExecutor::Launch(const Job& job, const Placement& placement, Timestamp) {
-  Result<LaunchSpec> spec = resolver_(job, placement);
+void ProcessExecutor::Launch(const Job& job, const Placement&, Result<LaunchSpec> spec) {
   if (!spec.ok()) {
     queued_.push_back({Action::kLaunch, job.id, nullptr, {}});
     sink_({JobLaunchFailed{job.id, spec.status().message()}, std::nullopt});

@@ -91,7 +91,7 @@ class ProcessExecutor final : public JobExecutor {
   static constexpr int64_t kDefaultMaxLogBytes = int64_t{64} << 20;
   // The Sink receives outcomes from the monitor thread, or the scheduler thread for spawn
   // failures.
-  ProcessExecutor(Options options, Resolver resolver, Sink sink);
+  ProcessExecutor(Options options, Sink sink);
   // Stop(). Job processes keep running (a restarted daemon re-adopts them).
   ~ProcessExecutor() override;
   ProcessExecutor(const ProcessExecutor&) = delete;
@@ -102,10 +102,10 @@ class ProcessExecutor final : public JobExecutor {
   // Stops both; the spare wrappers exit.
   void Stop() override;
 
-  // Executor. Actions are queued, not carried out: Flush does that, once the daemon has made
-  // the decisions durable (a crash between the two leaves the store ahead of the world, never
-  // behind it).
-  void Launch(const Job& job, const Placement& placement, Timestamp now) override;
+  // Actions are queued, not carried out: Flush does that, once the daemon has made the
+  // decisions durable (a crash between the two leaves the store ahead of the world, never
+  // behind it). The job runs on the first node of the placement, as `spec` says.
+  void Launch(const Job& job, const Placement& placement, Result<LaunchSpec> spec) override;
   void Preempt(const Job& job, Timestamp now) override;
   void Kill(const Job& job, Timestamp now) override;
 
@@ -140,7 +140,7 @@ class ProcessExecutor final : public JobExecutor {
   struct Action {
     enum Kind { kLaunch, kPreempt, kKill } kind;
     JobId job;
-    std::shared_ptr<const LaunchSpec> launch;  // launches; null if it could not be resolved
+    std::shared_ptr<const LaunchSpec> launch;  // launches; null if there was no spec
     std::future<Prepared> prepared;            // launches: the launcher thread's preparation
   };
   using Clock = std::chrono::steady_clock;
@@ -182,7 +182,6 @@ class ProcessExecutor final : public JobExecutor {
   void Wake();
 
   Options options_;
-  Resolver resolver_;
   Sink sink_;
   std::vector<Action> queued_;  // scheduler thread only
 
@@ -217,6 +216,11 @@ std::string WrapperScript(const LaunchSpec& spec, const std::string& job_exec,
 // job forged never passes (when the daemon runs as root; as another user, jobs are not
 // isolated from each other at all).
 bool IsJobWrapper(int pid, uint64_t start_ticks, const std::string& job_dir);
+
+// SIGKILL to the process group recorded in <job_dir>/pid ("PID STARTTICKS"), if that process
+// still runs and is a job wrapper of `job_dir` (IsJobWrapper: the job may have forged the file).
+// For a restarted daemon that will not re-adopt a job whose process may still hold GPUs.
+void KillRecordedWrapper(const std::string& job_dir);
 
 // Start time of a process in clock ticks since boot (field 22 of /proc/PID/stat), or nullopt if
 // there is no such process or it is a zombie. Pairs with the pid to identify a process across

@@ -91,23 +91,26 @@ class ProcessExecutorTest : public ::testing::Test {
     options.poll_interval = milliseconds(20);
     options.job_exec = DLSCHED_BINARY;
     return std::make_unique<ProcessExecutor>(
-        options,
-        [this](const Job& job, const Placement&) -> Result<LaunchSpec> {
-          LaunchSpec spec;
-          spec.job = job.id;
-          spec.argv = argv_.empty() ? std::vector<std::string>{"/bin/sh", "-c", script_} : argv_;
-          spec.env = {"PATH=/usr/bin:/bin", "CUDA_VISIBLE_DEVICES=1,3"};
-          spec.job_dir = (dir_ / std::to_string(job.id.value())).string();
-          spec.workdir = dir_.string();
-          spec.time_limit = time_limit_;
-          return spec;
-        },
-        [this](ExecutorReport r) { reports_.Add(std::move(r)); });
+        options, [this](ExecutorReport r) { reports_.Add(std::move(r)); });
   }
+
+  // What the daemon would give `job`: script_ (or argv_) in dir_, its job directory dir_/<id>.
+  LaunchSpec Spec(JobId job) const {
+    LaunchSpec spec;
+    spec.job = job;
+    spec.argv = argv_.empty() ? std::vector<std::string>{"/bin/sh", "-c", script_} : argv_;
+    spec.env = {"PATH=/usr/bin:/bin", "CUDA_VISIBLE_DEVICES=1,3"};
+    spec.job_dir = (dir_ / std::to_string(job.value())).string();
+    spec.workdir = dir_.string();
+    spec.time_limit = time_limit_;
+    return spec;
+  }
+
+  void Launch(const Job& job) { executor_->Launch(job, Placement{}, Spec(job.id)); }
 
   void Run(uint32_t id, std::string script) {
     script_ = std::move(script);
-    executor_->Launch(testing::MakeJob(id).Build(), Placement{}, kTimeZero);
+    Launch(testing::MakeJob(id).Build());
     executor_->Flush();
   }
 
@@ -169,7 +172,7 @@ TEST_F(ProcessExecutorTest, AJobDirectoryThatCannotBeMadeFailsTheLaunch) {
 
 TEST_F(ProcessExecutorTest, ActionsWaitForFlush) {
   script_ = "touch ran";
-  executor_->Launch(testing::MakeJob(4).Build(), Placement{}, kTimeZero);
+  Launch(testing::MakeJob(4).Build());
   ASSERT_EQ(executor_->Queued().size(), 1u);
   EXPECT_EQ(executor_->Queued()[0].job, JobId(4));
   EXPECT_EQ(executor_->Queued()[0].kind, "launch");
@@ -191,7 +194,7 @@ TEST_F(ProcessExecutorTest, ActionsWaitForFlush) {
 
 TEST_F(ProcessExecutorTest, ALaunchNeverFlushedRunsNothing) {
   script_ = "touch ran";
-  executor_->Launch(testing::MakeJob(7).Build(), Placement{}, kTimeZero);
+  Launch(testing::MakeJob(7).Build());
   // The daemon stops before the launch is durable: the prepared wrapper exits (Stop reaps it)
   // without running the job or reporting anything, and no pid file points at it.
   executor_.reset();
@@ -215,7 +218,7 @@ TEST_F(ProcessExecutorTest, ALaunchNeverFlushedLeavesThePreviousSegmentAsItEnded
   ASSERT_TRUE(r.has_value());
   ASSERT_TRUE(std::holds_alternative<JobSuspended>(r->event));
   const std::string pid = ReadTextFile(dir_ / "10" / "pid");
-  executor_->Launch(job, Placement{}, kTimeZero);
+  Launch(job);
   WaitForFile(dir_ / "10" / "pid.next");
   executor_.reset();
   EXPECT_EQ(ReadTextFile(dir_ / "10" / "pid"), pid);
@@ -288,19 +291,12 @@ TEST_F(ProcessExecutorTest, ArgvAndEnvironmentPassThroughExactly) {
     SCOPED_TRACE(spares);
     options.spare_wrappers = spares;
     executor_ = std::make_unique<ProcessExecutor>(
-        options,
-        [&](const Job& job, const Placement&) -> Result<LaunchSpec> {
-          LaunchSpec spec;
-          spec.job = job.id;
-          spec.argv = {"/bin/sh", "-c", "printf %s \"$1\" > arg; env > env", "sh", weird};
-          spec.env = {"PATH=/usr/bin:/bin", "WEIRD=" + weird, "EMPTY="};
-          spec.job_dir = (dir_ / std::to_string(job.id.value())).string();
-          spec.workdir = dir_.string();
-          return spec;
-        },
-        [this](ExecutorReport r) { reports_.Add(std::move(r)); });
+        options, [this](ExecutorReport r) { reports_.Add(std::move(r)); });
     ASSERT_TRUE(executor_->Start().ok());
-    executor_->Launch(testing::MakeJob(8).Build(), Placement{}, kTimeZero);
+    LaunchSpec spec = Spec(JobId(8));
+    spec.argv = {"/bin/sh", "-c", "printf %s \"$1\" > arg; env > env", "sh", weird};
+    spec.env = {"PATH=/usr/bin:/bin", "WEIRD=" + weird, "EMPTY="};
+    executor_->Launch(testing::MakeJob(8).Build(), Placement{}, spec);
     executor_->Flush();
     std::optional<ExecutorReport> r = reports_.Next();
     ASSERT_TRUE(r.has_value());
@@ -376,26 +372,56 @@ TEST_F(ProcessExecutorTest, AJobDirectoryIsPrivateAndAForgedPidFileIsNotAdopted)
   EXPECT_EQ(r->exit_code, 0);
 }
 
+TEST_F(ProcessExecutorTest, ALaunchWithoutASpecIsQueuedAndReportedFailed) {
+  // The daemon could not build the spec (no Unix account for the job's user): the launch is
+  // queued like any other (the daemon logs it) and fails at once, running nothing.
+  executor_->Launch(testing::MakeJob(5).Build(), Placement{},
+                    InvalidArgument("no Unix account for user 'ann'"));
+  ASSERT_EQ(executor_->Queued().size(), 1u);
+  EXPECT_EQ(executor_->Queued()[0].job, JobId(5));
+  EXPECT_EQ(executor_->Queued()[0].kind, "launch");
+  std::optional<ExecutorReport> r = reports_.Next();
+  ASSERT_TRUE(r.has_value());
+  const auto* failed = std::get_if<JobLaunchFailed>(&r->event);
+  ASSERT_NE(failed, nullptr);
+  EXPECT_EQ(failed->job, JobId(5));
+  EXPECT_EQ(failed->reason, "no Unix account for user 'ann'");
+  executor_->Flush();
+  EXPECT_TRUE(executor_->Queued().empty());
+  EXPECT_EQ(executor_->watched(), 0u);
+  EXPECT_FALSE(fs::exists(dir_ / "5"));
+}
+
+TEST_F(ProcessExecutorTest, KillRecordedWrapperKillsOnlyAWrapperOfThatDirectory) {
+  Run(23, "echo ready > ready; sleep 30");
+  WaitForFile(dir_ / "ready");
+  // A pid file forged to name another process (this test) is not acted on.
+  fs::create_directories(dir_ / "24");
+  std::ofstream(dir_ / "24" / "pid")
+      << ::getpid() << " " << ProcessStartTicks(::getpid()).value() << "\n";
+  KillRecordedWrapper((dir_ / "24").string());
+  KillRecordedWrapper((dir_ / "25").string());  // no pid file
+  EXPECT_FALSE(reports_.Next(milliseconds(50)).has_value());
+  // The job's own record: its whole group gets SIGKILL.
+  KillRecordedWrapper((dir_ / "23").string());
+  std::optional<ExecutorReport> r = reports_.Next();
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->exit_code, 128 + SIGKILL);
+}
+
 TEST_F(ProcessExecutorTest, LogsAreCappedAndRotated) {
   executor_.reset();
   ProcessExecutor::Options options;
   options.job_exec = DLSCHED_BINARY;
   options.max_log_bytes = 1000;
   executor_ = std::make_unique<ProcessExecutor>(
-      options,
-      [this](const Job& job, const Placement&) -> Result<LaunchSpec> {
-        LaunchSpec spec;
-        spec.job = job.id;
-        // 10,000 bytes on stdout, 5 on stderr.
-        spec.argv = {"/bin/sh", "-c", "head -c 10000 /dev/zero; printf oops >&2"};
-        spec.env = {"PATH=/usr/bin:/bin"};
-        spec.job_dir = (dir_ / std::to_string(job.id.value())).string();
-        spec.workdir = dir_.string();
-        return spec;
-      },
-      [this](ExecutorReport r) { reports_.Add(std::move(r)); });
+      options, [this](ExecutorReport r) { reports_.Add(std::move(r)); });
   ASSERT_TRUE(executor_->Start().ok());
-  executor_->Launch(testing::MakeJob(22).Build(), Placement{}, kTimeZero);
+  LaunchSpec spec = Spec(JobId(22));
+  // 10,000 bytes on stdout, 5 on stderr.
+  spec.argv = {"/bin/sh", "-c", "head -c 10000 /dev/zero; printf oops >&2"};
+  spec.env = {"PATH=/usr/bin:/bin"};
+  executor_->Launch(testing::MakeJob(22).Build(), Placement{}, spec);
   executor_->Flush();
   std::optional<ExecutorReport> r = reports_.Next();
   ASSERT_TRUE(r.has_value());

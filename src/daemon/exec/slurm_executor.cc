@@ -61,11 +61,10 @@ std::string SlurmExecutor::Listed::final_state() const {
   return states.empty() ? std::string() : states.front();
 }
 
-SlurmExecutor::SlurmExecutor(Options options, std::vector<SlurmNodeSite> sites, Resolver resolver,
-                             Sink sink, NodeSink node_sink)
+SlurmExecutor::SlurmExecutor(Options options, std::vector<SlurmNodeSite> sites, Sink sink,
+                             NodeSink node_sink)
     : options_(std::move(options)),
       sites_(std::move(sites)),
-      resolver_(std::move(resolver)),
       sink_(std::move(sink)),
       node_sink_(std::move(node_sink)) {
   // As discovery saw the nodes: a node out of service then gets no job before the first poll.
@@ -102,8 +101,7 @@ CommandOptions SlurmExecutor::Command() const {
   return c;
 }
 
-void SlurmExecutor::Launch(const Job& job, const Placement& placement, Timestamp) {
-  Result<LaunchSpec> spec = resolver_(job, placement);
+void SlurmExecutor::Launch(const Job& job, const Placement& placement, Result<LaunchSpec> spec) {
   if (!spec.ok()) {
     queued_.push_back({Action::kLaunch, job.id, std::nullopt, placement});
     sink_({JobLaunchFailed{job.id, spec.status().message()}, std::nullopt});

@@ -83,8 +83,7 @@ class SlurmExecutor final : public JobExecutor {
   };
 
   // `sites` are the cluster's nodes by NodeId (SlurmCluster::sites).
-  SlurmExecutor(Options options, std::vector<SlurmNodeSite> sites, Resolver resolver, Sink sink,
-                NodeSink node_sink);
+  SlurmExecutor(Options options, std::vector<SlurmNodeSite> sites, Sink sink, NodeSink node_sink);
   ~SlurmExecutor() override;
   SlurmExecutor(const SlurmExecutor&) = delete;
   SlurmExecutor& operator=(const SlurmExecutor&) = delete;
@@ -92,7 +91,7 @@ class SlurmExecutor final : public JobExecutor {
   Status Start() override;
   void Stop() override;
 
-  void Launch(const Job& job, const Placement& placement, Timestamp now) override;
+  void Launch(const Job& job, const Placement& placement, Result<LaunchSpec> spec) override;
   void Preempt(const Job& job, Timestamp now) override;
   void Kill(const Job& job, Timestamp now) override;
   std::vector<QueuedAction> Queued() const override;
@@ -162,7 +161,6 @@ class SlurmExecutor final : public JobExecutor {
 
   Options options_;
   std::vector<SlurmNodeSite> sites_;
-  Resolver resolver_;
   Sink sink_;
   NodeSink node_sink_;
   std::vector<Action> queued_;  // scheduler thread only

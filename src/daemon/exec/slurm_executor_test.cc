@@ -44,15 +44,6 @@ class SlurmExecutorTest : public ::testing::Test {
     options.extra_env = extra_env_;
     executor_ = std::make_unique<SlurmExecutor>(
         options, std::move(sites),
-        [this](const Job& job, const Placement&) -> Result<LaunchSpec> {
-          LaunchSpec spec;
-          spec.job = job.id;
-          spec.argv = {"true"};
-          spec.env = job_env_;
-          spec.job_dir = JobDir(job.id).string();
-          spec.workdir = dir_.string();
-          return spec;
-        },
         [this](ExecutorReport r) {
           std::lock_guard lock(mu_);
           reports_.push_back(std::move(r));
@@ -125,6 +116,16 @@ class SlurmExecutorTest : public ::testing::Test {
   }
 
   fs::path JobDir(JobId job) const { return dir_ / std::to_string(job.value()); }
+  // What the daemon would give `job`: `true` with job_env_, in dir_.
+  LaunchSpec Spec(JobId job) const {
+    LaunchSpec spec;
+    spec.job = job;
+    spec.argv = {"true"};
+    spec.env = job_env_;
+    spec.job_dir = JobDir(job).string();
+    spec.workdir = dir_.string();
+    return spec;
+  }
 
   fs::path dir_;
   std::string saved_path_;
@@ -163,7 +164,7 @@ TEST_F(SlurmExecutorTest, FlushRecordsAStopBeforeTheWorkerCarriesItOut) {
 TEST_F(SlurmExecutorTest, FlushRecordsAStopOfALaunchNotYetCarriedOut) {
   Make();
   const Job job = testing::MakeJob(2).Build();
-  executor_->Launch(job, Placement{}, kTimeZero);
+  executor_->Launch(job, Placement{}, Spec(job.id));
   executor_->Flush();
   executor_->Kill(job, kTimeZero);
   executor_->Flush();
@@ -200,7 +201,7 @@ TEST_F(SlurmExecutorTest, SbatchRunsWithTheDaemonsEnvironmentNotTheJobs) {
   Make(OneNode(), std::chrono::milliseconds(20));
   ASSERT_TRUE(executor_->Start().ok());
   const Job job = testing::MakeJob(1).Build();
-  executor_->Launch(job, OnN1(), kTimeZero);
+  executor_->Launch(job, OnN1(), Spec(job.id));
   executor_->Flush();
   ASSERT_TRUE(
       WaitFor([&] { return ReadTextFile(JobDir(job.id) / "slurm_job") == "80 n1 srun\n"; }));
@@ -222,7 +223,7 @@ TEST_F(SlurmExecutorTest, AFailedSbatchIsFollowedWhenSlurmHasTheJobOnceSqueueAns
   Make(OneNode(), std::chrono::milliseconds(20));
   ASSERT_TRUE(executor_->Start().ok());
   const Job job = testing::MakeJob(1).Build();
-  executor_->Launch(job, OnN1(), kTimeZero);
+  executor_->Launch(job, OnN1(), Spec(job.id));
   executor_->Flush();
   ASSERT_TRUE(WaitFor([&] { return fs::exists(dir_ / "sbatch.log"); }));
   WaitForPolls();
@@ -261,7 +262,7 @@ TEST_F(SlurmExecutorTest, AStopDecidedWhileTheSubmissionIsUnconfirmedCancelsItWh
   Make(OneNode(), std::chrono::milliseconds(20));
   ASSERT_TRUE(executor_->Start().ok());
   const Job job = testing::MakeJob(3).Build();
-  executor_->Launch(job, OnN1(), kTimeZero);
+  executor_->Launch(job, OnN1(), Spec(job.id));
   executor_->Flush();
   ASSERT_TRUE(WaitFor([&] { return fs::exists(dir_ / "sbatch.log"); }));
   executor_->Preempt(job, kTimeZero);
@@ -282,7 +283,7 @@ TEST_F(SlurmExecutorTest, AFailedSbatchSlurmDoesNotListIsAFailedLaunchAndALateAr
   Make(OneNode(), std::chrono::milliseconds(20));
   ASSERT_TRUE(executor_->Start().ok());
   const Job job = testing::MakeJob(2).Build();
-  executor_->Launch(job, OnN1(), kTimeZero);
+  executor_->Launch(job, OnN1(), Spec(job.id));
   executor_->Flush();
   ASSERT_TRUE(WaitFor([&] { return !Reports().empty(); }));
   const std::vector<ExecutorReport> reports = Reports();

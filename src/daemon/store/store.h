@@ -23,29 +23,22 @@
 #include "dlsched/common/status.h"
 #include "dlsched/common/time.h"
 #include "dlsched/model/job.h"
+#include "dlsched/model/job_lifecycle.h"
 
 struct sqlite3;
 struct sqlite3_stmt;
 
 namespace dlsched::daemon {
 
-// A job as stored. `spec_json` is the canonical request (JobRequestToJson).
-struct JobRow {
+// A job as stored: its lifecycle (the base, a column each) and the columns below.
+// `spec_json` is the canonical request (JobRequestToJson), kept as text: the store does not
+// parse requests (a stored spec that no longer parses fails only its own job, at Restore).
+struct JobRow : JobLifecycle {
   int64_t id = 0;
   std::string user;
   std::string spec_json;
-  JobState state = JobState::kPending;
   Timestamp submit_time;
-  Timestamp queued_since;
-  Timestamp segment_start;  // while running
-  Timestamp first_start = kTimeNever;
-  Timestamp finish_time = kTimeNever;
-  Duration run_time{0};
-  Duration attained_gpu_time{0};
-  double iterations_done = 0;
-  int preemptions = 0;
   std::string placement;  // "n0000:0,1;n0001:2" (node name: GPU indices); empty = none
-  std::string reason;
   int64_t pid = 0;        // the job's process (group leader) while running; 0 = none
   int64_t pid_start = 0;  // its start time in clock ticks since boot (/proc/PID/stat field 22)
   std::optional<int> exit_code;

@@ -35,9 +35,8 @@ FakeMachine::~FakeMachine() {
   DS_CHECK(attached_ == nullptr) << "the machine went before its executor";
 }
 
-std::unique_ptr<daemon::JobExecutor> FakeMachine::NewExecutor(
-    daemon::JobExecutor::Resolver resolver, daemon::JobExecutor::Sink sink) {
-  return std::make_unique<FakeExecutor>(*this, std::move(resolver), std::move(sink));
+std::unique_ptr<daemon::JobExecutor> FakeMachine::NewExecutor(daemon::JobExecutor::Sink sink) {
+  return std::make_unique<FakeExecutor>(*this, std::move(sink));
 }
 
 std::vector<std::string> FakeMachine::TakeLog() { return std::exchange(log_, {}); }
@@ -77,8 +76,8 @@ void FakeMachine::End(JobId job, ExecutorReport report) {
   attached_->sink_(std::move(report));
 }
 
-FakeExecutor::FakeExecutor(FakeMachine& machine, Resolver resolver, Sink sink)
-    : machine_(&machine), resolver_(std::move(resolver)), sink_(std::move(sink)) {
+FakeExecutor::FakeExecutor(FakeMachine& machine, Sink sink)
+    : machine_(&machine), sink_(std::move(sink)) {
   DS_CHECK(machine_->attached_ == nullptr) << "two executors on one fake machine";
   machine_->attached_ = this;
 }
@@ -89,16 +88,13 @@ void FakeExecutor::Stop() {
   if (machine_->attached_ == this) machine_->attached_ = nullptr;
 }
 
-void FakeExecutor::Launch(const Job& job, const Placement& placement, Timestamp) {
-  if (resolver_) {
-    Result<daemon::LaunchSpec> spec = resolver_(job, placement);
-    if (!spec.ok()) {
-      queued_.push_back({kLaunch, job.id, /*resolved=*/false});
-      sink_({JobLaunchFailed{job.id, spec.status().message()}, std::nullopt});
-      return;
-    }
-    machine_->env_[job.id] = spec->env;
+void FakeExecutor::Launch(const Job& job, const Placement&, Result<daemon::LaunchSpec> spec) {
+  if (!spec.ok()) {
+    queued_.push_back({kLaunch, job.id, /*resolved=*/false});
+    sink_({JobLaunchFailed{job.id, spec.status().message()}, std::nullopt});
+    return;
   }
+  machine_->env_[job.id] = spec->env;
   queued_.push_back({kLaunch, job.id});
 }
 

@@ -48,9 +48,8 @@ class FakeMachine {
   FakeMachine& operator=(const FakeMachine&) = delete;
 
   // An executor on this machine, attached until its Stop (DaemonOptions::executor_factory's
-  // arguments; `resolver` may be empty: launches then need no LaunchSpec).
-  std::unique_ptr<daemon::JobExecutor> NewExecutor(daemon::JobExecutor::Resolver resolver,
-                                                   daemon::JobExecutor::Sink sink);
+  // sink).
+  std::unique_ptr<daemon::JobExecutor> NewExecutor(daemon::JobExecutor::Sink sink);
 
   // What the executors carried out since the last TakeLog, in order: "launch 0" (every launch
   // Flush carried out, also one that failed), "preempt 0", "kill 0", "adopt 0".
@@ -93,7 +92,7 @@ class FakeMachine {
 
 class FakeExecutor final : public daemon::JobExecutor {
  public:
-  FakeExecutor(FakeMachine& machine, Resolver resolver, Sink sink);
+  FakeExecutor(FakeMachine& machine, Sink sink);
   ~FakeExecutor() override;
   FakeExecutor(const FakeExecutor&) = delete;
   FakeExecutor& operator=(const FakeExecutor&) = delete;
@@ -101,7 +100,7 @@ class FakeExecutor final : public daemon::JobExecutor {
   Status Start() override { return Status::Ok(); }
   // Detaches from the machine: later outcomes wait for the next executor's Adopt.
   void Stop() override;
-  void Launch(const Job& job, const Placement& placement, Timestamp now) override;
+  void Launch(const Job& job, const Placement& placement, Result<daemon::LaunchSpec> spec) override;
   void Preempt(const Job& job, Timestamp now) override;
   void Kill(const Job& job, Timestamp now) override;
   std::vector<QueuedAction> Queued() const override;
@@ -120,7 +119,6 @@ class FakeExecutor final : public daemon::JobExecutor {
   };
 
   FakeMachine* machine_;
-  Resolver resolver_;
   Sink sink_;
   std::vector<Action> queued_;
 };

@@ -1,4 +1,4 @@
-#include "daemon/api/job_request.h"
+#include "daemon/job/job_request.h"
 
 #include <array>
 #include <cctype>
