@@ -35,7 +35,12 @@ function cell(k, v, text, cls) {
             text === undefined ? (v === null || v === undefined ? "—" : String(v)) : text);
 }
 
+// A table; each cell also gets its column's name in data-label, which the phone layout shows
+// beside the value (each row a card).
 function table(headers, rows, id) {
+  for (const row of rows) {
+    [...row.children].forEach((td, i) => { if (headers[i]) td.dataset.label = headers[i].label; });
+  }
   const head = el("tr", {}, headers.map(h => el("th", {class: h.num ? "num" : null}, h.label)));
   return el("div", {class: "scroll"}, el("table", {id: id}, el("thead", {}, head),
                                          el("tbody", {}, rows)));
@@ -211,13 +216,16 @@ async function viewCluster() {
       const holder = g.allocated ? g.holder : "free";
       add(byType, g.type, g);
       add(byClass, labels || "(no labels)", g);
-      return el("div", {class: "gpu gpu-" + holder, "data-gpu": node.name + ":" + g.index,
+      const square = el("div", {class: "gpu gpu-" + holder, "data-gpu": node.name + ":" + g.index,
                         "data-holder": holder, "data-job": g.job,
                         title: node.name + " GPU " + g.index + ": " + g.type + ", " +
                                fmtMib(g.memory_mib) + (g.allocated ? ", " + holder : ", free")},
         el("div", {}, "#" + g.index + " " + g.type),
         el("div", {}, g.job !== null ? jobLink(g.job) : (g.allocated ? "taken" : "free")),
         el("div", {}, fmtMib(g.memory_mib)));
+      // A training job's GPUs share one shade of blue, so a gang reads as one block.
+      if (holder === "training") square.style.background = "hsl(" + (200 + g.job * 37 % 60) + ", 62%, " + (38 + g.job * 13 % 16) + "%)";
+      return square;
     });
     grid.append(el("div", {class: "node", "data-node": node.name},
       el("div", {class: "node-name", title: labels},

@@ -68,8 +68,8 @@ HistorySample SampleOf(const Snapshot& s, Timestamp at) {
           s.cluster->total_gpus()};
 }
 
-History::History(const Daemon& daemon, Duration interval, size_t capacity)
-    : daemon_(&daemon), interval_(interval), capacity_(capacity) {
+History::History(Source source, Duration interval, size_t capacity)
+    : source_(std::move(source)), interval_(interval), capacity_(capacity) {
   DS_CHECK(interval > Duration(0)) << "history interval must be positive";
   DS_CHECK(capacity > 0) << "history capacity must be positive";
 }
@@ -78,18 +78,21 @@ History::~History() { Stop(); }
 
 void History::Start() {
   if (thread_.joinable()) return;
+  static const SystemClock clock;
+  auto sample = [this] {
+    if (const std::shared_ptr<const Snapshot> s = source_()) Add(SampleOf(*s, clock.Now()));
+  };
   {
     std::lock_guard lock(mu_);
     stopping_ = false;
   }
-  thread_ = std::thread([this] {
-    static const SystemClock clock;
+  sample();  // the first, before Start returns
+  thread_ = std::thread([this, sample] {
     std::unique_lock lock(mu_);
-    while (!stopping_) {
+    while (!wake_.wait_for(lock, interval_, [this] { return stopping_; })) {
       lock.unlock();
-      Record(clock);
+      sample();
       lock.lock();
-      wake_.wait_for(lock, interval_, [this] { return stopping_; });
     }
   });
 }
@@ -104,10 +107,7 @@ void History::Stop() {
   thread_.join();
 }
 
-void History::Record(const Clock& clock) {
-  const std::shared_ptr<const Snapshot> s = daemon_->snapshot();
-  if (s == nullptr) return;  // not started yet
-  const HistorySample sample = SampleOf(*s, clock.Now());
+void History::Add(const HistorySample& sample) {
   std::lock_guard lock(mu_);
   samples_.push_back(sample);
   while (samples_.size() > capacity_) samples_.pop_front();

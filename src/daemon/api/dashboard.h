@@ -8,6 +8,8 @@
 #include <condition_variable>
 #include <cstddef>
 #include <deque>
+#include <functional>
+#include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <span>
@@ -56,18 +58,21 @@ struct HistorySample {
 // The counts of `snapshot` at `at`.
 HistorySample SampleOf(const Snapshot& snapshot, Timestamp at);
 
-// A ring of the last `capacity` samples of the daemon's published snapshot, one every
-// `interval` (the first at Start), kept in memory only (a restarted daemon begins a new one).
-// With the defaults, 1440 samples every 10 s: the last 4 hours, about 60 KiB. Start and Stop
-// are called by one thread (the ApiServer's owner); Samples from any thread.
+// A ring of the last `capacity` samples of the daemon's published snapshot (read from `source`),
+// one every `interval` (the first at Start), kept in memory only (a restarted daemon begins a
+// new one). With the defaults, 1440 samples every 10 s: the last 4 hours, about 60 KiB. Start
+// and Stop are called by one thread (the ApiServer's owner); Add and Samples from any thread.
 class History {
  public:
   static constexpr Duration kDefaultInterval = std::chrono::seconds(10);
   static constexpr size_t kDefaultCapacity = 1440;
 
-  // `daemon` must outlive the history. Precondition: interval > 0, capacity > 0.
-  History(const Daemon& daemon, Duration interval = kDefaultInterval,
-          size_t capacity = kDefaultCapacity);
+  // The latest snapshot, or nullptr before the daemon started (then no sample is taken).
+  using Source = std::function<std::shared_ptr<const Snapshot>()>;
+
+  // Precondition: interval > 0, capacity > 0.
+  explicit History(Source source, Duration interval = kDefaultInterval,
+                   size_t capacity = kDefaultCapacity);
   ~History();
   History(const History&) = delete;
   History& operator=(const History&) = delete;
@@ -76,8 +81,8 @@ class History {
   void Start();
   // Stops and joins it (no-op when not started).
   void Stop();
-  // Appends a sample of the current snapshot, dropping the oldest beyond capacity.
-  void Record(const Clock& clock);
+  // Appends a sample, dropping the oldest beyond capacity.
+  void Add(const HistorySample& sample);
 
   // The samples, oldest first.
   std::vector<HistorySample> Samples() const;
@@ -85,7 +90,7 @@ class History {
   size_t capacity() const { return capacity_; }
 
  private:
-  const Daemon* daemon_;
+  const Source source_;
   const Duration interval_;
   const size_t capacity_;
   mutable std::mutex mu_;

@@ -593,7 +593,7 @@ ApiServer::ApiServer(Daemon& daemon, ApiOptions options)
     : daemon_(&daemon),
       options_(options),
       server_(std::make_unique<HttpFront>(options_)),
-      history_(std::make_unique<History>(daemon)) {
+      history_(std::make_unique<History>([&daemon] { return daemon.snapshot(); })) {
   server_->set_payload_max_length(options_.max_body_bytes);
   server_->set_keep_alive_max_count(10000);
   server_->set_tcp_nodelay(true);
