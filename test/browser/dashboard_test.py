@@ -277,7 +277,8 @@ class Browser:
                    "--user-data-dir=" + profile, "--disable-background-networking",
                    "--disable-component-update", "--disable-sync", "--disable-default-apps",
                    "--disable-extensions", "--disable-features=AutofillServerCommunication,"
-                   "OptimizationHints,Translate,MediaRouter,SpellCheckService",
+                   "OptimizationHints,Translate,MediaRouter,SpellCheckService,"
+                   "NetworkTimeServiceQuerying",
                    "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
                    "--log-net-log=" + netlog, "--net-log-capture-mode=Default",
                    "--window-size=%d,%d" % size, "--hide-scrollbars",
