@@ -336,8 +336,9 @@ async function viewTenants() {
   return [
     el("div", {class: "summary"}, summaryCard("GPUs", t.gpus_total, "tenants-gpus"),
        summaryCard("Policy", t.policy, "tenants-policy")),
-    t.tenants.length ? table([n("Tenant"), n("Guaranteed", 1), n("GPUs", 1), n("Cap", 1),
-                              n("GPUs", 1), n("Holds", 1), n("Borrows", 1), n("Use"),
+    t.tenants.length ? table([n("Tenant"), n("Guaranteed", 1), n("Guaranteed GPUs", 1),
+                              n("Cap", 1), n("Cap GPUs", 1), n("Holds", 1), n("Borrows", 1),
+                              n("Use"),
                               n("Running", 1), n("Waiting", 1)], rows, "tenants")
                      : el("p", {class: "muted", id: "tenants-empty"}, "No tenant has a job."),
     el("p", {class: "muted"}, "Tenants are the jobs' queue field. Shares are of all " + t.gpus_total +
@@ -403,8 +404,13 @@ function chart(samples) {
     mk("line", {x1: 40, x2: 790, y1: Y(v), y2: Y(v), class: "grid-line"});
     mk("text", {x: 4, y: Y(v) + 4}).textContent = String(Math.round(v));
   }
+  mk("text", {x: 40, y: 216}).textContent = fmtTime(samples[0].at);
+  mk("text", {x: 790, y: 216, "text-anchor": "end"}).textContent =
+      fmtTime(samples[samples.length - 1].at);
+  // Steps: a count holds from its sample to the next.
   const line = (key, color) => mk("polyline", {
-    points: samples.map(x => X(x.at).toFixed(1) + "," + Y(x[key]).toFixed(1)).join(" "),
+    points: samples.map((x, i) => (i ? X(x.at).toFixed(1) + "," + Y(samples[i - 1][key]).toFixed(1) + " " : "") +
+                                  X(x.at).toFixed(1) + "," + Y(x[key]).toFixed(1)).join(" "),
     fill: "none", stroke: color, "stroke-width": 2, "data-series": key});
   line("gpus_allocated", "#3b78d8");
   line("queue_length", "#b54708");
