@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstddef>
 #include <iterator>
+#include <map>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -341,6 +342,88 @@ void RenderSharingTable(const std::vector<RunResult>& runs, std::string& out) {
   out += "</tbody></table></div>\n";
 }
 
+// Why jobs waited, per run: the sampled job-hours of each cause any run has, with its share of
+// the run's waiting (SimOptions::explain_every); nothing when no run sampled any.
+void RenderWaitCauses(const std::vector<RunResult>& runs, std::string& out) {
+  std::vector<size_t> causes;
+  for (size_t c = 0; c < static_cast<size_t>(kNumPendingCauses); ++c) {
+    if (std::ranges::any_of(
+            runs, [c](const RunResult& r) { return r.summary.pending_s_by_cause[c] > 0; })) {
+      causes.push_back(c);
+    }
+  }
+  if (causes.empty()) return;
+  out +=
+      "<h2>Why jobs waited</h2>\n<p class=\"note\">Job-hours of waiting by the policy's "
+      "why-pending cause (sampled), and each cause's share of the run's waiting.</p>\n"
+      "<div class=\"scroll\"><table class=\"summary\">\n<thead><tr><th>policy</th>";
+  for (size_t c : causes) {
+    out += "<th>" + HtmlEscape(PendingCauseName(static_cast<PendingCause>(c))) + "</th>";
+  }
+  out += "</tr></thead>\n<tbody>\n";
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const auto& by_cause = runs[i].summary.pending_s_by_cause;
+    double total = 0;
+    for (double s : by_cause) total += s;
+    fmt::format_to(std::back_inserter(out),
+                   "<tr><td><span class=\"swatch\" style=\"background:{}\"></span>{}</td>",
+                   RunColor(i), HtmlEscape(runs[i].policy));
+    for (size_t c : causes) {
+      fmt::format_to(std::back_inserter(out), "<td>{:.1f} h ({:.0f}%)</td>", by_cause[c] / 3600,
+                     total > 0 ? 100 * by_cause[c] / total : 0.0);
+    }
+    out += "</tr>\n";
+  }
+  out += "</tbody></table></div>\n";
+}
+
+// Per tenant (JobSpec::queue) of each run: jobs, completed ones, their mean JCT and the tenant's
+// share of the allocated GPU-time; nothing unless some run has two tenants or more.
+void RenderTenants(const std::vector<RunResult>& runs, std::string& out) {
+  struct Tenant {
+    int jobs = 0;
+    int completed = 0;
+    double jct_s = 0;
+  };
+  std::vector<std::map<std::string, Tenant>> per_run(runs.size());
+  bool several = false;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    for (const JobRecord& job : runs[i].jobs) {
+      Tenant& t = per_run[i][job.queue];
+      ++t.jobs;
+      if (job.completed()) {
+        ++t.completed;
+        t.jct_s += ToSeconds(job.jct());
+      }
+    }
+    several = several || per_run[i].size() > 1;
+  }
+  if (!several) return;
+  out +=
+      "<h2>Tenants</h2>\n<p class=\"note\">Per tenant (the jobs' queue): its jobs, those "
+      "completed and their mean completion time, and its share of the GPU-time allocated.</p>\n"
+      "<div class=\"scroll\"><table class=\"summary\">\n<thead><tr><th>policy</th>"
+      "<th>tenant</th><th>jobs</th><th>completed</th><th>mean JCT</th><th>GPU-time share</th>"
+      "</tr></thead>\n<tbody>\n";
+  for (size_t i = 0; i < runs.size(); ++i) {
+    for (const auto& [name, t] : per_run[i]) {
+      double share = 0;
+      for (const auto& [tenant, s] : runs[i].summary.tenant_share) {
+        if (tenant == name) share = s;
+      }
+      fmt::format_to(std::back_inserter(out),
+                     "<tr><td><span class=\"swatch\" style=\"background:{}\"></span>{}</td>"
+                     "<td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.1f}%</td></tr>\n",
+                     RunColor(i), HtmlEscape(runs[i].policy),
+                     name.empty() ? std::string("(none)") : HtmlEscape(name), t.jobs, t.completed,
+                     t.completed > 0 ? fmt::format("{:.2f} h", t.jct_s / t.completed / 3600)
+                                     : std::string("&mdash;"),
+                     100 * share);
+    }
+  }
+  out += "</tbody></table></div>\n";
+}
+
 std::string RenderHtml(const std::vector<RunResult>& runs, const ReportMeta& meta) {
   const std::string title = meta.title.empty() ? "dlsched simulation report" : meta.title;
   std::string out;
@@ -372,6 +455,8 @@ std::string RenderHtml(const std::vector<RunResult>& runs, const ReportMeta& met
       "<h2>Slowdown</h2>\n<p class=\"note\">JCT over the job's ideal run time; whiskers "
       "p5&ndash;p95, box p25&ndash;p75, bar at the median.</p>\n";
   RenderSlowdownBoxes(runs, out);
+  RenderWaitCauses(runs, out);
+  RenderTenants(runs, out);
   if (AnySharing(runs)) {
     out +=
         "<h2>GPU sharing</h2>\n<p class=\"note\">Memory and SM use of running jobs over the "
