@@ -443,6 +443,7 @@ async function render() {
     if (mine !== generation) return;  // a newer render (another view) took over
     document.getElementById("view").replaceChildren(...nodes);
     status.className = "";
+    delete document.body.dataset.error;
     status.textContent = "Updated " + new Date().toISOString().replace("T", " ").replace(/\.\d+Z$/, "Z");
     document.body.dataset.view = name;
     document.body.dataset.renders = String(Number(document.body.dataset.renders || 0) + 1);
@@ -452,6 +453,13 @@ async function render() {
     status.textContent = e.status === 401 ? "This daemon wants a token: paste yours above. (" + e.message + ")"
                                           : "Error: " + e.message;
     document.body.dataset.error = String(e.status || "network");
+    // Another view's content would pass for this one's: show none (a refresh of the same view
+    // keeps its last good content under the error line).
+    if (document.body.dataset.view !== name) {
+      document.getElementById("view").replaceChildren(
+          el("p", {class: "muted", id: "view-error"}, "Nothing to show: " + e.message));
+      delete document.body.dataset.view;
+    }
   }
   timer = setTimeout(render, REFRESH_MS);
 }
