@@ -342,6 +342,66 @@ void RenderSharingTable(const std::vector<RunResult>& runs, std::string& out) {
   out += "</tbody></table></div>\n";
 }
 
+// The share of the run's GPUs allocated in each of `buckets` equal slices of [t0, t1], weighted
+// by time (a sample holds until the next one, the last one until t1; 0 before the first).
+std::vector<double> AllocationBuckets(const RunResult& run, Timestamp t0, Timestamp t1,
+                                      int buckets) {
+  std::vector<double> share(buckets, 0.0);
+  const double span = ToSeconds(t1 - t0);
+  if (span <= 0 || run.total_gpus <= 0) return share;
+  const double width = span / buckets;
+  for (size_t i = 0; i < run.series.size(); ++i) {
+    const double v = static_cast<double>(run.series[i].gpus_allocated) / run.total_gpus;
+    const double a = std::max(0.0, ToSeconds(run.series[i].time - t0));
+    const double b =
+        i + 1 < run.series.size() ? std::min(span, ToSeconds(run.series[i + 1].time - t0)) : span;
+    for (int k = static_cast<int>(a / width); k < buckets && k * width < b; ++k) {
+      const double overlap = std::min(b, (k + 1) * width) - std::max(a, k * width);
+      if (overlap > 0) share[k] += v * overlap / width;
+    }
+  }
+  return share;
+}
+
+// A heat map of GPU allocation over time: one row per run, 60 columns over the runs' common
+// window, darker for more GPUs allocated; each cell's title gives its share.
+void RenderAllocationHeatMap(const std::vector<RunResult>& runs, std::string& out) {
+  constexpr int kBuckets = 60;
+  constexpr double kLeft = 170, kCell = 10, kRow = 22;
+  std::optional<Timestamp> t0, t1;
+  for (const RunResult& run : runs) {
+    if (run.series.empty()) continue;
+    t0 = t0 ? std::min(*t0, run.series.front().time) : run.series.front().time;
+    t1 = t1 ? std::max(*t1, run.series.back().time) : run.series.back().time;
+  }
+  if (!t0 || *t1 <= *t0) return;
+  const double width = kLeft + kBuckets * kCell + 10;
+  const double height = kRow * static_cast<double>(runs.size()) + 24;
+  out +=
+      "<h2>GPU allocation over time</h2>\n<p class=\"note\">Share of the GPUs allocated, per "
+      "policy, in 60 equal slices of the run (time-weighted; darker is more).</p>\n";
+  OpenSvg(width, height, "GPU allocation heat map, one row per policy", out);
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const double y = kRow * static_cast<double>(i);
+    fmt::format_to(std::back_inserter(out),
+                   "<text x=\"{:.0f}\" y=\"{:.0f}\" text-anchor=\"end\">{}</text>\n", kLeft - 8,
+                   y + 15, HtmlEscape(Truncate(runs[i].policy, 22)));
+    const std::vector<double> share = AllocationBuckets(runs[i], *t0, *t1, kBuckets);
+    for (int k = 0; k < kBuckets; ++k) {
+      fmt::format_to(std::back_inserter(out),
+                     "<rect x=\"{:.0f}\" y=\"{:.0f}\" width=\"{:.0f}\" height=\"{:.0f}\" "
+                     "fill=\"hsl(215,70%,{:.0f}%)\"><title>{}: {:.0f}% allocated</title></rect>\n",
+                     kLeft + k * kCell, y + 2, kCell, kRow - 4, 96 - 60 * share[k],
+                     HtmlEscape(runs[i].policy), 100 * share[k]);
+    }
+  }
+  fmt::format_to(std::back_inserter(out),
+                 "<text x=\"{:.0f}\" y=\"{:.0f}\">0 h</text><text x=\"{:.0f}\" y=\"{:.0f}\" "
+                 "text-anchor=\"end\">{:.1f} h</text>\n</svg>\n",
+                 kLeft, height - 6, kLeft + kBuckets * kCell, height - 6,
+                 ToSeconds(*t1 - *t0) / 3600);
+}
+
 // Why jobs waited, per run: the sampled job-hours of each cause any run has, with its share of
 // the run's waiting (SimOptions::explain_every); nothing when no run sampled any.
 void RenderWaitCauses(const std::vector<RunResult>& runs, std::string& out) {
@@ -455,6 +515,7 @@ std::string RenderHtml(const std::vector<RunResult>& runs, const ReportMeta& met
       "<h2>Slowdown</h2>\n<p class=\"note\">JCT over the job's ideal run time; whiskers "
       "p5&ndash;p95, box p25&ndash;p75, bar at the median.</p>\n";
   RenderSlowdownBoxes(runs, out);
+  RenderAllocationHeatMap(runs, out);
   RenderWaitCauses(runs, out);
   RenderTenants(runs, out);
   if (AnySharing(runs)) {

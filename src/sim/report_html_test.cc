@@ -46,8 +46,9 @@ TEST(WriteHtmlReportTest, SelfContainedEscapedAndDeterministic) {
 
   EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u);
   EXPECT_NE(html.find("</html>"), std::string::npos);
-  EXPECT_EQ(CountOccurrences(html, "<svg"), 4u);  // JCT CDF, utilisation, queue, slowdown
-  EXPECT_EQ(CountOccurrences(html, "</svg>"), 4u);
+  // JCT CDF, utilisation, queue, slowdown, allocation heat map.
+  EXPECT_EQ(CountOccurrences(html, "<svg"), 5u);
+  EXPECT_EQ(CountOccurrences(html, "</svg>"), 5u);
   // Nothing to fetch: "http" only in the SVG namespace declarations; no script.
   EXPECT_EQ(CountOccurrences(html, "http"),
             CountOccurrences(html, "xmlns=\"http://www.w3.org/2000/svg\""));
@@ -127,6 +128,26 @@ TEST(WriteHtmlReportTest, WaitCausesAndTenantsAppearWhenTheRunsHaveThem) {
             std::string::npos);
   EXPECT_NE(html.find("<td>(none)</td><td>1</td><td>0</td><td>&mdash;</td><td>0.0%</td>"),
             std::string::npos);
+}
+
+}  // namespace
+}  // namespace dlsched::sim
+
+namespace dlsched::sim {
+namespace {
+
+TEST(WriteHtmlReportTest, TheHeatMapWeighsAllocationByTime) {
+  RunResult run = testing::Finished("las", {3600});
+  run.total_gpus = 8;
+  // No GPU for the first 30 slices of 60, all 8 for the rest.
+  run.series = {{AtSeconds(0), 0, 0, 0}, {AtSeconds(3000), 8, 0, 1}, {AtSeconds(6000), 8, 0, 1}};
+  std::ostringstream out;
+  ASSERT_TRUE(WriteHtmlReport({run}, ReportMeta{}, out).ok());
+  const std::string html = out.str();
+  ASSERT_NE(html.find("<h2>GPU allocation over time</h2>"), std::string::npos);
+  EXPECT_EQ(CountOccurrences(html, "<title>las: 0% allocated</title>"), 30u);
+  EXPECT_EQ(CountOccurrences(html, "<title>las: 100% allocated</title>"), 30u);
+  EXPECT_NE(html.find(">1.7 h</text>"), std::string::npos);
 }
 
 }  // namespace
