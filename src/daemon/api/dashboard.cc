@@ -77,6 +77,7 @@ History::History(Source source, Duration interval, size_t capacity)
 History::~History() { Stop(); }
 
 void History::Start() {
+  std::lock_guard lifecycle(lifecycle_mu_);
   if (thread_.joinable()) return;
   static const SystemClock clock;
   auto sample = [this] {
@@ -98,6 +99,7 @@ void History::Start() {
 }
 
 void History::Stop() {
+  std::lock_guard lifecycle(lifecycle_mu_);
   if (!thread_.joinable()) return;
   {
     std::lock_guard lock(mu_);

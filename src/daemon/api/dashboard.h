@@ -60,8 +60,8 @@ HistorySample SampleOf(const Snapshot& snapshot, Timestamp at);
 
 // A ring of the last `capacity` samples of the daemon's published snapshot (read from `source`),
 // one every `interval` (the first at Start), kept in memory only (a restarted daemon begins a
-// new one). With the defaults, 1440 samples every 10 s: the last 4 hours, about 60 KiB. Start
-// and Stop are called by one thread (the ApiServer's owner); Add and Samples from any thread.
+// new one). With the defaults, 1440 samples every 10 s: the last 4 hours, about 60 KiB.
+// Thread-safe (ApiServer starts it on its serving thread and may stop it from another).
 class History {
  public:
   static constexpr Duration kDefaultInterval = std::chrono::seconds(10);
@@ -93,7 +93,8 @@ class History {
   const Source source_;
   const Duration interval_;
   const size_t capacity_;
-  mutable std::mutex mu_;
+  std::mutex lifecycle_mu_;  // Start and Stop, around thread_
+  mutable std::mutex mu_;    // the rest
   std::condition_variable wake_;
   bool stopping_ = false;
   std::deque<HistorySample> samples_;
