@@ -25,6 +25,7 @@ done
 DLSCHED_SERVER=$(sed -n 's/^listening on //p' "$dir/serve.out")
 export DLSCHED_SERVER
 echo "   $(head -1 "$dir/serve.out")"
+echo "   dashboard: $DLSCHED_SERVER/ (this demo stops in seconds; README, \"The dashboard\", keeps one open)"
 
 echo "== submitting four jobs"
 cd "$dir"

@@ -33,6 +33,8 @@ test_packages=(
   slurm-wlm munge procps
   # Checks of the suite's scripts (test/scenarios/philly_replay.sh) and of docs/api/openapi.yaml.
   python3 python3-yaml
+  # The dashboard's browser tests (test/browser): headless Chromium.
+  chromium
 )
 bench_packages=(libbenchmark-dev)
 

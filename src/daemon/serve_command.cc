@@ -327,6 +327,7 @@ int RunServe(const ServeFlags& flags, std::ostream& out, std::ostream& err) {
   }
   const std::string shown_host =
       listen->host.find(':') != std::string::npos ? "[" + listen->host + "]" : listen->host;
+  err << "dlsched serve: dashboard at http://" << shown_host << ":" << *port << "/\n";
   out << "listening on http://" << shown_host << ":" << *port << std::endl;
 
   while (!d.failure()) {

@@ -76,9 +76,11 @@ struct ReportMeta {
 
 // Writes one self-contained HTML5 page (inline CSS and SVG; no script, no network, no external
 // fonts): the meta, the comparison table (WriteComparisonTable's columns without wall seconds),
-// and four plots, each one <svg>: a JCT CDF per run (log x axis), GPU utilisation over time,
-// queue length over time, and per-run slowdown percentiles (box p25-p75, median, whiskers
-// p5-p95). Time series are downsampled to at most 600 points per line by time-weighted bucket
+// and five plots, each one <svg>: a JCT CDF per run (log x axis), GPU utilisation over time,
+// queue length over time, per-run slowdown percentiles (box p25-p75, median, whiskers p5-p95)
+// and a heat map of GPU allocation (one row per run, 60 time slices); then, where the runs have
+// them, a table of waiting by why-pending cause per run and one of each tenant's jobs, mean JCT
+// and GPU-time share per run. Time series are downsampled to at most 600 points per line by time-weighted bucket
 // means, so size grows with the number of runs, not jobs. All text is HTML-escaped. Returns
 // IoError when the stream fails.
 Status WriteHtmlReport(const std::vector<RunResult>& runs, const ReportMeta& meta,

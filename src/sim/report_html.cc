@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstddef>
 #include <iterator>
+#include <map>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -341,6 +342,148 @@ void RenderSharingTable(const std::vector<RunResult>& runs, std::string& out) {
   out += "</tbody></table></div>\n";
 }
 
+// The share of the run's GPUs allocated in each of `buckets` equal slices of [t0, t1], weighted
+// by time (a sample holds until the next one, the last one until t1; 0 before the first).
+std::vector<double> AllocationBuckets(const RunResult& run, Timestamp t0, Timestamp t1,
+                                      int buckets) {
+  std::vector<double> share(buckets, 0.0);
+  const double span = ToSeconds(t1 - t0);
+  if (span <= 0 || run.total_gpus <= 0) return share;
+  const double width = span / buckets;
+  for (size_t i = 0; i < run.series.size(); ++i) {
+    const double v = static_cast<double>(run.series[i].gpus_allocated) / run.total_gpus;
+    const double a = std::max(0.0, ToSeconds(run.series[i].time - t0));
+    const double b =
+        i + 1 < run.series.size() ? std::min(span, ToSeconds(run.series[i + 1].time - t0)) : span;
+    for (int k = static_cast<int>(a / width); k < buckets && k * width < b; ++k) {
+      const double overlap = std::min(b, (k + 1) * width) - std::max(a, k * width);
+      if (overlap > 0) share[k] += v * overlap / width;
+    }
+  }
+  return share;
+}
+
+// A heat map of GPU allocation over time: one row per run, 60 columns over the runs' common
+// window, darker for more GPUs allocated; each cell's title gives its share.
+void RenderAllocationHeatMap(const std::vector<RunResult>& runs, std::string& out) {
+  constexpr int kBuckets = 60;
+  constexpr double kLeft = 170, kCell = 10, kRow = 22;
+  std::optional<Timestamp> t0, t1;
+  for (const RunResult& run : runs) {
+    if (run.series.empty()) continue;
+    t0 = t0 ? std::min(*t0, run.series.front().time) : run.series.front().time;
+    t1 = t1 ? std::max(*t1, run.series.back().time) : run.series.back().time;
+  }
+  if (!t0 || *t1 <= *t0) return;
+  const double width = kLeft + kBuckets * kCell + 10;
+  const double height = kRow * static_cast<double>(runs.size()) + 24;
+  out +=
+      "<h2>GPU allocation over time</h2>\n<p class=\"note\">Share of the GPUs allocated, per "
+      "policy, in 60 equal slices of the run (time-weighted; darker is more).</p>\n";
+  OpenSvg(width, height, "GPU allocation heat map, one row per policy", out);
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const double y = kRow * static_cast<double>(i);
+    fmt::format_to(std::back_inserter(out),
+                   "<text x=\"{:.0f}\" y=\"{:.0f}\" text-anchor=\"end\">{}</text>\n", kLeft - 8,
+                   y + 15, HtmlEscape(Truncate(runs[i].policy, 22)));
+    const std::vector<double> share = AllocationBuckets(runs[i], *t0, *t1, kBuckets);
+    for (int k = 0; k < kBuckets; ++k) {
+      fmt::format_to(std::back_inserter(out),
+                     "<rect x=\"{:.0f}\" y=\"{:.0f}\" width=\"{:.0f}\" height=\"{:.0f}\" "
+                     "fill=\"hsl(215,70%,{:.0f}%)\"><title>{}: {:.0f}% allocated</title></rect>\n",
+                     kLeft + k * kCell, y + 2, kCell, kRow - 4, 96 - 60 * share[k],
+                     HtmlEscape(runs[i].policy), 100 * share[k]);
+    }
+  }
+  fmt::format_to(std::back_inserter(out),
+                 "<text x=\"{:.0f}\" y=\"{:.0f}\">0 h</text><text x=\"{:.0f}\" y=\"{:.0f}\" "
+                 "text-anchor=\"end\">{:.1f} h</text>\n</svg>\n",
+                 kLeft, height - 6, kLeft + kBuckets * kCell, height - 6,
+                 ToSeconds(*t1 - *t0) / 3600);
+}
+
+// Why jobs waited, per run: the sampled job-hours of each cause any run has, with its share of
+// the run's waiting (SimOptions::explain_every); nothing when no run sampled any.
+void RenderWaitCauses(const std::vector<RunResult>& runs, std::string& out) {
+  std::vector<size_t> causes;
+  for (size_t c = 0; c < static_cast<size_t>(kNumPendingCauses); ++c) {
+    if (std::ranges::any_of(
+            runs, [c](const RunResult& r) { return r.summary.pending_s_by_cause[c] > 0; })) {
+      causes.push_back(c);
+    }
+  }
+  if (causes.empty()) return;
+  out +=
+      "<h2>Why jobs waited</h2>\n<p class=\"note\">Job-hours of waiting by the policy's "
+      "why-pending cause (sampled), and each cause's share of the run's waiting.</p>\n"
+      "<div class=\"scroll\"><table class=\"summary\">\n<thead><tr><th>policy</th>";
+  for (size_t c : causes) {
+    out += "<th>" + HtmlEscape(PendingCauseName(static_cast<PendingCause>(c))) + "</th>";
+  }
+  out += "</tr></thead>\n<tbody>\n";
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const auto& by_cause = runs[i].summary.pending_s_by_cause;
+    double total = 0;
+    for (double s : by_cause) total += s;
+    fmt::format_to(std::back_inserter(out),
+                   "<tr><td><span class=\"swatch\" style=\"background:{}\"></span>{}</td>",
+                   RunColor(i), HtmlEscape(runs[i].policy));
+    for (size_t c : causes) {
+      fmt::format_to(std::back_inserter(out), "<td>{:.1f} h ({:.0f}%)</td>", by_cause[c] / 3600,
+                     total > 0 ? 100 * by_cause[c] / total : 0.0);
+    }
+    out += "</tr>\n";
+  }
+  out += "</tbody></table></div>\n";
+}
+
+// Per tenant (JobSpec::queue) of each run: jobs, completed ones, their mean JCT and the tenant's
+// share of the allocated GPU-time; nothing unless some run has two tenants or more.
+void RenderTenants(const std::vector<RunResult>& runs, std::string& out) {
+  struct Tenant {
+    int jobs = 0;
+    int completed = 0;
+    double jct_s = 0;
+  };
+  std::vector<std::map<std::string, Tenant>> per_run(runs.size());
+  bool several = false;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    for (const JobRecord& job : runs[i].jobs) {
+      Tenant& t = per_run[i][job.queue];
+      ++t.jobs;
+      if (job.completed()) {
+        ++t.completed;
+        t.jct_s += ToSeconds(job.jct());
+      }
+    }
+    several = several || per_run[i].size() > 1;
+  }
+  if (!several) return;
+  out +=
+      "<h2>Tenants</h2>\n<p class=\"note\">Per tenant (the jobs' queue): its jobs, those "
+      "completed and their mean completion time, and its share of the GPU-time allocated.</p>\n"
+      "<div class=\"scroll\"><table class=\"summary\">\n<thead><tr><th>policy</th>"
+      "<th>tenant</th><th>jobs</th><th>completed</th><th>mean JCT</th><th>GPU-time share</th>"
+      "</tr></thead>\n<tbody>\n";
+  for (size_t i = 0; i < runs.size(); ++i) {
+    for (const auto& [name, t] : per_run[i]) {
+      double share = 0;
+      for (const auto& [tenant, s] : runs[i].summary.tenant_share) {
+        if (tenant == name) share = s;
+      }
+      fmt::format_to(std::back_inserter(out),
+                     "<tr><td><span class=\"swatch\" style=\"background:{}\"></span>{}</td>"
+                     "<td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.1f}%</td></tr>\n",
+                     RunColor(i), HtmlEscape(runs[i].policy),
+                     name.empty() ? std::string("(none)") : HtmlEscape(name), t.jobs, t.completed,
+                     t.completed > 0 ? fmt::format("{:.2f} h", t.jct_s / t.completed / 3600)
+                                     : std::string("&mdash;"),
+                     100 * share);
+    }
+  }
+  out += "</tbody></table></div>\n";
+}
+
 std::string RenderHtml(const std::vector<RunResult>& runs, const ReportMeta& meta) {
   const std::string title = meta.title.empty() ? "dlsched simulation report" : meta.title;
   std::string out;
@@ -372,6 +515,9 @@ std::string RenderHtml(const std::vector<RunResult>& runs, const ReportMeta& met
       "<h2>Slowdown</h2>\n<p class=\"note\">JCT over the job's ideal run time; whiskers "
       "p5&ndash;p95, box p25&ndash;p75, bar at the median.</p>\n";
   RenderSlowdownBoxes(runs, out);
+  RenderAllocationHeatMap(runs, out);
+  RenderWaitCauses(runs, out);
+  RenderTenants(runs, out);
   if (AnySharing(runs)) {
     out +=
         "<h2>GPU sharing</h2>\n<p class=\"note\">Memory and SM use of running jobs over the "

@@ -46,8 +46,9 @@ TEST(WriteHtmlReportTest, SelfContainedEscapedAndDeterministic) {
 
   EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u);
   EXPECT_NE(html.find("</html>"), std::string::npos);
-  EXPECT_EQ(CountOccurrences(html, "<svg"), 4u);  // JCT CDF, utilisation, queue, slowdown
-  EXPECT_EQ(CountOccurrences(html, "</svg>"), 4u);
+  // JCT CDF, utilisation, queue, slowdown, allocation heat map.
+  EXPECT_EQ(CountOccurrences(html, "<svg"), 5u);
+  EXPECT_EQ(CountOccurrences(html, "</svg>"), 5u);
   // Nothing to fetch: "http" only in the SVG namespace declarations; no script.
   EXPECT_EQ(CountOccurrences(html, "http"),
             CountOccurrences(html, "xmlns=\"http://www.w3.org/2000/svg\""));
@@ -91,6 +92,62 @@ TEST(WriteHtmlReportTest, NoRunsStillRendersEveryPlot) {
   std::ostringstream out;
   ASSERT_TRUE(WriteHtmlReport({}, ReportMeta{}, out).ok());
   EXPECT_EQ(CountOccurrences(out.str(), "<svg"), 4u);
+}
+
+}  // namespace
+}  // namespace dlsched::sim
+
+namespace dlsched::sim {
+namespace {
+
+TEST(WriteHtmlReportTest, WaitCausesAndTenantsAppearWhenTheRunsHaveThem) {
+  const auto render = [](const std::vector<RunResult>& runs) {
+    std::ostringstream out;
+    EXPECT_TRUE(WriteHtmlReport(runs, ReportMeta{}, out).ok());
+    return out.str();
+  };
+  // One tenant and no sampled causes: neither section.
+  const std::string plain = render({testing::Finished("fifo", {3600, 7200})});
+  EXPECT_EQ(plain.find("<h2>Why jobs waited</h2>"), std::string::npos);
+  EXPECT_EQ(plain.find("<h2>Tenants</h2>"), std::string::npos);
+
+  RunResult run = testing::Finished("las", {3600, 7200, 1800, -1});
+  run.jobs[0].queue = "team-a";
+  run.jobs[1].queue = "team-a";
+  run.jobs[2].queue = "team-b";
+  run.summary.tenant_share = {{"", 0.0}, {"team-a", 0.75}, {"team-b", 0.25}};
+  run.summary.pending_s_by_cause[static_cast<size_t>(PendingCause::kGpusBusy)] = 3 * 3600;
+  run.summary.pending_s_by_cause[static_cast<size_t>(PendingCause::kQuota)] = 3600;
+  const std::string html = render({run});
+  EXPECT_NE(html.find("<h2>Why jobs waited</h2>"), std::string::npos);
+  EXPECT_NE(html.find("<th>gpus-busy</th><th>quota</th></tr>"), std::string::npos) << html;
+  EXPECT_NE(html.find("<td>3.0 h (75%)</td><td>1.0 h (25%)</td>"), std::string::npos);
+  EXPECT_NE(html.find("<h2>Tenants</h2>"), std::string::npos);
+  // team-a: two jobs completed in 1 h and 2 h; the rejected job has no tenant.
+  EXPECT_NE(html.find("<td>team-a</td><td>2</td><td>2</td><td>1.50 h</td><td>75.0%</td>"),
+            std::string::npos);
+  EXPECT_NE(html.find("<td>(none)</td><td>1</td><td>0</td><td>&mdash;</td><td>0.0%</td>"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace dlsched::sim
+
+namespace dlsched::sim {
+namespace {
+
+TEST(WriteHtmlReportTest, TheHeatMapWeighsAllocationByTime) {
+  RunResult run = testing::Finished("las", {3600});
+  run.total_gpus = 8;
+  // No GPU for the first 30 slices of 60, all 8 for the rest.
+  run.series = {{AtSeconds(0), 0, 0, 0}, {AtSeconds(3000), 8, 0, 1}, {AtSeconds(6000), 8, 0, 1}};
+  std::ostringstream out;
+  ASSERT_TRUE(WriteHtmlReport({run}, ReportMeta{}, out).ok());
+  const std::string html = out.str();
+  ASSERT_NE(html.find("<h2>GPU allocation over time</h2>"), std::string::npos);
+  EXPECT_EQ(CountOccurrences(html, "<title>las: 0% allocated</title>"), 30u);
+  EXPECT_EQ(CountOccurrences(html, "<title>las: 100% allocated</title>"), 30u);
+  EXPECT_NE(html.find(">1.7 h</text>"), std::string::npos);
 }
 
 }  // namespace

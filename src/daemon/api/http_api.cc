@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "daemon/api/dashboard.h"
 #include "daemon/api/http_front.h"
 #include "daemon/api/openapi_document.h"
 #include "daemon/api/progress_request.h"
@@ -78,7 +79,9 @@ namespace {
 std::optional<Principal> Authenticate(const ApiOptions& options, const httplib::Request& req,
                                       httplib::Response& res) {
   if (options.tokens == nullptr) return Principal{"", Role::kAdmin};
-  const std::optional<std::string_view> token = BearerToken(req.get_header_value("Authorization"));
+  // The header's text must outlive the token, a view into it.
+  const std::string header = req.get_header_value("Authorization");
+  const std::optional<std::string_view> token = BearerToken(header);
   if (!token) {
     res.set_header("WWW-Authenticate", "Bearer");
     ReplyError(res, 401, "UNAUTHENTICATED", "missing 'Authorization: Bearer <token>' header");
@@ -489,6 +492,21 @@ void HandleQueue(const Call& call, const Principal& who) {
   Reply(call.res, 200, QueueJson(entries, (*view)->at, *s));
 }
 
+// The dashboard's files (dashboard.h), without a token: they hold no data, and the page asks for
+// the token it then sends.
+void HandleWeb(const Call& call) {
+  const WebAsset* asset = FindWebAsset(call.req.path);
+  if (asset == nullptr) return ReplyError(call.res, NotFound("no such file: " + call.req.path));
+  for (const auto& [name, value] : WebHeaders()) {
+    call.res.set_header(std::string(name), std::string(value));
+  }
+  call.res.set_content(std::string(asset->bytes), std::string(WebContentType(asset->name)));
+}
+
+void HandleTenants(const Call& call, const Principal&) {
+  Reply(call.res, 200, TenantsJson(*call.daemon.snapshot(), call.daemon.profile_config().quotas));
+}
+
 // An endpoint: its method (GET also answers HEAD, httplib's rule), a regex of the whole path,
 // and its handler.
 struct Route {
@@ -573,7 +591,10 @@ void HandleOutsideRoutes(HttpFront& server, const ApiOptions& options) {
 }  // namespace
 
 ApiServer::ApiServer(Daemon& daemon, ApiOptions options)
-    : daemon_(&daemon), options_(options), server_(std::make_unique<HttpFront>(options_)) {
+    : daemon_(&daemon),
+      options_(options),
+      server_(std::make_unique<HttpFront>(options_)),
+      history_(std::make_unique<History>([&daemon] { return daemon.snapshot(); })) {
   server_->set_payload_max_length(options_.max_body_bytes);
   server_->set_keep_alive_max_count(10000);
   server_->set_tcp_nodelay(true);
@@ -602,6 +623,7 @@ Result<int> ApiServer::Bind(const std::string& host, int port) {
 }
 
 void ApiServer::Serve() {
+  history_->Start();
   try {
     server_->listen_after_bind();
   } catch (const std::exception& e) {
@@ -611,6 +633,7 @@ void ApiServer::Serve() {
 
 void ApiServer::Stop() {
   if (server_) server_->stop();
+  if (history_) history_->Stop();
 }
 
 void ApiServer::Routes() {
@@ -628,6 +651,14 @@ void ApiServer::Routes() {
       {"GET", job + "/logs", ForJob(HandleLogs)},
       {"GET", "/v1/nodes", Authorised(HandleNodes)},
       {"GET", "/v1/queue", Authorised(HandleQueue)},
+      {"GET", "/v1/tenants", Authorised(HandleTenants)},
+      {"GET", "/v1/history",
+       Authorised([history = history_.get()](const Call& call, const Principal&) {
+         Reply(call.res, 200, HistoryJson(*history));
+       })},
+      {"GET", "/", Public(HandleWeb)},
+      {"GET", "/ui/?", Public(HandleWeb)},
+      {"GET", "/ui/[A-Za-z0-9._-]+", Public(HandleWeb)},
   };
   for (const Route& route : routes) Register(*server_, *daemon_, options_, route);
 }

@@ -25,6 +25,7 @@
 namespace dlsched::daemon {
 
 class HttpFront;  // the httplib::Server underneath (http_api.cc)
+class History;    // the dashboard's history of cluster-wide counts (dashboard.h)
 
 struct ApiOptions {
   // nullptr: authentication off (every caller acts as an admin).
@@ -52,7 +53,8 @@ class ApiServer {
 
   // Binds the listening socket; port 0 picks a free one. Returns the bound port.
   Result<int> Bind(const std::string& host, int port);
-  // Accepts and serves requests until Stop (blocks; run it on its own thread).
+  // Accepts and serves requests until Stop (blocks; run it on its own thread). Also starts the
+  // history GET /v1/history reads (dashboard.h): the daemon must have started.
   void Serve();
   void Stop();
 
@@ -64,6 +66,7 @@ class ApiServer {
   Daemon* daemon_;
   ApiOptions options_;
   std::unique_ptr<HttpFront> server_;
+  std::unique_ptr<History> history_;
 };
 
 }  // namespace dlsched::daemon

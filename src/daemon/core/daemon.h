@@ -209,6 +209,8 @@ class Daemon {
 
   // --- thread-safe, for HTTP threads ---
   const Cluster& cluster() const { return cluster_; }
+  // The profile the scheduler was built from (its tenant quotas: GET /v1/tenants).
+  const PipelineConfig& profile_config() const { return options_.profile; }
   bool multi_node_gangs() const { return options_.multi_node_gangs; }
   const std::string& workdir() const { return options_.workdir; }
   std::string JobDir(JobId id) const;
