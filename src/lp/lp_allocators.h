@@ -31,4 +31,19 @@ Result<Allocation> AllocateMaxMin(const AllocationProblem& problem);
 // remaining_iters.
 Result<Allocation> AllocateMinJct(const AllocationProblem& problem);
 
+// Above this many jobs the allocators above solve POP-style partitions (below) of at most this
+// many jobs each instead of one LP.
+inline constexpr int kJobsPerLp = 400;
+
+// The same LPs on POP-style partitions (Narayanan et al., "Solving Large-Scale Granular
+// Resource Allocation Problems Efficiently with POP", SOSP'21): the jobs are dealt into
+// k = ceil(n / jobs_per_lp) groups, stratified by gang size and fastest type, each given the
+// share of every type's GPUs that its jobs' GPU demand (sum of gangs) is of the whole, and each
+// group's LP is solved on its own (max-min: with the fair rates eq_j of the whole problem). The
+// union is feasible for the whole problem; it is optimal when k = 1 (n <= jobs_per_lp, or
+// jobs_per_lp <= 0), and otherwise close to it when each group holds many jobs (the bench and
+// tests measure how close). Solve time grows with k x (n / k)^2 instead of n^2.
+Result<Allocation> AllocateMaxMinPartitioned(const AllocationProblem& problem, int jobs_per_lp);
+Result<Allocation> AllocateMinJctPartitioned(const AllocationProblem& problem, int jobs_per_lp);
+
 }  // namespace dlsched::hetero
