@@ -24,16 +24,27 @@ struct ProbDeleter {
   void operator()(glp_prob* p) const { glp_delete_prob(p); }
 };
 
+// The jobs one LP allocates: indexes into the problem, ascending, each standing for `copies`
+// like jobs (same gang and rates; empty: one each), on `capacity` GPUs per type.
+struct Partition {
+  std::vector<int> jobs;
+  std::vector<int> copies;
+  std::vector<double> capacity;
+
+  int copies_of(int j) const { return copies.empty() ? 1 : copies[j]; }
+};
+
 // The X part shared by both LPs: one column per (job, type) the job can run on, rows for
 // "time <= 1" per job and "GPUs <= capacity" per type. Column and row numbers are 1-based
 // (GLPK's convention); the constraint matrix is collected in ia/ja/ar with a dummy entry 0.
 class LpBuilder {
  public:
-  // The LP of the jobs `jobs` (indexes into `problem`, ascending) on `capacity` GPUs per type.
-  // Rows and columns refer to positions in `jobs` ("local" jobs 0..jobs.size()-1).
-  LpBuilder(const AllocationProblem& problem, std::span<const int> jobs,
-            std::span<const double> capacity)
-      : problem_(problem), jobs_(jobs), lp_(glp_create_prob()) {
+  // The LP of `part`; rows and columns refer to positions in part.jobs ("local" jobs
+  // 0..jobs.size()-1). A job standing for k like jobs uses k times its gang per unit of X.
+  LpBuilder(const AllocationProblem& problem, const Partition& part)
+      : problem_(problem), jobs_(part.jobs), lp_(glp_create_prob()) {
+    const std::vector<int>& jobs = part.jobs;
+    const std::vector<double>& capacity = part.capacity;
     const int n = static_cast<int>(jobs.size());
     const int types = problem.num_types;
     column_of_.assign(static_cast<size_t>(n) * types, 0);
@@ -63,7 +74,7 @@ class LpBuilder {
     for (int t = 0; t < types; ++t) {
       const int row = AddRow(GLP_UP, 0.0, capacity[t]);
       for (int j = 0; j < n; ++j) {
-        if (const int c = column(j, t)) Add(row, c, problem.gang[jobs[j]]);
+        if (const int c = column(j, t)) Add(row, c, problem.gang[jobs[j]] * part.copies_of(j));
       }
     }
   }
@@ -140,15 +151,43 @@ Allocation Empty(const AllocationProblem& problem) {
           std::vector<double>(static_cast<size_t>(problem.num_jobs()) * problem.num_types, 0.0)};
 }
 
+// The problem's jobs grouped by (gang, rates on every type): lists of job indexes, ascending,
+// the lists in the order of their first job. In the max-min LP like jobs have the same
+// constraints and objective terms, so averaging an optimum over their permutations gives an
+// optimum in which they share one X: the LP over the classes (each class's capacity use
+// weighted by its size) has the same optimal value, and the same solution where the optimum is
+// unique. (Not so for min-jct: its objective weighs jobs by their remaining work.)
+std::vector<std::vector<int>> LikeJobs(const AllocationProblem& problem) {
+  const int n = problem.num_jobs();
+  const int types = problem.num_types;
+  const auto row = [&](int j) {
+    return std::span<const double>(problem.iters_per_s)
+        .subspan(static_cast<size_t>(j) * types, types);
+  };
+  const auto less = [&](int a, int b) {
+    if (problem.gang[a] != problem.gang[b]) return problem.gang[a] < problem.gang[b];
+    const auto ra = row(a);
+    const auto rb = row(b);
+    return std::lexicographical_compare(ra.begin(), ra.end(), rb.begin(), rb.end());
+  };
+  std::vector<int> order(n);
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), less);
+  std::vector<std::vector<int>> classes;
+  for (int i = 0; i < n; ++i) {
+    if (i == 0 || less(order[i - 1], order[i])) classes.emplace_back();
+    classes.back().push_back(order[i]);  // ascending within a class: the sort is stable
+  }
+  std::sort(classes.begin(), classes.end(),
+            [](const auto& a, const auto& b) { return a.front() < b.front(); });
+  return classes;
+}
+
 // POP's partitions (Narayanan et al., SOSP'21): the jobs dealt into k = ceil(n / jobs_per_lp)
 // groups, each with the share of every type's GPUs that its jobs' GPU demand (sum of gangs) is
 // of the whole. Jobs are dealt in the order (gang, fastest type, index), so every group gets a
 // like mix of gang sizes and type preferences. One group (k = 1) is the whole problem with its
 // own capacities: the exact LP.
-struct Partition {
-  std::vector<int> jobs;  // ascending
-  std::vector<double> capacity;
-};
 
 std::vector<Partition> MakePartitions(const AllocationProblem& problem, int jobs_per_lp) {
   const int n = problem.num_jobs();
@@ -194,7 +233,7 @@ std::vector<Partition> MakePartitions(const AllocationProblem& problem, int jobs
 // written into x.
 Status SolveMaxMin(const AllocationProblem& problem, const Partition& part,
                    const std::vector<double>& weight, Allocation& x) {
-  LpBuilder lp(problem, part.jobs, part.capacity);
+  LpBuilder lp(problem, part);
   if (lp.num_x_columns() == 0) return Status::Ok();
   const int n = static_cast<int>(part.jobs.size());
   const int z = lp.AddColumn(GLP_LO, 0.0, 0.0);
@@ -223,7 +262,7 @@ Status SolveMaxMin(const AllocationProblem& problem, const Partition& part,
     const int job = part.jobs[j];
     for (int t = 0; t < problem.num_types; ++t) {
       if (const int c = lp.column(j, t))
-        glp_set_obj_coef(lp.lp(), c, problem.thr(job, t) * weight[job]);
+        glp_set_obj_coef(lp.lp(), c, problem.thr(job, t) * weight[job] * part.copies_of(j));
     }
   }
   DS_RETURN_IF_ERROR(lp.Solve());
@@ -234,7 +273,7 @@ Status SolveMaxMin(const AllocationProblem& problem, const Partition& part,
 // The min-jct LP of one partition, objective coefficients thr / remaining / `largest`.
 Status SolveMinJct(const AllocationProblem& problem, const Partition& part, double largest,
                    Allocation& x) {
-  LpBuilder lp(problem, part.jobs, part.capacity);
+  LpBuilder lp(problem, part);
   if (lp.num_x_columns() == 0) return Status::Ok();
   lp.LoadMatrix();
   for (int j = 0; j < static_cast<int>(part.jobs.size()); ++j) {
@@ -269,7 +308,32 @@ Result<Allocation> AllocateMaxMinPartitioned(const AllocationProblem& problem, i
     if (eq > 0) weight[j] = 1.0 / eq;
   }
   Allocation x = Empty(problem);
+  const std::vector<std::vector<int>> classes = jobs_per_lp > 0 && problem.num_jobs() > jobs_per_lp
+                                                    ? LikeJobs(problem)
+                                                    : std::vector<std::vector<int>>();
   std::lock_guard lock(GlpkMutex());
+  // Only where one LP over the jobs would be too large: over the jobs, the solver picks one of
+  // the optima in which like jobs differ (GLPK's vertex), which the round mechanism realises
+  // with fewer preemptions than the classes' shared X (scenario.hetero: 126 against 153).
+  if (!classes.empty() && classes.size() <= static_cast<size_t>(jobs_per_lp)) {
+    // One LP over the classes of like jobs, each job of a class given its representative's X.
+    Partition part;
+    for (const std::vector<int>& members : classes) {
+      part.jobs.push_back(members.front());
+      part.copies.push_back(static_cast<int>(members.size()));
+    }
+    part.capacity.assign(problem.gpus_per_type.begin(), problem.gpus_per_type.end());
+    DS_RETURN_IF_ERROR(SolveMaxMin(problem, part, weight, x));
+    const int types = problem.num_types;
+    for (const std::vector<int>& members : classes) {
+      const auto row = x.fraction.begin() + static_cast<std::ptrdiff_t>(members.front()) * types;
+      for (size_t k = 1; k < members.size(); ++k) {
+        std::copy(row, row + types,
+                  x.fraction.begin() + static_cast<std::ptrdiff_t>(members[k]) * types);
+      }
+    }
+    return x;
+  }
   for (const Partition& part : MakePartitions(problem, jobs_per_lp)) {
     DS_RETURN_IF_ERROR(SolveMaxMin(problem, part, weight, x));
   }

@@ -195,5 +195,45 @@ TEST(PartitionedAllocatorsTest, FeasibleAndNearTheExactOptimum) {
   }
 }
 
+// Many jobs of few kinds (Gavel's workloads: a few dozen model, batch size and gang
+// combinations): the LP over the classes of like jobs reaches the exact LP's optimum, at both
+// stages (min_j r_j / eq_j, then sum_j r_j / eq_j), and like jobs share one X.
+TEST(PartitionedAllocatorsTest, LikeJobsShareOneLpAtTheExactOptimum) {
+  Rng rng(5);
+  const AllocationProblem kinds = RandomProblem(12, 9);
+  AllocationProblem p;
+  p.num_types = 3;
+  p.gpus_per_type = {40, 30, 20};
+  std::vector<int> kind_of;
+  for (int j = 0; j < 300; ++j) {
+    const int kind = static_cast<int>(rng.Below(12));
+    kind_of.push_back(kind);
+    p.gang.push_back(kinds.gang[kind]);
+    for (int t = 0; t < 3; ++t) p.iters_per_s.push_back(kinds.thr(kind, t));
+  }
+  Result<Allocation> exact = AllocateMaxMinPartitioned(p, 0);
+  Result<Allocation> classes = AllocateMaxMinPartitioned(p, 100);
+  ASSERT_TRUE(exact.ok() && classes.ok());
+  const Status feasible = CheckAllocation(p, *classes);
+  EXPECT_TRUE(feasible.ok()) << feasible.ToString();
+  EXPECT_NEAR(MinNormalised(p, *classes), MinNormalised(p, *exact), 1e-6);
+  const Allocation equal = EqualShare(p);
+  const auto normalised_sum = [&](const Allocation& x) {
+    double sum = 0;
+    for (int j = 0; j < p.num_jobs(); ++j) {
+      sum += x.EffectiveThroughput(p, j) / equal.EffectiveThroughput(p, j);
+    }
+    return sum;
+  };
+  EXPECT_NEAR(normalised_sum(*classes), normalised_sum(*exact), 1e-6 * normalised_sum(*exact));
+  for (int j = 1; j < p.num_jobs(); ++j) {
+    for (int i = 0; i < j; ++i) {
+      if (kind_of[i] != kind_of[j]) continue;
+      for (int t = 0; t < 3; ++t) EXPECT_EQ(classes->at(i, t), classes->at(j, t));
+      break;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace dlsched::hetero
