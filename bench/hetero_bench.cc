@@ -42,6 +42,24 @@ AllocationProblem GavelLikeProblem(int n) {
   return p;
 }
 
+// The same cluster and distributions, but jobs drawn from `kinds` kinds (gang and rates shared
+// by all jobs of a kind), as in Gavel's workloads: a few dozen model, batch size and scale
+// factor combinations.
+AllocationProblem GavelMixProblem(int n, int kinds) {
+  const AllocationProblem kind = GavelLikeProblem(kinds);
+  Rng rng(43);
+  AllocationProblem p;
+  p.num_types = 3;
+  p.gpus_per_type = GavelLikeProblem(n).gpus_per_type;
+  for (int j = 0; j < n; ++j) {
+    const int k = static_cast<int>(rng.Below(kinds));
+    p.gang.push_back(kind.gang[k]);
+    for (int t = 0; t < 3; ++t) p.iters_per_s.push_back(kind.thr(k, t));
+    p.remaining_iters.push_back(rng.Uniform(1e3, 1e6));
+  }
+  return p;
+}
+
 double MinNormalised(const AllocationProblem& p, const Allocation& x) {
   const Allocation equal = EqualShare(p);
   double worst = std::numeric_limits<double>::infinity();
@@ -60,8 +78,10 @@ double CompletionRate(const AllocationProblem& p, const Allocation& x) {
 
 using Objective = double (*)(const AllocationProblem&, const Allocation&);
 
-void BM_Allocate(benchmark::State& state, const Allocator& allocate, Objective objective) {
-  const AllocationProblem problem = GavelLikeProblem(static_cast<int>(state.range(0)));
+void BM_Allocate(benchmark::State& state, const Allocator& allocate, Objective objective,
+                 int kinds = 0) {
+  const int n = static_cast<int>(state.range(0));
+  const AllocationProblem problem = kinds > 0 ? GavelMixProblem(n, kinds) : GavelLikeProblem(n);
   Result<Allocation> x = Allocation{};
   for (auto _ : state) {
     x = allocate(problem);
@@ -120,6 +140,26 @@ BENCHMARK_CAPTURE(BM_AllocatePartitioned, max_min, true)
     ->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_AllocatePartitioned, min_jct, false)
     ->ArgsProduct({{1000, 10000}, {0, 100, 250, 400}})
+    ->Unit(benchmark::kMillisecond);
+
+// Jobs of 48 kinds (max-min: one LP over the kinds above kJobsPerLp jobs, exact).
+void BM_AllocateMix(benchmark::State& state, const Allocator& allocate, Objective objective) {
+  BM_Allocate(state, allocate, objective, 48);
+}
+
+BENCHMARK_CAPTURE(BM_AllocateMix, max_min, Allocator(AllocateMaxMin), &MinNormalised)
+    ->Arg(1000)
+    ->Arg(10000)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_AllocateMix, max_min_exact, Allocator([](const AllocationProblem& p) {
+                    return AllocateMaxMinPartitioned(p, 0);
+                  }),
+                  &MinNormalised)
+    ->Arg(1000)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_AllocateMix, min_jct, Allocator(AllocateMinJct), &CompletionRate)
+    ->Arg(1000)
+    ->Arg(10000)
     ->Unit(benchmark::kMillisecond);
 
 }  // namespace

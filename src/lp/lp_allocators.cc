@@ -183,6 +183,51 @@ std::vector<std::vector<int>> LikeJobs(const AllocationProblem& problem) {
   return classes;
 }
 
+// Splits the X of a class's first job (the class LP's solution per job) among `members`: the same
+// rate r = sum_t X[t] thr(t) for each and the same GPU-time per type for the class as a whole,
+// but each job on as few types as it can: the class's rate budget per type (members x X[t] x
+// thr(t)) is laid end to end, types in index order, and cut into one length r per job, jobs in
+// index order (so at most one job per type boundary mixes two). Each job's time stays <= 1 when
+// r <= thr(t) for every type used; otherwise every job keeps the class's X. Either way the
+// allocation is optimal for the LP over the jobs whenever the class's X is for the class LP.
+void SplitClass(const AllocationProblem& problem, const std::vector<int>& members, Allocation& x) {
+  const int types = problem.num_types;
+  const int first = members.front();
+  const auto row_of = [&](int job) {
+    return x.fraction.begin() + static_cast<std::ptrdiff_t>(job) * types;
+  };
+  const std::vector<double> share(row_of(first), row_of(first) + types);
+  double rate = 0;
+  bool splits = true;
+  for (int t = 0; t < types; ++t) rate += share[t] * problem.thr(first, t);
+  for (int t = 0; t < types; ++t) {
+    if (share[t] > 0 && rate > problem.thr(first, t) * (1 + 1e-9)) splits = false;
+  }
+  if (!splits || rate <= 0 || members.size() == 1) {
+    for (size_t k = 1; k < members.size(); ++k)
+      std::copy(share.begin(), share.end(), row_of(members[k]));
+    return;
+  }
+  std::vector<double> budget(types);
+  for (int t = 0; t < types; ++t) {
+    budget[t] = static_cast<double>(members.size()) * share[t] * problem.thr(first, t);
+  }
+  int t = 0;
+  for (int job : members) {
+    const auto row = row_of(job);
+    std::fill(row, row + types, 0.0);
+    double need = rate;
+    while (need > 1e-12 * rate && t < types) {
+      const double take = std::min(need, budget[t]);
+      if (take > 0) row[t] += take / problem.thr(first, t);
+      budget[t] -= take;
+      need -= take;
+      if (budget[t] <= 1e-12 * rate) ++t;
+    }
+    for (int u = 0; u < types; ++u) row[u] = std::clamp(row[u], 0.0, 1.0);
+  }
+}
+
 // POP's partitions (Narayanan et al., SOSP'21): the jobs dealt into k = ceil(n / jobs_per_lp)
 // groups, each with the share of every type's GPUs that its jobs' GPU demand (sum of gangs) is
 // of the whole. Jobs are dealt in the order (gang, fastest type, index), so every group gets a
@@ -316,7 +361,7 @@ Result<Allocation> AllocateMaxMinPartitioned(const AllocationProblem& problem, i
   // the optima in which like jobs differ (GLPK's vertex), which the round mechanism realises
   // with fewer preemptions than the classes' shared X (scenario.hetero: 126 against 153).
   if (!classes.empty() && classes.size() <= static_cast<size_t>(jobs_per_lp)) {
-    // One LP over the classes of like jobs, each job of a class given its representative's X.
+    // One LP over the classes of like jobs, the class's X then split among its jobs.
     Partition part;
     for (const std::vector<int>& members : classes) {
       part.jobs.push_back(members.front());
@@ -324,14 +369,7 @@ Result<Allocation> AllocateMaxMinPartitioned(const AllocationProblem& problem, i
     }
     part.capacity.assign(problem.gpus_per_type.begin(), problem.gpus_per_type.end());
     DS_RETURN_IF_ERROR(SolveMaxMin(problem, part, weight, x));
-    const int types = problem.num_types;
-    for (const std::vector<int>& members : classes) {
-      const auto row = x.fraction.begin() + static_cast<std::ptrdiff_t>(members.front()) * types;
-      for (size_t k = 1; k < members.size(); ++k) {
-        std::copy(row, row + types,
-                  x.fraction.begin() + static_cast<std::ptrdiff_t>(members[k]) * types);
-      }
-    }
+    for (const std::vector<int>& members : classes) SplitClass(problem, members, x);
     return x;
   }
   for (const Partition& part : MakePartitions(problem, jobs_per_lp)) {
