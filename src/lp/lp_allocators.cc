@@ -233,7 +233,6 @@ void SplitClass(const AllocationProblem& problem, const std::vector<int>& member
 // of the whole. Jobs are dealt in the order (gang, fastest type, index), so every group gets a
 // like mix of gang sizes and type preferences. One group (k = 1) is the whole problem with its
 // own capacities: the exact LP.
-
 std::vector<Partition> MakePartitions(const AllocationProblem& problem, int jobs_per_lp) {
   const int n = problem.num_jobs();
   const int types = problem.num_types;
@@ -358,8 +357,8 @@ Result<Allocation> AllocateMaxMinPartitioned(const AllocationProblem& problem, i
                                                     : std::vector<std::vector<int>>();
   std::lock_guard lock(GlpkMutex());
   // Only where one LP over the jobs would be too large: over the jobs, the solver picks one of
-  // the optima in which like jobs differ (GLPK's vertex), which the round mechanism realises
-  // with fewer preemptions than the classes' shared X (scenario.hetero: 126 against 153).
+  // the optima in which like jobs differ (GLPK's vertex), and the round mechanism time-shares
+  // that with fewer preemptions than the classes' split X (BENCHMARKS.md, issue 19).
   if (!classes.empty() && classes.size() <= static_cast<size_t>(jobs_per_lp)) {
     // One LP over the classes of like jobs, the class's X then split among its jobs.
     Partition part;
