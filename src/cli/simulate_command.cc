@@ -316,7 +316,7 @@ struct Partial {
 void WriteTable(const std::vector<sim::RunResult>& runs, const SimulateFlags& flags,
                 const std::optional<Partial>& partial, std::ostream& out, std::ostream& err) {
   std::ostream& table = IsStdout(flags.json_path) || IsStdout(flags.report_path) ? err : out;
-  sim::WriteComparisonTable(runs, table);
+  sim::WriteComparisonTable(runs, table, flags.timings);
   if (partial) {
     table << fmt::format("Partial: interrupted before {} finished\n",
                          fmt::join(partial->unfinished, ", "));
@@ -329,7 +329,7 @@ Status WriteOutputs(const std::vector<sim::RunResult>& runs, const Prepared& p,
                     std::ostream& out) {
   const std::string cluster = p.cluster.Describe();
   if (!flags.json_path.empty()) {
-    std::string json = sim::RunsToJson(runs, {flags.trace, cluster, flags.seed});
+    std::string json = sim::RunsToJson(runs, {flags.trace, cluster, flags.seed}, flags.timings);
     if (partial) {
       // Marked at the top level; a complete run's JSON has no "partial" key.
       nlohmann::ordered_json doc = nlohmann::ordered_json::parse(json);
@@ -522,6 +522,9 @@ void AddSimulateFlags(CLI::App& command, SimulateFlags& flags) {
       .add_option("--threads", flags.threads, "Policies simulated at once (default: one per core)")
       ->check(CLI::NonNegativeNumber);
   command.add_flag("-q,--quiet", flags.quiet, "No progress on stderr");
+  command.add_flag("--timings", flags.timings,
+                   "Add each run's scheduling cycles and their wall time (p50, p99, max) to the "
+                   "table and the JSON (wall time varies between runs)");
 }
 
 namespace {

@@ -39,6 +39,9 @@ struct SimulateFlags {
   size_t max_jobs = 0;
   bool skip_bad_rows = false;
   bool quiet = false;
+  // Per run, the number of scheduling cycles and the wall time of a cycle (p50, p99, max) in
+  // the table and the JSON; off by default, since wall time differs between runs.
+  bool timings = false;
   int threads = 0;
 };
 

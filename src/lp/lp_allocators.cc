@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <memory>
 #include <mutex>
+#include <numeric>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -22,18 +24,33 @@ struct ProbDeleter {
   void operator()(glp_prob* p) const { glp_delete_prob(p); }
 };
 
+// The jobs one LP allocates: indexes into the problem, ascending, each standing for `copies`
+// like jobs (same gang and rates; empty: one each), on `capacity` GPUs per type.
+struct Partition {
+  std::vector<int> jobs;
+  std::vector<int> copies;
+  std::vector<double> capacity;
+
+  int copies_of(int j) const { return copies.empty() ? 1 : copies[j]; }
+};
+
 // The X part shared by both LPs: one column per (job, type) the job can run on, rows for
 // "time <= 1" per job and "GPUs <= capacity" per type. Column and row numbers are 1-based
 // (GLPK's convention); the constraint matrix is collected in ia/ja/ar with a dummy entry 0.
 class LpBuilder {
  public:
-  explicit LpBuilder(const AllocationProblem& problem) : problem_(problem), lp_(glp_create_prob()) {
-    const int n = problem.num_jobs();
+  // The LP of `part`; rows and columns refer to positions in part.jobs ("local" jobs
+  // 0..jobs.size()-1). A job standing for k like jobs uses k times its gang per unit of X.
+  LpBuilder(const AllocationProblem& problem, const Partition& part)
+      : problem_(problem), jobs_(part.jobs), lp_(glp_create_prob()) {
+    const std::vector<int>& jobs = part.jobs;
+    const std::vector<double>& capacity = part.capacity;
+    const int n = static_cast<int>(jobs.size());
     const int types = problem.num_types;
     column_of_.assign(static_cast<size_t>(n) * types, 0);
     for (int j = 0; j < n; ++j) {
       for (int t = 0; t < types; ++t) {
-        if (problem.thr(j, t) > 0) {
+        if (problem.thr(jobs[j], t) > 0) {
           column_of_[j * types + t] = static_cast<int>(pairs_.size()) + 1;
           pairs_.push_back({j, t});
         }
@@ -55,14 +72,15 @@ class LpBuilder {
       }
     }
     for (int t = 0; t < types; ++t) {
-      const int row = AddRow(GLP_UP, 0.0, problem.gpus_per_type[t]);
+      const int row = AddRow(GLP_UP, 0.0, capacity[t]);
       for (int j = 0; j < n; ++j) {
-        if (const int c = column(j, t)) Add(row, c, problem.gang[j]);
+        if (const int c = column(j, t)) Add(row, c, problem.gang[jobs[j]] * part.copies_of(j));
       }
     }
   }
 
   glp_prob* lp() { return lp_.get(); }
+  // The column of local job `job` on `type`, 0 = none.
   int column(int job, int type) const { return column_of_[job * problem_.num_types + type]; }
   int num_x_columns() const { return static_cast<int>(pairs_.size()); }
   int AddRow(int kind, double lower, double upper) {
@@ -108,20 +126,18 @@ class LpBuilder {
     }
     return Status::Ok();
   }
-  // X from the solution, clamped into [0, 1] against round-off.
-  Allocation Extract() const {
-    Allocation x{
-        problem_.num_types,
-        std::vector<double>(static_cast<size_t>(problem_.num_jobs()) * problem_.num_types, 0.0)};
+  // Writes the solution into the rows of its jobs in `x`, clamped into [0, 1] against round-off.
+  void Extract(Allocation& x) const {
     for (int c = 1; c <= static_cast<int>(pairs_.size()); ++c) {
       const auto [j, t] = pairs_[c - 1];
-      x.fraction[j * problem_.num_types + t] = std::clamp(glp_get_col_prim(lp_.get(), c), 0.0, 1.0);
+      x.fraction[jobs_[j] * problem_.num_types + t] =
+          std::clamp(glp_get_col_prim(lp_.get(), c), 0.0, 1.0);
     }
-    return x;
   }
 
  private:
   const AllocationProblem& problem_;
+  std::span<const int> jobs_;
   std::unique_ptr<glp_prob, ProbDeleter> lp_;
   std::vector<int> column_of_;  // (job, type) -> column, 0 = none
   std::vector<std::pair<int, int>> pairs_;
@@ -135,32 +151,150 @@ Allocation Empty(const AllocationProblem& problem) {
           std::vector<double>(static_cast<size_t>(problem.num_jobs()) * problem.num_types, 0.0)};
 }
 
-}  // namespace
-
-Result<Allocation> AllocateMaxMin(const AllocationProblem& problem) {
-  DS_RETURN_IF_ERROR(ValidateProblem(problem));
-  const Allocation equal = EqualShare(problem);
-  std::lock_guard lock(GlpkMutex());
-  LpBuilder lp(problem);
-  if (lp.num_x_columns() == 0) return Empty(problem);
+// The problem's jobs grouped by (gang, rates on every type): lists of job indexes, ascending,
+// the lists in the order of their first job. In the max-min LP like jobs have the same
+// constraints and objective terms, so averaging an optimum over their permutations gives an
+// optimum in which they share one X: the LP over the classes (each class's capacity use
+// weighted by its size) has the same optimal value, and the same solution where the optimum is
+// unique. (Not so for min-jct: its objective weighs jobs by their remaining work.)
+std::vector<std::vector<int>> LikeJobs(const AllocationProblem& problem) {
   const int n = problem.num_jobs();
+  const int types = problem.num_types;
+  const auto row = [&](int j) {
+    return std::span<const double>(problem.iters_per_s)
+        .subspan(static_cast<size_t>(j) * types, types);
+  };
+  const auto less = [&](int a, int b) {
+    if (problem.gang[a] != problem.gang[b]) return problem.gang[a] < problem.gang[b];
+    const auto ra = row(a);
+    const auto rb = row(b);
+    return std::lexicographical_compare(ra.begin(), ra.end(), rb.begin(), rb.end());
+  };
+  std::vector<int> order(n);
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), less);
+  std::vector<std::vector<int>> classes;
+  for (int i = 0; i < n; ++i) {
+    if (i == 0 || less(order[i - 1], order[i])) classes.emplace_back();
+    classes.back().push_back(order[i]);  // ascending within a class: the sort is stable
+  }
+  std::sort(classes.begin(), classes.end(),
+            [](const auto& a, const auto& b) { return a.front() < b.front(); });
+  return classes;
+}
+
+// Splits the X of a class's first job (the class LP's solution per job) among `members`: the same
+// rate r = sum_t X[t] thr(t) for each and the same GPU-time per type for the class as a whole,
+// but each job on as few types as it can: the class's rate budget per type (members x X[t] x
+// thr(t)) is laid end to end, types in index order, and cut into one length r per job, jobs in
+// index order (so at most one job per type boundary mixes two). Each job's time stays <= 1 when
+// r <= thr(t) for every type used; otherwise every job keeps the class's X. Either way the
+// allocation is optimal for the LP over the jobs whenever the class's X is for the class LP.
+void SplitClass(const AllocationProblem& problem, const std::vector<int>& members, Allocation& x) {
+  const int types = problem.num_types;
+  const int first = members.front();
+  const auto row_of = [&](int job) {
+    return x.fraction.begin() + static_cast<std::ptrdiff_t>(job) * types;
+  };
+  const std::vector<double> share(row_of(first), row_of(first) + types);
+  double rate = 0;
+  bool splits = true;
+  for (int t = 0; t < types; ++t) rate += share[t] * problem.thr(first, t);
+  for (int t = 0; t < types; ++t) {
+    if (share[t] > 0 && rate > problem.thr(first, t) * (1 + 1e-9)) splits = false;
+  }
+  if (!splits || rate <= 0 || members.size() == 1) {
+    for (size_t k = 1; k < members.size(); ++k)
+      std::copy(share.begin(), share.end(), row_of(members[k]));
+    return;
+  }
+  std::vector<double> budget(types);
+  for (int t = 0; t < types; ++t) {
+    budget[t] = static_cast<double>(members.size()) * share[t] * problem.thr(first, t);
+  }
+  int t = 0;
+  for (int job : members) {
+    const auto row = row_of(job);
+    std::fill(row, row + types, 0.0);
+    double need = rate;
+    while (need > 1e-12 * rate && t < types) {
+      const double take = std::min(need, budget[t]);
+      if (take > 0) row[t] += take / problem.thr(first, t);
+      budget[t] -= take;
+      need -= take;
+      if (budget[t] <= 1e-12 * rate) ++t;
+    }
+    for (int u = 0; u < types; ++u) row[u] = std::clamp(row[u], 0.0, 1.0);
+  }
+}
+
+// POP's partitions (Narayanan et al., SOSP'21): the jobs dealt into k = ceil(n / jobs_per_lp)
+// groups, each with the share of every type's GPUs that its jobs' GPU demand (sum of gangs) is
+// of the whole. Jobs are dealt in the order (gang, fastest type, index), so every group gets a
+// like mix of gang sizes and type preferences. One group (k = 1) is the whole problem with its
+// own capacities: the exact LP.
+std::vector<Partition> MakePartitions(const AllocationProblem& problem, int jobs_per_lp) {
+  const int n = problem.num_jobs();
+  const int types = problem.num_types;
+  const int k = jobs_per_lp > 0 ? std::max(1, (n + jobs_per_lp - 1) / jobs_per_lp) : 1;
+  std::vector<Partition> parts(k);
+  if (k == 1) {
+    parts[0].jobs.resize(n);
+    std::iota(parts[0].jobs.begin(), parts[0].jobs.end(), 0);
+    parts[0].capacity.assign(problem.gpus_per_type.begin(), problem.gpus_per_type.end());
+    return parts;
+  }
+  std::vector<int> fastest(n, 0);
+  for (int j = 0; j < n; ++j) {
+    for (int t = 1; t < types; ++t) {
+      if (problem.thr(j, t) > problem.thr(j, fastest[j])) fastest[j] = t;
+    }
+  }
+  std::vector<int> order(n);
+  std::iota(order.begin(), order.end(), 0);
+  std::sort(order.begin(), order.end(), [&](int a, int b) {
+    if (problem.gang[a] != problem.gang[b]) return problem.gang[a] < problem.gang[b];
+    if (fastest[a] != fastest[b]) return fastest[a] < fastest[b];
+    return a < b;
+  });
+  std::vector<double> demand(k, 0.0);
+  double total_demand = 0;
+  for (int i = 0; i < n; ++i) {
+    parts[i % k].jobs.push_back(order[i]);
+    demand[i % k] += problem.gang[order[i]];
+    total_demand += problem.gang[order[i]];
+  }
+  for (int p = 0; p < k; ++p) {
+    std::sort(parts[p].jobs.begin(), parts[p].jobs.end());
+    for (int t = 0; t < types; ++t) {
+      parts[p].capacity.push_back(problem.gpus_per_type[t] * demand[p] / total_demand);
+    }
+  }
+  return parts;
+}
+
+// The two-stage max-min LP of one partition, `weight` the jobs' 1 / eq_j (0: no fair rate),
+// written into x.
+Status SolveMaxMin(const AllocationProblem& problem, const Partition& part,
+                   const std::vector<double>& weight, Allocation& x) {
+  LpBuilder lp(problem, part);
+  if (lp.num_x_columns() == 0) return Status::Ok();
+  const int n = static_cast<int>(part.jobs.size());
   const int z = lp.AddColumn(GLP_LO, 0.0, 0.0);
   // r_j / eq_j - z >= 0, for jobs that can run somewhere (eq_j > 0).
-  std::vector<double> weight(n, 0.0);  // 1 / eq_j
   bool any_fair_rate = false;
   for (int j = 0; j < n; ++j) {
-    const double eq = equal.EffectiveThroughput(problem, j);
-    if (eq <= 0) continue;
+    const int job = part.jobs[j];
+    if (weight[job] <= 0) continue;
     any_fair_rate = true;
-    weight[j] = 1.0 / eq;
     const int row = lp.AddRow(GLP_LO, 0.0, 0.0);
     for (int t = 0; t < problem.num_types; ++t) {
-      if (const int c = lp.column(j, t)) lp.Add(row, c, problem.thr(j, t) * weight[j]);
+      if (const int c = lp.column(j, t)) lp.Add(row, c, problem.thr(job, t) * weight[job]);
     }
     lp.Add(row, z, -1.0);
   }
   // No job can run on any GPU the cluster has (z would be unbounded): nothing to allocate.
-  if (!any_fair_rate) return Empty(problem);
+  if (!any_fair_rate) return Status::Ok();
   lp.LoadMatrix();
   glp_set_obj_coef(lp.lp(), z, 1.0);
   DS_RETURN_IF_ERROR(lp.Solve());
@@ -169,24 +303,85 @@ Result<Allocation> AllocateMaxMin(const AllocationProblem& problem) {
   glp_set_col_bnds(lp.lp(), z, GLP_LO, z_opt * (1 - 1e-9), 0.0);
   glp_set_obj_coef(lp.lp(), z, 0.0);
   for (int j = 0; j < n; ++j) {
+    const int job = part.jobs[j];
     for (int t = 0; t < problem.num_types; ++t) {
       if (const int c = lp.column(j, t))
-        glp_set_obj_coef(lp.lp(), c, problem.thr(j, t) * weight[j]);
+        glp_set_obj_coef(lp.lp(), c, problem.thr(job, t) * weight[job] * part.copies_of(j));
     }
   }
   DS_RETURN_IF_ERROR(lp.Solve());
-  return lp.Extract();
+  lp.Extract(x);
+  return Status::Ok();
+}
+
+// The min-jct LP of one partition, objective coefficients thr / remaining / `largest`.
+Status SolveMinJct(const AllocationProblem& problem, const Partition& part, double largest,
+                   Allocation& x) {
+  LpBuilder lp(problem, part);
+  if (lp.num_x_columns() == 0) return Status::Ok();
+  lp.LoadMatrix();
+  for (int j = 0; j < static_cast<int>(part.jobs.size()); ++j) {
+    const int job = part.jobs[j];
+    for (int t = 0; t < problem.num_types; ++t) {
+      if (const int c = lp.column(j, t)) {
+        glp_set_obj_coef(lp.lp(), c, problem.thr(job, t) / problem.remaining_iters[job] / largest);
+      }
+    }
+  }
+  DS_RETURN_IF_ERROR(lp.Solve());
+  lp.Extract(x);
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<Allocation> AllocateMaxMin(const AllocationProblem& problem) {
+  return AllocateMaxMinPartitioned(problem, kJobsPerLp);
 }
 
 Result<Allocation> AllocateMinJct(const AllocationProblem& problem) {
+  return AllocateMinJctPartitioned(problem, kJobsPerLp);
+}
+
+Result<Allocation> AllocateMaxMinPartitioned(const AllocationProblem& problem, int jobs_per_lp) {
+  DS_RETURN_IF_ERROR(ValidateProblem(problem));
+  const Allocation equal = EqualShare(problem);
+  std::vector<double> weight(problem.num_jobs(), 0.0);
+  for (int j = 0; j < problem.num_jobs(); ++j) {
+    const double eq = equal.EffectiveThroughput(problem, j);
+    if (eq > 0) weight[j] = 1.0 / eq;
+  }
+  Allocation x = Empty(problem);
+  const std::vector<std::vector<int>> classes = jobs_per_lp > 0 && problem.num_jobs() > jobs_per_lp
+                                                    ? LikeJobs(problem)
+                                                    : std::vector<std::vector<int>>();
+  std::lock_guard lock(GlpkMutex());
+  // Only where one LP over the jobs would be too large: over the jobs, the solver picks one of
+  // the optima in which like jobs differ (GLPK's vertex), and the round mechanism time-shares
+  // that with fewer preemptions than the classes' split X (BENCHMARKS.md, issue 19).
+  if (!classes.empty() && classes.size() <= static_cast<size_t>(jobs_per_lp)) {
+    // One LP over the classes of like jobs, the class's X then split among its jobs.
+    Partition part;
+    for (const std::vector<int>& members : classes) {
+      part.jobs.push_back(members.front());
+      part.copies.push_back(static_cast<int>(members.size()));
+    }
+    part.capacity.assign(problem.gpus_per_type.begin(), problem.gpus_per_type.end());
+    DS_RETURN_IF_ERROR(SolveMaxMin(problem, part, weight, x));
+    for (const std::vector<int>& members : classes) SplitClass(problem, members, x);
+    return x;
+  }
+  for (const Partition& part : MakePartitions(problem, jobs_per_lp)) {
+    DS_RETURN_IF_ERROR(SolveMaxMin(problem, part, weight, x));
+  }
+  return x;
+}
+
+Result<Allocation> AllocateMinJctPartitioned(const AllocationProblem& problem, int jobs_per_lp) {
   DS_RETURN_IF_ERROR(ValidateProblem(problem));
   if (static_cast<int>(problem.remaining_iters.size()) != problem.num_jobs()) {
     return InvalidArgument("min-jct needs remaining_iters for every job");
   }
-  std::lock_guard lock(GlpkMutex());
-  LpBuilder lp(problem);
-  if (lp.num_x_columns() == 0) return Empty(problem);
-  lp.LoadMatrix();
   // Coefficients thr / remaining, scaled so the largest is 1 (they can be tiny: 1/s per job).
   double largest = 0;
   for (int j = 0; j < problem.num_jobs(); ++j) {
@@ -194,15 +389,12 @@ Result<Allocation> AllocateMinJct(const AllocationProblem& problem) {
       largest = std::max(largest, problem.thr(j, t) / problem.remaining_iters[j]);
     }
   }
-  for (int j = 0; j < problem.num_jobs(); ++j) {
-    for (int t = 0; t < problem.num_types; ++t) {
-      if (const int c = lp.column(j, t)) {
-        glp_set_obj_coef(lp.lp(), c, problem.thr(j, t) / problem.remaining_iters[j] / largest);
-      }
-    }
+  Allocation x = Empty(problem);
+  std::lock_guard lock(GlpkMutex());
+  for (const Partition& part : MakePartitions(problem, jobs_per_lp)) {
+    DS_RETURN_IF_ERROR(SolveMinJct(problem, part, largest, x));
   }
-  DS_RETURN_IF_ERROR(lp.Solve());
-  return lp.Extract();
+  return x;
 }
 
 }  // namespace dlsched::hetero

@@ -31,4 +31,23 @@ Result<Allocation> AllocateMaxMin(const AllocationProblem& problem);
 // remaining_iters.
 Result<Allocation> AllocateMinJct(const AllocationProblem& problem);
 
+// Above this many jobs the allocators above do not solve one LP over the jobs: max-min solves
+// one LP over the classes of like jobs (same gang, same rates) when there are at most this many
+// classes (exact: the same optimal value; like jobs share one X), and otherwise both solve
+// POP-style partitions (below) of at most this many jobs each.
+inline constexpr int kJobsPerLp = 400;
+
+// The same LPs on POP-style partitions (Narayanan et al., "Solving Large-Scale Granular
+// Resource Allocation Problems Efficiently with POP", SOSP'21): the jobs are dealt into
+// k = ceil(n / jobs_per_lp) groups, stratified by gang size and fastest type, each given the
+// share of every type's GPUs that its jobs' GPU demand (sum of gangs) is of the whole, and each
+// group's LP is solved on its own (max-min: with the fair rates eq_j of the whole problem). The
+// union is feasible for the whole problem; it is optimal when k = 1 (n <= jobs_per_lp, or
+// jobs_per_lp <= 0), and otherwise close to it when each group holds many jobs (the bench and
+// tests measure how close). Solve time grows with k x (n / k)^2 instead of n^2. When
+// n > jobs_per_lp > 0, max-min first tries one LP over the classes of like jobs (above).
+// AllocateMaxMin(p) is AllocateMaxMinPartitioned(p, kJobsPerLp), likewise min-jct.
+Result<Allocation> AllocateMaxMinPartitioned(const AllocationProblem& problem, int jobs_per_lp);
+Result<Allocation> AllocateMinJctPartitioned(const AllocationProblem& problem, int jobs_per_lp);
+
 }  // namespace dlsched::hetero

@@ -128,5 +128,118 @@ TEST(AllocatorsTest, RandomInstancesAreFeasibleAndTheLpsOptimal) {
   }
 }
 
+// A random Gavel-like instance: three types, gangs 1-8, one job in five unable to use type 0.
+AllocationProblem RandomProblem(int n, uint64_t seed) {
+  Rng rng(seed);
+  AllocationProblem p;
+  p.num_types = 3;
+  p.gpus_per_type = {n / 4, n / 4, n / 4};
+  for (int j = 0; j < n; ++j) {
+    p.gang.push_back(1 << rng.Below(4));
+    const double slow = rng.Uniform(0.5, 5);
+    p.iters_per_s.push_back(rng.Below(5) == 0 ? 0 : slow);
+    p.iters_per_s.push_back(slow * rng.Uniform(1.5, 4));
+    p.iters_per_s.push_back(slow * rng.Uniform(3, 8));
+    p.remaining_iters.push_back(rng.Uniform(1e3, 1e6));
+  }
+  return p;
+}
+
+TEST(PartitionedAllocatorsTest, OnePartitionIsTheExactLp) {
+  const AllocationProblem p = RandomProblem(60, 3);
+  Result<Allocation> exact = AllocateMaxMin(p);
+  Result<Allocation> whole = AllocateMaxMinPartitioned(p, 60);
+  Result<Allocation> unlimited = AllocateMaxMinPartitioned(p, 0);
+  ASSERT_TRUE(exact.ok() && whole.ok() && unlimited.ok());
+  EXPECT_EQ(exact->fraction, whole->fraction);
+  EXPECT_EQ(exact->fraction, unlimited->fraction);
+  Result<Allocation> jct = AllocateMinJct(p);
+  Result<Allocation> jct_whole = AllocateMinJctPartitioned(p, 100);
+  ASSERT_TRUE(jct.ok() && jct_whole.ok());
+  EXPECT_EQ(jct->fraction, jct_whole->fraction);
+}
+
+// Four like jobs on two GPUs in two partitions of two: each partition gets one GPU, each job half
+// of it, the max-min optimum of the whole problem.
+TEST(PartitionedAllocatorsTest, KnownOptima) {
+  Result<Allocation> x = AllocateMaxMinPartitioned({1, {2}, {1, 1, 1, 1}, {1, 1, 1, 1}, {}}, 2);
+  ASSERT_TRUE(x.ok()) << x.status().ToString();
+  ExpectAllocation(*x, {0.5, 0.5, 0.5, 0.5});
+  Result<Allocation> jct =
+      AllocateMinJctPartitioned({1, {2}, {1, 1, 1, 1}, {1, 1, 1, 1}, {1, 2, 3, 4}}, 2);
+  ASSERT_TRUE(jct.ok()) << jct.status().ToString();
+  // Dealt in index order (like gangs and types): {0, 2} and {1, 3}; each partition's GPU goes
+  // to its job with the least work left.
+  ExpectAllocation(*jct, {1, 1, 0, 0});
+}
+
+// Partitions are feasible for the whole problem and close to the exact LP's objective (POP
+// reports within 1.5% at scale; small partitions here, so a looser bound).
+TEST(PartitionedAllocatorsTest, FeasibleAndNearTheExactOptimum) {
+  for (uint64_t seed : {1, 2, 3}) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    const AllocationProblem p = RandomProblem(400, seed);
+    Result<Allocation> exact = AllocateMaxMinPartitioned(p, 0);
+    Result<Allocation> parts = AllocateMaxMinPartitioned(p, 100);
+    Result<Allocation> jct_exact = AllocateMinJctPartitioned(p, 0);
+    Result<Allocation> jct_parts = AllocateMinJctPartitioned(p, 100);
+    ASSERT_TRUE(exact.ok() && parts.ok() && jct_exact.ok() && jct_parts.ok());
+    for (const Allocation* x : {&*parts, &*jct_parts}) {
+      const Status feasible = CheckAllocation(p, *x);
+      EXPECT_TRUE(feasible.ok()) << feasible.ToString();
+    }
+    EXPECT_LE(MinNormalised(p, *parts), MinNormalised(p, *exact) + 1e-6);
+    EXPECT_GE(MinNormalised(p, *parts), 0.95 * MinNormalised(p, *exact));
+    EXPECT_LE(CompletionRate(p, *jct_parts), CompletionRate(p, *jct_exact) * (1 + 1e-6));
+    EXPECT_GE(CompletionRate(p, *jct_parts), 0.98 * CompletionRate(p, *jct_exact));
+  }
+}
+
+// Many jobs of few kinds (Gavel's workloads: a few dozen model, batch size and gang
+// combinations): the LP over the classes of like jobs reaches the exact LP's optimum, at both
+// stages (min_j r_j / eq_j, then sum_j r_j / eq_j); like jobs get the same rate, most of them on
+// one type.
+TEST(PartitionedAllocatorsTest, LikeJobsInOneLpAtTheExactOptimum) {
+  Rng rng(5);
+  const AllocationProblem kinds = RandomProblem(12, 9);
+  AllocationProblem p;
+  p.num_types = 3;
+  p.gpus_per_type = {40, 30, 20};
+  std::vector<int> kind_of;
+  for (int j = 0; j < 300; ++j) {
+    const int kind = static_cast<int>(rng.Below(12));
+    kind_of.push_back(kind);
+    p.gang.push_back(kinds.gang[kind]);
+    for (int t = 0; t < 3; ++t) p.iters_per_s.push_back(kinds.thr(kind, t));
+  }
+  Result<Allocation> exact = AllocateMaxMinPartitioned(p, 0);
+  Result<Allocation> classes = AllocateMaxMinPartitioned(p, 100);
+  ASSERT_TRUE(exact.ok() && classes.ok());
+  const Status feasible = CheckAllocation(p, *classes);
+  EXPECT_TRUE(feasible.ok()) << feasible.ToString();
+  EXPECT_NEAR(MinNormalised(p, *classes), MinNormalised(p, *exact), 1e-6);
+  const Allocation equal = EqualShare(p);
+  const auto normalised_sum = [&](const Allocation& x) {
+    double sum = 0;
+    for (int j = 0; j < p.num_jobs(); ++j) {
+      sum += x.EffectiveThroughput(p, j) / equal.EffectiveThroughput(p, j);
+    }
+    return sum;
+  };
+  EXPECT_NEAR(normalised_sum(*classes), normalised_sum(*exact), 1e-6 * normalised_sum(*exact));
+  int one_type = 0;
+  for (int j = 0; j < p.num_jobs(); ++j) {
+    int used = 0;
+    for (int t = 0; t < 3; ++t) used += classes->at(j, t) > 0 ? 1 : 0;
+    one_type += used == 1 ? 1 : 0;
+    for (int i = 0; i < j; ++i) {
+      if (kind_of[i] != kind_of[j]) continue;
+      EXPECT_NEAR(classes->EffectiveThroughput(p, j), classes->EffectiveThroughput(p, i), 1e-9);
+      break;
+    }
+  }
+  EXPECT_GT(one_type, p.num_jobs() / 2);
+}
+
 }  // namespace
 }  // namespace dlsched::hetero

@@ -197,4 +197,21 @@ void ComputeSummary(RunResult& run) {
   run.summary = s;
 }
 
+CycleTimes SummarizeCycleTimes(std::vector<float>& seconds) {
+  CycleTimes times;
+  times.cycles = static_cast<int64_t>(seconds.size());
+  if (seconds.empty()) return times;
+  // Nearest rank: the ceil(q n)-th smallest, 1-based.
+  const auto rank = [&](double q) {
+    const size_t k = static_cast<size_t>(std::ceil(q * static_cast<double>(seconds.size())));
+    const auto nth = seconds.begin() + static_cast<std::ptrdiff_t>(std::max<size_t>(k, 1) - 1);
+    std::nth_element(seconds.begin(), nth, seconds.end());
+    return static_cast<double>(*nth);
+  };
+  times.p50_s = rank(0.5);
+  times.p99_s = rank(0.99);
+  times.max_s = *std::max_element(seconds.begin(), seconds.end());
+  return times;
+}
+
 }  // namespace dlsched::sim

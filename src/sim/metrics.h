@@ -1,6 +1,7 @@
 #pragma once
 
 #include <array>
+#include <cstdint>
 #include <optional>
 #include <span>
 #include <string>
@@ -53,6 +54,20 @@ struct TimeSample {
   int running_jobs = 0;
 };
 
+// Wall time of a run's scheduling cycles (Scheduler::RunCycle, one per instant with events), as
+// the simulator measured it: like RunSummary::wall_s it varies between runs of the same inputs,
+// so `dlsched simulate` shows it only on request (`--timings`). Percentiles nearest-rank; all 0
+// when there was no cycle.
+struct CycleTimes {
+  int64_t cycles = 0;
+  double p50_s = 0;
+  double p99_s = 0;
+  double max_s = 0;
+};
+
+// CycleTimes of cycles that took `seconds` each (reordered in place).
+CycleTimes SummarizeCycleTimes(std::vector<float>& seconds);
+
 // The per-run figures of `dlsched simulate`. Times in seconds, shares in [0, 1].
 // The run's window is [first submission, last completion] (the simulator's t = 0 is the first
 // submission); "completed" means JobState::kSucceeded.
@@ -87,6 +102,7 @@ struct RunSummary {
   double avg_ftf = 0;
   double max_ftf = 0;
   double wall_s = 0;  // wall-clock seconds the simulation took
+  CycleTimes cycle_times;
   // QoS guarantee (issue 4), over the jobs with a deadline (JobRecord::deadline): a job meets it
   // when it completed by the deadline (JobRecord::met_deadline); rejected and unfinished jobs
   // miss. Rates are 0 when there are no such jobs.
@@ -154,7 +170,8 @@ struct RunResult {
   RunSummary summary;
 };
 
-// Computes the summary figures from jobs and series. `wall_s` is left as it was.
+// Computes the summary figures from jobs and series. `wall_s` and `cycle_times` are left as
+// they were.
 // Percentiles use the nearest-rank method on the sorted JCTs; all sums are in a fixed order so
 // the result is deterministic.
 void ComputeSummary(RunResult& run);

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -247,6 +248,28 @@ TEST(ComputeSummaryTest, NoDeadlinesGiveZeroQosFigures) {
   EXPECT_EQ(run.summary.qos_met_rate_strict, 0);
   EXPECT_EQ(run.summary.qos_met_rate_soft, 0);
   EXPECT_DOUBLE_EQ(run.summary.best_effort_avg_jct_s, 10);  // every job is best-effort by default
+}
+
+TEST(SummarizeCycleTimesTest, CountAndNearestRankPercentiles) {
+  std::vector<float> none;
+  const CycleTimes empty = SummarizeCycleTimes(none);
+  EXPECT_EQ(empty.cycles, 0);
+  EXPECT_EQ(empty.max_s, 0);
+  // 1..200 ms, shuffled: p50 is the 100th smallest, p99 the 198th.
+  std::vector<float> seconds;
+  for (int i = 200; i >= 1; --i) seconds.push_back(i % 2 == 0 ? i * 1e-3f : (201 - i) * 1e-3f);
+  std::vector<float> sorted = seconds;
+  std::sort(sorted.begin(), sorted.end());
+  const CycleTimes t = SummarizeCycleTimes(seconds);
+  EXPECT_EQ(t.cycles, 200);
+  EXPECT_DOUBLE_EQ(t.p50_s, sorted[99]);
+  EXPECT_DOUBLE_EQ(t.p99_s, sorted[197]);
+  EXPECT_DOUBLE_EQ(t.max_s, sorted[199]);
+  std::vector<float> one = {0.5f};
+  const CycleTimes single = SummarizeCycleTimes(one);
+  EXPECT_EQ(single.cycles, 1);
+  EXPECT_DOUBLE_EQ(single.p50_s, 0.5);
+  EXPECT_DOUBLE_EQ(single.p99_s, 0.5);
 }
 
 }  // namespace

@@ -34,7 +34,11 @@ std::string FormatDuration(double seconds);
 // The others are named as left out, with why ("qos (completed 841 of 3000)", "fifo (3
 // unfinished)"). The lowest avg JCT wins only when no other compared run is within 1% of it;
 // otherwise the line says "no clear winner" and names the runs within 1%, lowest first.
-void WriteComparisonTable(const std::vector<RunResult>& runs, std::ostream& out);
+// With `timings`, four columns follow: "cycles" (the run's scheduling cycles) and the wall time
+// of a cycle, "cycle p50", "cycle p99" and "cycle max" (RunSummary::cycle_times, in ms, three
+// decimals); without, the table holds nothing else that varies between runs but "wall s".
+void WriteComparisonTable(const std::vector<RunResult>& runs, std::ostream& out,
+                          bool timings = false);
 
 // Top-level fields of the JSON summary.
 struct JsonMeta {
@@ -52,10 +56,13 @@ struct JsonMeta {
 //              [, "qos_jobs": int, "qos_met_rate", "qos_met_rate_strict", "qos_met_rate_soft",
 //               "best_effort_avg_jct_s"]}, ...]}
 // The bracketed QoS keys appear, in every run, only when some run has qos_jobs > 0 (so the
-// output for workloads without deadlines is unchanged). Keys appear in exactly this order; runs
-// in the given order; doubles print in the shortest form that round-trips. Invalid UTF-8 in
-// strings is replaced with U+FFFD.
-std::string RunsToJson(const std::vector<RunResult>& runs, const JsonMeta& meta);
+// output for workloads without deadlines is unchanged). With `timings`, every run also has
+// "cycles": int, "cycle_p50_s", "cycle_p99_s", "cycle_max_s" (RunSummary::cycle_times) after
+// "wall_s"; without, "wall_s" is the only key whose value varies between runs. Keys appear in
+// exactly this order; runs in the given order; doubles print in the shortest form that round-trips.
+// Invalid UTF-8 in strings is replaced with U+FFFD.
+std::string RunsToJson(const std::vector<RunResult>& runs, const JsonMeta& meta,
+                       bool timings = false);
 
 // Writes one CSV row per job (in run.jobs order) under the header
 //   job_id,name,user,queue,num_gpus,state,submit_s,start_s,finish_s,jct_s,queue_s,ideal_s,run_s,

@@ -11,7 +11,7 @@
 
 namespace dlsched::sim {
 
-std::string RunsToJson(const std::vector<RunResult>& runs, const JsonMeta& meta) {
+std::string RunsToJson(const std::vector<RunResult>& runs, const JsonMeta& meta, bool timings) {
   using Json = nlohmann::ordered_json;
   Json doc = Json::object();
   doc["trace"] = meta.trace;
@@ -60,6 +60,12 @@ std::string RunsToJson(const std::vector<RunResult>& runs, const JsonMeta& meta)
     Json& types = r["gpu_type_utilization"] = Json::object();
     for (const auto& [type, utilization] : s.gpu_type_utilization) types[type] = utilization;
     r["wall_s"] = s.wall_s;
+    if (timings) {
+      r["cycles"] = s.cycle_times.cycles;
+      r["cycle_p50_s"] = s.cycle_times.p50_s;
+      r["cycle_p99_s"] = s.cycle_times.p99_s;
+      r["cycle_max_s"] = s.cycle_times.max_s;
+    }
     if (run.services.services > 0) {
       r["services"] = {{"services", run.services.services},
                        {"reserved_gpus", run.services.reserved_gpus},

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -105,6 +106,25 @@ TEST(RunsToJsonTest, EmptyRunsIsAnEmptyArrayAndBadUtf8IsReplaced) {
   const std::string json = RunsToJson({run}, JsonMeta{});
   ASSERT_TRUE(nlohmann::json::accept(json)) << json;
   EXPECT_EQ(nlohmann::json::parse(RunsToJson({}, JsonMeta{}))["runs"], nlohmann::json::array());
+}
+
+TEST(RunsToJsonTest, CycleTimesOnlyOnRequest) {
+  RunResult run = SyntheticRun("fifo", 20, 1, 1);
+  run.summary.cycle_times = {12, 0.001, 0.004, 0.005};
+  const nlohmann::ordered_json plain = nlohmann::ordered_json::parse(RunsToJson({run}, {}));
+  for (const char* key : {"cycles", "cycle_p50_s", "cycle_p99_s", "cycle_max_s"}) {
+    EXPECT_FALSE(plain["runs"][0].contains(key)) << key;
+  }
+  const nlohmann::ordered_json timed = nlohmann::ordered_json::parse(RunsToJson({run}, {}, true));
+  const auto& r = timed["runs"][0];
+  std::vector<std::string> keys;
+  for (const auto& [key, value] : r.items()) keys.push_back(key);
+  const auto wall = std::find(keys.begin(), keys.end(), "wall_s");
+  ASSERT_NE(wall, keys.end());
+  EXPECT_EQ(std::vector<std::string>(wall + 1, wall + 5),
+            (std::vector<std::string>{"cycles", "cycle_p50_s", "cycle_p99_s", "cycle_max_s"}));
+  EXPECT_EQ(r["cycles"], 12);
+  EXPECT_DOUBLE_EQ(r["cycle_p99_s"].get<double>(), 0.004);
 }
 
 }  // namespace

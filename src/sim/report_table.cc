@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <iterator>
 #include <optional>
@@ -22,6 +23,14 @@ namespace {
 // Shown before "wall s" only when some run had jobs with a deadline, so the outputs of runs
 // without QoS targets stay as they were.
 constexpr Column kQosColumn = {"qos met", true};
+
+// Appended by `timings`: the cycle count and the wall time of a cycle, in ms.
+constexpr std::array<Column, 4> kTimingColumns = {{
+    {"cycles", true},
+    {"cycle p50 ms", true},
+    {"cycle p99 ms", true},
+    {"cycle max ms", true},
+}};
 
 // Avg JCTs closer than this (relative to the lower one) are a tie: run-to-run differences of a
 // fraction of a percent come from tie-breaks and estimate noise, not from the policy.
@@ -173,12 +182,21 @@ std::string FormatDuration(double seconds) {
   return fmt::format("{:.1f}d", seconds / 86400);
 }
 
-void WriteComparisonTable(const std::vector<RunResult>& runs, std::ostream& out) {
+void WriteComparisonTable(const std::vector<RunResult>& runs, std::ostream& out, bool timings) {
   const bool with_qos = AnyQos(runs);
-  const std::vector<Column> columns = TableColumns(with_qos);
+  std::vector<Column> columns = TableColumns(with_qos);
+  if (timings) columns.insert(columns.end(), kTimingColumns.begin(), kTimingColumns.end());
   std::vector<std::vector<std::string>> rows;
   rows.reserve(runs.size());
-  for (const RunResult& run : runs) rows.push_back(SummaryCells(run, with_qos));
+  for (const RunResult& run : runs) {
+    rows.push_back(SummaryCells(run, with_qos));
+    if (timings) {
+      const CycleTimes& t = run.summary.cycle_times;
+      const auto ms = [](double seconds) { return fmt::format("{:.3f}", 1e3 * seconds); };
+      rows.back().insert(rows.back().end(),
+                         {std::to_string(t.cycles), ms(t.p50_s), ms(t.p99_s), ms(t.max_s)});
+    }
+  }
   std::vector<size_t> widths(columns.size());
   for (size_t c = 0; c < columns.size(); ++c) {
     widths[c] = columns[c].header.size();

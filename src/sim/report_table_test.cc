@@ -126,5 +126,22 @@ TEST(ComparisonTableTest, QosColumnOnlyWhenSomeRunHasDeadlines) {
   EXPECT_NE(html.str().find("<th>qos met</th>"), std::string::npos);
 }
 
+TEST(ComparisonTableTest, TimingColumnsOnlyOnRequest) {
+  RunResult run = SyntheticRun("fifo", 20, 1, 1);
+  run.summary.cycle_times = {12, 0.0015, 0.004, 0.0125};
+  std::ostringstream plain;
+  WriteComparisonTable({run}, plain);
+  EXPECT_EQ(plain.str().find("cycle"), std::string::npos) << plain.str();
+  std::ostringstream timed;
+  WriteComparisonTable({run}, timed, true);
+  std::istringstream lines(timed.str());
+  std::vector<std::string> rows;
+  for (std::string line; std::getline(lines, line);) rows.push_back(line);
+  ASSERT_EQ(rows.size(), 4u) << timed.str();
+  EXPECT_GT(rows[0].find("cycle p50 ms"), rows[0].find("wall s"));
+  EXPECT_NE(rows[0].find("cycle max ms"), std::string::npos);
+  EXPECT_TRUE(rows[2].ends_with("12         1.500         4.000        12.500")) << rows[2];
+}
+
 }  // namespace
 }  // namespace dlsched::sim

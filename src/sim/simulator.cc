@@ -124,6 +124,7 @@ RunResult Simulate(const SimInputs& inputs, std::unique_ptr<SchedulingPolicy> po
   Timestamp pending_wake = kTimeNever;
   auto last_report = wall_start;
   uint64_t steps = 0;
+  std::vector<float> cycle_seconds;  // wall time of each scheduling cycle
 
   while (true) {
     const Timestamp next_event = events.empty() ? kTimeNever : events.top().time;
@@ -163,7 +164,10 @@ RunResult Simulate(const SimInputs& inputs, std::unique_ptr<SchedulingPolicy> po
     }
     if (!act) continue;
 
+    const auto cycle_start = std::chrono::steady_clock::now();
     const CycleResult cycle = scheduler.RunCycle(now);
+    cycle_seconds.push_back(
+        std::chrono::duration<float>(std::chrono::steady_clock::now() - cycle_start).count());
     DS_CHECK(cycle.refused == 0) << policy_name << " made decisions the scheduler refused";
     jobs_done += cycle.rejected();
     if (cycle.wake_at != pending_wake) {
@@ -208,6 +212,7 @@ RunResult Simulate(const SimInputs& inputs, std::unique_ptr<SchedulingPolicy> po
     }
   }
   ComputeSummary(run);
+  run.summary.cycle_times = SummarizeCycleTimes(cycle_seconds);
   run.summary.wall_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   return run;

@@ -147,6 +147,12 @@ TEST(SimulatorTest, SameInputsSameResult) {
     }
     EXPECT_EQ(a.summary.completed, 300);
     EXPECT_EQ(a.series.size(), b.series.size());
+    // Every instant with events runs one cycle, timed; the count is a function of the inputs.
+    EXPECT_GT(a.summary.cycle_times.cycles, 0);
+    EXPECT_EQ(a.summary.cycle_times.cycles, b.summary.cycle_times.cycles);
+    EXPECT_LE(a.summary.cycle_times.p50_s, a.summary.cycle_times.p99_s);
+    EXPECT_LE(a.summary.cycle_times.p99_s, a.summary.cycle_times.max_s);
+    EXPECT_GT(a.summary.cycle_times.max_s, 0);
   }
 }
 

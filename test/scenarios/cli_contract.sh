@@ -117,4 +117,12 @@ grep -q '"partial": true' "$tmp/partial.json" || fail "interrupted JSON is not m
 grep -q '"policy": "fifo"' "$tmp/partial.json" || fail "interrupted JSON lacks the finished policy"
 grep -q "^Partial: interrupted before las, tiresias finished" "$tmp/out" ||
   fail "interrupted table: $(cat "$tmp/out")"
+# --timings: the cycle count and cycle wall times in the table and the JSON; never without it.
+expect_exit 0 simulate -q --trace synthetic:jobs=50 --policy fifo --json "$tmp/plain.json"
+grep -q "cycle" "$tmp/out" "$tmp/plain.json" && fail "cycle timings without --timings"
+expect_exit 0 simulate -q --trace synthetic:jobs=50 --policy fifo --timings --json "$tmp/timed.json"
+grep -q "cycle p99 ms" "$tmp/out" || fail "--timings table lacks cycle p99: $(cat "$tmp/out")"
+for key in cycles cycle_p50_s cycle_p99_s cycle_max_s; do
+  grep -q "\"$key\": " "$tmp/timed.json" || fail "--timings JSON lacks $key"
+done
 echo "cli contract ok"
