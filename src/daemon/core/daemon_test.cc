@@ -44,7 +44,7 @@ class DaemonTest : public ::testing::Test {
     DaemonOptions options;
     options.db_path = (dir_ / "state.db").string();
     options.workdir = (dir_ / "work").string();
-    Result<PipelineConfig> profile = LoadProfile("fifo-backfill");
+    Result<PolicyProfile> profile = LoadPolicyProfile("fifo-backfill");
     ASSERT_TRUE(profile.ok());
     options.profile = *profile;
     options.grace = milliseconds(200);

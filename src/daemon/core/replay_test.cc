@@ -49,7 +49,7 @@ class ReplayTest : public ::testing::Test {
     DaemonOptions options;
     options.db_path = db();
     options.workdir = (dir_ / "work").string();
-    Result<PipelineConfig> profile = ParseProfile(kProfile, "test");
+    Result<PolicyProfile> profile = ParsePolicyProfile(kProfile, "test");
     ASSERT_TRUE(profile.ok());
     options.profile = *profile;
     options.grace = milliseconds(200);
@@ -207,7 +207,7 @@ TEST_F(ReplayTest, AnInputTheReplayRefusesOrAMissingDecisionIsADivergence) {
 TEST_F(ReplayTest, ReplaysWithAnotherProfileOnRequest) {
   ASSERT_NO_FATAL_FAILURE(FillStore());
   ReplayOptions options;
-  options.profile = *LoadProfile("fifo");  // never preempts: the first preemption differs
+  options.profile = *LoadPolicyProfile("fifo");  // never preempts: the first preemption differs
   Result<ReplayReport> report = ReplayEventLog(db(), options);
   ASSERT_TRUE(report.ok()) << report.status().ToString();
   EXPECT_EQ(report->profiles.at(0), "fifo");
