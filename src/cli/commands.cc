@@ -25,12 +25,12 @@ int ListPolicies(bool verbose, std::ostream& out, std::ostream& err) {
       out << name << "\n";
       continue;
     }
-    Result<std::string> description = ProfileDescription(text, name);
-    if (!description.ok()) {
-      err << "dlsched: " << description.status().message() << "\n";
+    Result<PolicyProfile> profile = ParsePolicyProfile(text, name);
+    if (!profile.ok()) {
+      err << "dlsched: " << profile.status().message() << "\n";
       return kExitRuntimeError;
     }
-    out << name << "\t" << *description << "\n";
+    out << name << "\t" << profile->description() << "\n";
   }
   return kExitOk;
 }

@@ -181,7 +181,8 @@ Result<Prepared> PrepareSetup(const SimulateFlags& flags, std::ostream& err) {
   DS_RETURN_IF_ERROR(CheckTraceSpec(flags.trace));
   for (const std::string& name : SplitNonEmpty(flags.policies, ',')) {
     // Build every policy now, so a typo fails before any run starts.
-    DS_ASSIGN_OR_RETURN(std::unique_ptr<SchedulingPolicy> policy, LoadPolicy(name));
+    DS_ASSIGN_OR_RETURN(const PolicyProfile profile, LoadPolicyProfile(name));
+    DS_ASSIGN_OR_RETURN(std::unique_ptr<SchedulingPolicy> policy, BuildPolicy(profile));
     p.policies.push_back(std::move(policy));
   }
   if (p.policies.empty()) return InvalidArgument("--policy names no policy");
@@ -468,9 +469,11 @@ void AddSimulateFlags(CLI::App& command, SimulateFlags& flags) {
                   "Ground-truth throughput model: auto (gavel for gavel: traces, else builtin), "
                   "builtin, or gavel[:PATH] (Gavel's measured table)")
       ->capture_default_str();
-  command.add_option("--predictor", flags.predictor,
-                     "Policies estimate speed with a predictor fitted to this profile store "
-                     "(from 'dlsched profile') instead of the built-in model");
+  command.add_option(
+      "--predictor", flags.predictor,
+      "Policies estimate speed with a predictor fitted to this profile store "
+      "(from 'dlsched profile') instead of the built-in model; with --replay, instead "
+      "of the estimator the daemon logged");
   command
       .add_option("--checkpoint-s", flags.checkpoint_s,
                   "How long a preempted job holds its GPUs while it checkpoints (seconds, or "
@@ -538,12 +541,20 @@ int RunReplay(const SimulateFlags& flags, std::ostream& out, std::ostream& err) 
       err << "dlsched simulate: --replay takes one --policy\n";
       return kExitUsage;
     }
-    Result<PipelineConfig> profile = LoadProfile(names[0]);
+    Result<PolicyProfile> profile = LoadPolicyProfile(names[0]);
     if (!profile.ok()) {
       err << "dlsched simulate: --policy: " << profile.status().message() << "\n";
       return kExitUsage;
     }
     options.profile = std::move(profile).value();
+  }
+  if (!flags.predictor.empty()) {
+    Result<std::unique_ptr<ThroughputModel>> estimator = MakeEstimator(flags.predictor);
+    if (!estimator.ok()) {
+      err << "dlsched simulate: --predictor: " << estimator.status().message() << "\n";
+      return kExitUsage;
+    }
+    options.estimator = std::move(estimator).value();
   }
   const Result<daemon::ReplayReport> report = daemon::ReplayEventLog(flags.replay, options);
   if (!report.ok()) {

@@ -65,7 +65,10 @@ void AddServeFlags(CLI::App& command, ServeFlags& flags) {
       ->capture_default_str();
   command.add_option("--db", flags.db, "SQLite database (default: <workdir>/dlsched.db).");
   command
-      .add_option("--profile", flags.profile, "Policy profile: a built-in name or a .json file.")
+      .add_option("--profile", flags.profile,
+                  "Policy profile of any kind (`dlsched policies`): a built-in name or a .json "
+                  "file. Sharing profiles decide as their base while the daemon has no sharing "
+                  "knowledge.")
       ->capture_default_str();
   command
       .add_option("--gpus", flags.gpus,
@@ -206,7 +209,7 @@ int RunServe(const ServeFlags& flags, std::ostream& out, std::ostream& err) {
       err << "dlsched serve: --gpus: warning: " << unknown << "\n";
     }
   }
-  Result<PipelineConfig> profile = LoadProfile(flags.profile);
+  Result<PolicyProfile> profile = LoadPolicyProfile(flags.profile);
   if (!profile.ok()) {
     err << "dlsched serve: --profile: " << profile.status().message() << "\n";
     return kExitUsage;
@@ -232,6 +235,9 @@ int RunServe(const ServeFlags& flags, std::ostream& out, std::ostream& err) {
   options.grace = Seconds(flags.grace_s);
   options.seed = flags.seed;
   options.predictor = std::move(predictor);
+  options.predictor_source = flags.predictor.empty()
+                                 ? std::string()
+                                 : std::filesystem::absolute(flags.predictor, ec).string();
   options.durability = flags.durability == "full" ? Durability::kFull : Durability::kProcessCrash;
   // Isolation (docs/security.md): jobs run through this binary's `__job-exec`, as their users'
   // accounts when the daemon is root; the database is the daemon's alone.

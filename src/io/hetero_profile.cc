@@ -4,7 +4,6 @@
 #include <string>
 
 #include "lp/lp_allocators.h"
-#include "policy/hetero/round_policy.h"
 
 namespace dlsched {
 
@@ -20,16 +19,17 @@ Result<hetero::Allocator> AllocatorByName(std::string_view name) {
                          "' (known: max-min, min-jct, greedy)");
 }
 
-Result<std::unique_ptr<SchedulingPolicy>> BuildRoundPolicy(const json& doc) {
-  hetero::RoundPolicyOptions options;
-  hetero::Allocator allocator;
+Result<RoundProfile> ParseRoundProfile(const json& doc) {
+  RoundProfile profile;
+  hetero::RoundPolicyOptions& options = profile.options;
   for (const auto& [key, value] : doc.items()) {
     if (key == "name" && value.is_string()) {
       options.name = value.get<std::string>();
     } else if (key == "description" && value.is_string()) {
       options.description = value.get<std::string>();
     } else if (key == "allocator" && value.is_string()) {
-      DS_ASSIGN_OR_RETURN(allocator, AllocatorByName(value.get<std::string>()));
+      profile.allocator = value.get<std::string>();
+      DS_RETURN_IF_ERROR(AllocatorByName(profile.allocator).status());
     } else if (key == "round_s" && value.is_number() && value.get<double>() >= 1e-6 &&
                value.get<double>() <= kMaxInputSeconds) {
       options.round = Seconds(value.get<double>());
@@ -42,9 +42,22 @@ Result<std::unique_ptr<SchedulingPolicy>> BuildRoundPolicy(const json& doc) {
     }
   }
   if (options.name.empty()) return InvalidArgument("the profile has no \"name\"");
-  if (!allocator) return InvalidArgument("the profile has no \"allocator\"");
+  if (profile.allocator.empty()) return InvalidArgument("the profile has no \"allocator\"");
+  return profile;
+}
+
+json RoundProfileJson(const RoundProfile& profile) {
+  return {{"name", profile.options.name},
+          {"description", profile.options.description},
+          {"allocator", profile.allocator},
+          {"round_s", ToSeconds(profile.options.round)},
+          {"agnostic", profile.options.agnostic}};
+}
+
+Result<std::unique_ptr<SchedulingPolicy>> BuildRoundPolicy(const RoundProfile& profile) {
+  DS_ASSIGN_OR_RETURN(hetero::Allocator allocator, AllocatorByName(profile.allocator));
   return std::unique_ptr<SchedulingPolicy>(
-      std::make_unique<hetero::RoundPolicy>(std::move(options), std::move(allocator)));
+      std::make_unique<hetero::RoundPolicy>(profile.options, std::move(allocator)));
 }
 
 }  // namespace dlsched

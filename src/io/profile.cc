@@ -1,9 +1,11 @@
 #include "io/profile.h"
 
 #include <nlohmann/json.hpp>
-#include <optional>
+#include <variant>
 
+#include "dlsched/common/overloaded.h"
 #include "dlsched/common/text.h"
+#include "dlsched/policy/registry.h"
 #include "io/hetero_profile.h"
 #include "io/sharing_profile.h"
 
@@ -133,16 +135,7 @@ Result<std::map<std::string, PipelineConfig::Quota, std::less<>>> ParseQuotas(co
   return quotas;
 }
 
-Result<PipelineConfig> ParseProfileJson(const json& doc) {
-  if (!doc.is_object()) return InvalidArgument("a profile is a JSON object");
-  if (IsRoundProfile(doc)) {
-    return InvalidArgument(
-        "a round-based heterogeneity-aware profile (docs/hetero.md), not a plugin pipeline: "
-        "only `dlsched simulate` runs it");
-  }
-  if (IsSharingProfile(doc)) {
-    return InvalidArgument("a GPU-sharing profile (docs/sharing.md), not a plugin pipeline");
-  }
+Result<PipelineConfig> ParsePipelineJson(const json& doc) {
   PipelineConfig config;
   for (const auto& [key, value] : doc.items()) {
     if (key == "name" && value.is_string()) {
@@ -187,9 +180,7 @@ Result<PipelineConfig> ParseProfileJson(const json& doc) {
   return config;
 }
 
-}  // namespace
-
-std::string ProfileToJson(const PipelineConfig& profile) {
+json PipelineJson(const PipelineConfig& profile) {
   auto plugin = [](const PluginConfig& p) {
     json j = {{"name", p.name}, {"weight", p.weight}};
     if (!p.args.values().empty()) {
@@ -234,22 +225,8 @@ std::string ProfileToJson(const PipelineConfig& profile) {
     }
     doc["quotas"] = std::move(quotas);
   }
-  return doc.dump();
+  return doc;
 }
-
-Result<PipelineConfig> ParseProfile(std::string_view json_text, std::string_view origin) {
-  json doc;
-  try {
-    doc = json::parse(json_text);
-  } catch (const json::exception& e) {
-    return InvalidArgument(std::string(origin) + ": not valid JSON: " + e.what());
-  }
-  Result<PipelineConfig> config = ParseProfileJson(doc);
-  if (!config.ok()) return config.status().WithPrefix(origin);
-  return config;
-}
-
-namespace {
 
 struct ProfileSource {
   std::string text;
@@ -278,75 +255,125 @@ Result<ProfileSource> ReadProfileSource(std::string_view name_or_path) {
   return ProfileSource{std::move(file.text), path};
 }
 
-// The JSON of a round-based profile, or nullopt for a pipeline profile (or invalid JSON, which
-// ParseProfile reports).
-Result<std::unique_ptr<SchedulingPolicy>> LoadNonSharingPolicy(std::string_view name_or_path);
+Result<json> ParseJsonText(std::string_view json_text, std::string_view origin) {
+  try {
+    return json::parse(json_text);
+  } catch (const json::exception& e) {
+    return InvalidArgument(std::string(origin) + ": not valid JSON: " + e.what());
+  }
+}
 
-// The profile's JSON when it is one of the kinds that are not a plugin pipeline.
-std::optional<json> OtherKindJson(std::string_view text) {
-  json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (doc.is_discarded() || !(IsRoundProfile(doc) || IsSharingProfile(doc))) return std::nullopt;
-  return doc;
+// The profile a document describes. Errors carry no origin (the caller adds it).
+Result<PolicyProfile> ParseProfileDoc(const json& doc);
+
+// A sharing profile's base: `base` is a name or path (read now) or an embedded document; it may
+// be of any kind but sharing.
+Result<std::variant<PipelineConfig, RoundProfile>> ParseBase(const json& base) {
+  json doc = base;
+  std::string where = "base profile";
+  if (base.is_string()) {
+    // Read and checked before it is parsed, so a sharing profile naming itself is refused, not
+    // recursed into.
+    const std::string name = base.get<std::string>();
+    where += " '" + name + "'";
+    Result<ProfileSource> source = ReadProfileSource(name);
+    if (!source.ok()) return source.status().WithPrefix(where);
+    Result<json> parsed = ParseJsonText(source->text, source->origin);
+    if (!parsed.ok()) return parsed.status().WithPrefix(where);
+    doc = std::move(parsed).value();
+  }
+  if (IsSharingProfile(doc)) {
+    return InvalidArgument(where + ": a sharing profile cannot be another's base");
+  }
+  Result<PolicyProfile> profile = ParseProfileDoc(doc);
+  if (!profile.ok()) return profile.status().WithPrefix(where);
+  using Base = std::variant<PipelineConfig, RoundProfile>;
+  if (auto* pipeline = std::get_if<PipelineConfig>(&profile->kind)) {
+    return Base(std::move(*pipeline));
+  }
+  return Base(std::move(std::get<RoundProfile>(profile->kind)));
+}
+
+Result<PolicyProfile> ParseProfileDoc(const json& doc) {
+  if (!doc.is_object()) return InvalidArgument("a profile is a JSON object");
+  PolicyProfile profile;
+  if (IsSharingProfile(doc)) {
+    DS_ASSIGN_OR_RETURN(SharingProfileDoc sharing, ParseSharingProfile(doc));
+    DS_ASSIGN_OR_RETURN(auto base, ParseBase(sharing.base));
+    profile.kind = SharingProfile{std::move(sharing.config), std::move(base)};
+  } else if (IsRoundProfile(doc)) {
+    DS_ASSIGN_OR_RETURN(profile.kind, ParseRoundProfile(doc));
+  } else {
+    DS_ASSIGN_OR_RETURN(profile.kind, ParsePipelineJson(doc));
+  }
+  return profile;
+}
+
+json BaseJson(const std::variant<PipelineConfig, RoundProfile>& base) {
+  if (const auto* pipeline = std::get_if<PipelineConfig>(&base)) return PipelineJson(*pipeline);
+  return RoundProfileJson(std::get<RoundProfile>(base));
+}
+
+Result<std::unique_ptr<SchedulingPolicy>> BuildBase(
+    const std::variant<PipelineConfig, RoundProfile>& base) {
+  if (const auto* pipeline = std::get_if<PipelineConfig>(&base)) {
+    return BuildPipeline(*pipeline, InTreeRegistry());
+  }
+  return BuildRoundPolicy(std::get<RoundProfile>(base));
 }
 
 }  // namespace
 
-bool IsRoundProfileText(std::string_view json_text) {
-  const json doc = json::parse(json_text, nullptr, /*allow_exceptions=*/false);
-  return !doc.is_discarded() && IsRoundProfile(doc);
+const std::string& PolicyProfile::name() const {
+  return std::visit(
+      Overloaded{[](const PipelineConfig& p) -> const std::string& { return p.name; },
+                 [](const RoundProfile& p) -> const std::string& { return p.options.name; },
+                 [](const SharingProfile& p) -> const std::string& { return p.config.name; }},
+      kind);
 }
 
-bool IsPipelineProfileText(std::string_view json_text) {
-  const json doc = json::parse(json_text, nullptr, /*allow_exceptions=*/false);
-  return !doc.is_discarded() && doc.is_object() && !OtherKindJson(json_text);
+const std::string& PolicyProfile::description() const {
+  return std::visit(
+      Overloaded{
+          [](const PipelineConfig& p) -> const std::string& { return p.description; },
+          [](const RoundProfile& p) -> const std::string& { return p.options.description; },
+          [](const SharingProfile& p) -> const std::string& { return p.config.description; }},
+      kind);
 }
 
-Result<PipelineConfig> LoadProfile(std::string_view name_or_path) {
+Result<PolicyProfile> ParsePolicyProfile(std::string_view json_text, std::string_view origin) {
+  DS_ASSIGN_OR_RETURN(const json doc, ParseJsonText(json_text, origin));
+  Result<PolicyProfile> profile = ParseProfileDoc(doc);
+  if (!profile.ok()) return profile.status().WithPrefix(origin);
+  return profile;
+}
+
+Result<PolicyProfile> LoadPolicyProfile(std::string_view name_or_path) {
   DS_ASSIGN_OR_RETURN(ProfileSource source, ReadProfileSource(name_or_path));
-  return ParseProfile(source.text, source.origin);
+  return ParsePolicyProfile(source.text, source.origin);
 }
 
-Result<std::string> ProfileDescription(std::string_view json_text, std::string_view origin) {
-  if (std::optional<json> doc = OtherKindJson(json_text)) {
-    const auto description = doc->find("description");
-    if (description == doc->end()) return std::string();
-    if (!description->is_string()) {
-      return InvalidArgument(std::string(origin) + ": \"description\" must be a string");
-    }
-    return description->get<std::string>();
-  }
-  DS_ASSIGN_OR_RETURN(PipelineConfig profile, ParseProfile(json_text, origin));
-  return profile.description;
+std::string PolicyProfileToJson(const PolicyProfile& profile) {
+  return std::visit(Overloaded{[](const PipelineConfig& p) { return PipelineJson(p); },
+                               [](const RoundProfile& p) { return RoundProfileJson(p); },
+                               [](const SharingProfile& p) {
+                                 return SharingProfileJson(p.config, BaseJson(p.base));
+                               }},
+                    profile.kind)
+      .dump();
 }
 
-namespace {
-
-// A sharing profile's base: any kind but another sharing profile.
-Result<std::unique_ptr<SchedulingPolicy>> LoadNonSharingPolicy(std::string_view name_or_path) {
-  DS_ASSIGN_OR_RETURN(ProfileSource source, ReadProfileSource(name_or_path));
-  const json doc = json::parse(source.text, nullptr, /*allow_exceptions=*/false);
-  if (!doc.is_discarded() && IsSharingProfile(doc)) {
-    return InvalidArgument(source.origin + ": a sharing profile cannot be another's base");
-  }
-  return LoadPolicy(name_or_path);
-}
-
-}  // namespace
-
-Result<std::unique_ptr<SchedulingPolicy>> LoadPolicy(std::string_view name_or_path) {
-  DS_ASSIGN_OR_RETURN(ProfileSource source, ReadProfileSource(name_or_path));
-  if (std::optional<json> doc = OtherKindJson(source.text)) {
-    Result<std::unique_ptr<SchedulingPolicy>> policy =
-        IsRoundProfile(*doc) ? BuildRoundPolicy(*doc)
-                             : BuildSharingPolicy(*doc, [](std::string_view base) {
-                                 return LoadNonSharingPolicy(base);
-                               });
-    if (!policy.ok()) return policy.status().WithPrefix(source.origin);
-    return policy;
-  }
-  DS_ASSIGN_OR_RETURN(PipelineConfig profile, ParseProfile(source.text, source.origin));
-  Result<std::unique_ptr<SchedulingPolicy>> policy = BuildPipeline(profile, InTreeRegistry());
-  if (!policy.ok()) return policy.status().WithPrefix(source.origin);
+Result<std::unique_ptr<SchedulingPolicy>> BuildPolicy(const PolicyProfile& profile) {
+  Result<std::unique_ptr<SchedulingPolicy>> policy = std::visit(
+      Overloaded{[](const PipelineConfig& p) { return BuildPipeline(p, InTreeRegistry()); },
+                 [](const RoundProfile& p) { return BuildRoundPolicy(p); },
+                 [](const SharingProfile& p) -> Result<std::unique_ptr<SchedulingPolicy>> {
+                   Result<std::unique_ptr<SchedulingPolicy>> base = BuildBase(p.base);
+                   if (!base.ok()) return base.status().WithPrefix("base profile");
+                   return MakeSharingPolicy(p.config, std::move(base).value());
+                 }},
+      profile.kind);
+  if (!policy.ok()) return policy.status().WithPrefix("profile '" + profile.name() + "'");
   return policy;
 }
 

@@ -3,6 +3,12 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <memory>
+#include <variant>
+#include <vector>
+
+#include "dlsched/policy/registry.h"
+
 namespace dlsched {
 namespace {
 
@@ -12,9 +18,16 @@ TEST(ProfileTest, EveryBuiltinProfileParsesAndBuilds) {
   ASSERT_GE(BuiltinProfiles().size(), 7u);
   for (const auto& [name, text] : BuiltinProfiles()) {
     SCOPED_TRACE(std::string(name));
-    if (!IsPipelineProfileText(text)) continue;  // io/{hetero,sharing}_profile_test.cc
-    Result<PipelineConfig> config = LoadProfile(name);
-    ASSERT_TRUE(config.ok()) << config.status().ToString();
+    Result<PolicyProfile> profile = LoadPolicyProfile(name);
+    ASSERT_TRUE(profile.ok()) << profile.status().ToString();
+    EXPECT_EQ(profile->name(), name);
+    EXPECT_FALSE(profile->description().empty());
+    Result<std::unique_ptr<SchedulingPolicy>> policy = BuildPolicy(*profile);
+    ASSERT_TRUE(policy.ok()) << policy.status().ToString();
+    EXPECT_EQ((*policy)->Name(), name);
+    // The other kinds: io/{hetero,sharing}_profile_test.cc.
+    const auto* config = std::get_if<PipelineConfig>(&profile->kind);
+    if (config == nullptr) continue;
     EXPECT_EQ(config->name, name);  // file name and "name" agree
     EXPECT_FALSE(config->description.empty());
     ASSERT_FALSE(config->admit.empty());
@@ -24,24 +37,27 @@ TEST(ProfileTest, EveryBuiltinProfileParsesAndBuilds) {
 }
 
 TEST(ProfileTest, ItsJsonTextReadsBackToTheSameProfile) {
-  Result<PipelineConfig> custom = ParseProfile(R"({
+  Result<PolicyProfile> custom = ParsePolicyProfile(R"({
     "name": "x", "description": "d", "admit": ["feasibility"],
     "queue_sort": {"name": "tiresias", "args": {"thresholds_gpu_s": [10, 20]}},
     "score": [{"name": "consolidate", "weight": 0.1}],
     "preempt": [{"name": "priority_preempt", "args": {"min_run_s": 60}}],
     "backfill": false, "starvation_limit_s": 3600.5, "max_preemption_attempts": 3})",
-                                               "test");
+                                                    "test");
   ASSERT_TRUE(custom.ok()) << custom.status().ToString();
-  std::vector<PipelineConfig> profiles = {*custom};
-  for (const auto& [name, text] : BuiltinProfiles()) {
-    if (IsPipelineProfileText(text)) profiles.push_back(*LoadProfile(name));
-  }
-  for (const PipelineConfig& profile : profiles) {
-    SCOPED_TRACE(profile.name);
-    const std::string text = ProfileToJson(profile);
-    Result<PipelineConfig> back = ParseProfile(text, "round trip");
-    ASSERT_TRUE(back.ok()) << back.status().ToString();
-    EXPECT_EQ(ProfileToJson(*back), text);
+  std::vector<PolicyProfile> all = {*custom};
+  for (const auto& [name, text] : BuiltinProfiles()) all.push_back(*LoadPolicyProfile(name));
+  for (const PolicyProfile& any : all) {
+    SCOPED_TRACE(any.name());
+    const std::string text = PolicyProfileToJson(any);
+    Result<PolicyProfile> read = ParsePolicyProfile(text, "round trip");
+    ASSERT_TRUE(read.ok()) << read.status().ToString();
+    EXPECT_EQ(PolicyProfileToJson(*read), text);
+    EXPECT_EQ(read->kind.index(), any.kind.index());
+    const auto* pipeline = std::get_if<PipelineConfig>(&any.kind);
+    if (pipeline == nullptr) continue;
+    const PipelineConfig& profile = *pipeline;
+    const PipelineConfig* back = &std::get<PipelineConfig>(read->kind);
     EXPECT_EQ(back->starvation_limit, profile.starvation_limit);
     EXPECT_EQ(back->backfill, profile.backfill);
     ASSERT_EQ(back->score.size(), profile.score.size());
@@ -54,14 +70,16 @@ TEST(ProfileTest, ItsJsonTextReadsBackToTheSameProfile) {
 }
 
 TEST(ProfileTest, ParsesEveryField) {
-  Result<PipelineConfig> config = ParseProfile(R"({
+  Result<PolicyProfile> profile = ParsePolicyProfile(R"({
     "name": "x", "description": "d", "admit": ["feasibility"],
     "queue_sort": {"name": "tiresias", "args": {"thresholds_gpu_s": [10, 20]}},
     "score": [{"name": "consolidate", "weight": 2.5}],
     "preempt": [{"name": "priority_preempt", "args": {"min_run_s": 60}}],
     "backfill": false, "starvation_limit_s": 3600, "max_preemption_attempts": 3})",
-                                               "test");
-  ASSERT_TRUE(config.ok()) << config.status().ToString();
+                                                     "test");
+  ASSERT_TRUE(profile.ok()) << profile.status().ToString();
+  const PipelineConfig* config = std::get_if<PipelineConfig>(&profile->kind);
+  ASSERT_NE(config, nullptr);
   EXPECT_EQ(config->queue_sort.name, "tiresias");
   EXPECT_EQ(config->queue_sort.args.values().at("thresholds_gpu_s"), "10,20");
   EXPECT_DOUBLE_EQ(config->score[0].weight, 2.5);
@@ -93,7 +111,7 @@ TEST(ProfileTest, ErrorsNameTheProblem) {
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
-    Result<PipelineConfig> config = ParseProfile(c.json, "my.json");
+    Result<PolicyProfile> config = ParsePolicyProfile(c.json, "my.json");
     ASSERT_FALSE(config.ok());
     EXPECT_THAT(config.status().message(), HasSubstr("my.json"));
     EXPECT_THAT(config.status().message(), HasSubstr(c.want));
@@ -101,23 +119,24 @@ TEST(ProfileTest, ErrorsNameTheProblem) {
 }
 
 TEST(ProfileTest, UnknownPluginOrArgumentFailsToBuild) {
-  auto unknown = ParseProfile(R"({"name": "x", "queue_sort": "fastest"})", "t");
+  auto unknown = ParsePolicyProfile(R"({"name": "x", "queue_sort": "fastest"})", "t");
   ASSERT_TRUE(unknown.ok());
-  auto built = BuildPipeline(*unknown, InTreeRegistry());
+  auto built = BuildPolicy(*unknown);
   ASSERT_FALSE(built.ok());
   EXPECT_THAT(built.status().message(), HasSubstr("fastest"));
   EXPECT_THAT(built.status().message(), HasSubstr("fifo"));  // lists what exists
 
-  auto bad_arg = ParseProfile(
+  auto bad_arg = ParsePolicyProfile(
       R"({"name": "x", "preempt": [{"name": "priority_preempt", "args": {"min_run": 1}}]})", "t");
   ASSERT_TRUE(bad_arg.ok());
-  built = BuildPipeline(*bad_arg, InTreeRegistry());
+  built = BuildPolicy(*bad_arg);
   ASSERT_FALSE(built.ok());
   EXPECT_THAT(built.status().message(), HasSubstr("min_run"));
+  EXPECT_THAT(built.status().message(), HasSubstr("profile 'x'"));
 }
 
 TEST(ProfileTest, UnknownNameListsTheBuiltins) {
-  auto missing = LoadProfile("nope");
+  auto missing = LoadPolicyProfile("nope");
   ASSERT_FALSE(missing.ok());
   EXPECT_THAT(missing.status().message(), HasSubstr("tiresias"));
 }

@@ -78,15 +78,16 @@ Status ParseShare(const json& doc, SharingPolicyConfig& config) {
 
 bool IsSharingProfile(const json& doc) { return doc.is_object() && doc.contains("share"); }
 
-Result<SharingProfile> ParseSharingProfile(const json& doc) {
-  SharingProfile profile;
+Result<SharingProfileDoc> ParseSharingProfile(const json& doc) {
+  SharingProfileDoc profile;
   for (const auto& [key, value] : doc.items()) {
     if (key == "name" && value.is_string()) {
       profile.config.name = value.get<std::string>();
     } else if (key == "description" && value.is_string()) {
       profile.config.description = value.get<std::string>();
-    } else if (key == "base" && value.is_string()) {
-      profile.base = value.get<std::string>();
+    } else if (key == "base" &&
+               ((value.is_string() && !value.get<std::string>().empty()) || value.is_object())) {
+      profile.base = value;
     } else if (key == "share") {
       DS_RETURN_IF_ERROR(ParseShare(value, profile.config));
     } else {
@@ -94,18 +95,30 @@ Result<SharingProfile> ParseSharingProfile(const json& doc) {
     }
   }
   if (profile.config.name.empty()) return InvalidArgument("the profile has no \"name\"");
-  if (profile.base.empty()) return InvalidArgument("the profile has no \"base\"");
+  if (profile.base.is_null()) return InvalidArgument("the profile has no \"base\"");
   DS_RETURN_IF_ERROR(ValidateSharingPolicyConfig(profile.config));
   return profile;
 }
 
-Result<std::unique_ptr<SchedulingPolicy>> BuildSharingPolicy(
-    const json& doc,
-    const std::function<Result<std::unique_ptr<SchedulingPolicy>>(std::string_view)>& load_base) {
-  DS_ASSIGN_OR_RETURN(SharingProfile profile, ParseSharingProfile(doc));
-  Result<std::unique_ptr<SchedulingPolicy>> base = load_base(profile.base);
-  if (!base.ok()) return base.status().WithPrefix("base profile '" + profile.base + "'");
-  return MakeSharingPolicy(std::move(profile.config), std::move(*base));
+json SharingProfileJson(const SharingPolicyConfig& config, json base) {
+  const bool greedy = config.packer == SharingPolicyConfig::Packer::kGreedy;
+  const bool packed = config.mode == ShareMode::kPacked;
+  return {{"name", config.name},
+          {"description", config.description},
+          {"base", std::move(base)},
+          {"share",
+           {{"packer", greedy ? "greedy" : "heuristic"},
+            {"mode", packed ? "packed" : "time-sliced"},
+            {"interference_aware", config.interference_aware},
+            {"max_jobs_per_gpu", config.max_jobs_per_gpu},
+            {"memory_percentile", config.memory_percentile},
+            {"max_slowdown", config.max_slowdown},
+            {"max_candidates", config.max_candidates},
+            {"migration",
+             {{"enabled", config.migrate},
+              {"max_per_job", config.max_migrations_per_job},
+              {"min_residence_s", ToSeconds(config.min_residence)},
+              {"min_slowdown", config.min_slowdown_to_migrate}}}}}};
 }
 
 }  // namespace dlsched

@@ -6,8 +6,10 @@
 
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "io/profile.h"
@@ -17,6 +19,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 // A profile file in a fresh directory, removed afterwards.
 class TempProfile {
@@ -40,6 +43,11 @@ class TempProfile {
   fs::path dir_;
   std::string path_;
 };
+
+Result<std::unique_ptr<SchedulingPolicy>> LoadAndBuild(const std::string& path) {
+  DS_ASSIGN_OR_RETURN(const PolicyProfile profile, LoadPolicyProfile(path));
+  return BuildPolicy(profile);
+}
 
 std::string_view BuiltinText(std::string_view name) {
   for (const auto& [builtin, text] : BuiltinProfiles()) {
@@ -67,17 +75,20 @@ TEST(SharingProfileTest, TheBuiltinSharingProfilesLoad) {
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
-    Result<std::unique_ptr<SchedulingPolicy>> policy = LoadPolicy(c.name);
+    Result<PolicyProfile> loaded = LoadPolicyProfile(c.name);
+    ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+    Result<std::unique_ptr<SchedulingPolicy>> policy = BuildPolicy(*loaded);
     ASSERT_TRUE(policy.ok()) << policy.status().ToString();
     EXPECT_EQ((*policy)->Name(), c.name);
+    const SharingProfile* typed = std::get_if<SharingProfile>(&loaded->kind);
+    ASSERT_NE(typed, nullptr);
+    EXPECT_EQ(std::get<PipelineConfig>(typed->base).name, c.base);
 
     const std::string_view text = BuiltinText(c.name);
     ASSERT_FALSE(text.empty());
     const nlohmann::json doc = nlohmann::json::parse(text);
     EXPECT_TRUE(IsSharingProfile(doc));
-    EXPECT_FALSE(IsPipelineProfileText(text));
-    EXPECT_FALSE(IsRoundProfileText(text));
-    Result<SharingProfile> profile = ParseSharingProfile(doc);
+    Result<SharingProfileDoc> profile = ParseSharingProfile(doc);
     ASSERT_TRUE(profile.ok()) << profile.status().ToString();
     EXPECT_EQ(profile->config.name, c.name);
     EXPECT_EQ(profile->base, c.base);
@@ -87,22 +98,44 @@ TEST(SharingProfileTest, TheBuiltinSharingProfilesLoad) {
     EXPECT_EQ(profile->config.interference_aware, c.interference_aware);
     EXPECT_EQ(profile->config.migrate, c.migrate);
     EXPECT_EQ(profile->config.max_jobs_per_gpu, 2);
-
-    // The daemon and --replay take pipelines only, and say why.
-    Result<PipelineConfig> pipeline = LoadProfile(c.name);
-    ASSERT_FALSE(pipeline.ok());
-    EXPECT_THAT(pipeline.status().message(), HasSubstr("GPU-sharing profile"));
-    Result<std::string> description = ProfileDescription(text, c.name);
-    ASSERT_TRUE(description.ok()) << description.status().ToString();
-    EXPECT_EQ(*description, profile->config.description);
+    EXPECT_EQ(loaded->description(), profile->config.description);
   }
-  EXPECT_TRUE(IsPipelineProfileText(BuiltinText("fifo")));
-  EXPECT_FALSE(IsPipelineProfileText("not json"));
-  EXPECT_FALSE(IsPipelineProfileText("[1, 2]"));
+}
+
+TEST(SharingProfileTest, ItsJsonEmbedsTheBaseAndReadsBackEqual) {
+  const TempProfile file("");
+  const std::string base = file.path() + ".base.json";
+  std::ofstream(base, std::ios::binary)
+      << R"({"name": "my-base", "allocator": "greedy", "round_s": 30})";
+  std::ofstream(file.path(), std::ios::binary)
+      << R"({"name": "x", "base": ")" << base
+      << R"(", "share": {"mode": "time-sliced", "migration": {"min_residence_s": 7.5}}})";
+  Result<PolicyProfile> profile = LoadPolicyProfile(file.path());
+  ASSERT_TRUE(profile.ok()) << profile.status().ToString();
+  const std::string text = PolicyProfileToJson(*profile);
+  EXPECT_THAT(text, HasSubstr(R"("base":{)"));  // the file's content, not its path
+  EXPECT_THAT(text, Not(HasSubstr(base)));
+  Result<PolicyProfile> back = ParsePolicyProfile(text, "round trip");
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(PolicyProfileToJson(*back), text);
+  const SharingProfile& sharing = std::get<SharingProfile>(back->kind);
+  EXPECT_EQ(sharing.config.mode, ShareMode::kTimeSliced);
+  EXPECT_EQ(sharing.config.min_residence, std::chrono::milliseconds(7500));
+  const RoundProfile& round = std::get<RoundProfile>(sharing.base);
+  EXPECT_EQ(round.options.name, "my-base");
+  EXPECT_EQ(round.options.round, std::chrono::seconds(30));
+  Result<std::unique_ptr<SchedulingPolicy>> policy = BuildPolicy(*back);
+  ASSERT_TRUE(policy.ok()) << policy.status().ToString();
+  EXPECT_EQ((*policy)->Name(), "x");
+  // An embedded base may not be a sharing profile either.
+  Result<PolicyProfile> nested = ParsePolicyProfile(
+      R"({"name": "y", "base": {"name": "z", "base": "las", "share": {}}, "share": {}})", "n");
+  ASSERT_FALSE(nested.ok());
+  EXPECT_THAT(nested.status().message(), HasSubstr("cannot be another's base"));
 }
 
 TEST(SharingProfileTest, ParsesEveryField) {
-  Result<SharingProfile> profile = ParseSharingProfile(nlohmann::json::parse(R"({
+  Result<SharingProfileDoc> profile = ParseSharingProfile(nlohmann::json::parse(R"({
     "name": "x", "description": "d", "base": "fifo",
     "share": {"packer": "heuristic", "mode": "time-sliced", "interference_aware": false,
               "max_jobs_per_gpu": 3, "memory_percentile": 90.5, "max_slowdown": 2,
@@ -127,7 +160,7 @@ TEST(SharingProfileTest, ParsesEveryField) {
   EXPECT_DOUBLE_EQ(c.min_slowdown_to_migrate, 1.7);
 
   // Keys left out keep the defaults.
-  Result<SharingProfile> minimal =
+  Result<SharingProfileDoc> minimal =
       ParseSharingProfile(nlohmann::json::parse(R"({"name": "y", "base": "las", "share": {}})"));
   ASSERT_TRUE(minimal.ok()) << minimal.status().ToString();
   const SharingPolicyConfig defaults;
@@ -170,13 +203,13 @@ TEST(SharingProfileTest, BadProfilesNameWhatIsWrong) {
     const std::string text = "{" + c.top + R"(, "share": )" + c.share + "}";
     const nlohmann::json doc = nlohmann::json::parse(text);
     ASSERT_TRUE(IsSharingProfile(doc));
-    Result<SharingProfile> profile = ParseSharingProfile(doc);
+    Result<SharingProfileDoc> profile = ParseSharingProfile(doc);
     ASSERT_FALSE(profile.ok());
     EXPECT_EQ(profile.status().code(), StatusCode::kInvalidArgument);
     EXPECT_THAT(profile.status().message(), HasSubstr(c.want));
-    // LoadPolicy reports the same, prefixed by where the profile came from.
+    // LoadPolicyProfile reports the same, prefixed by where the profile came from.
     const TempProfile file(text);
-    Result<std::unique_ptr<SchedulingPolicy>> policy = LoadPolicy(file.path());
+    Result<PolicyProfile> policy = LoadPolicyProfile(file.path());
     ASSERT_FALSE(policy.ok());
     EXPECT_THAT(policy.status().message(), HasSubstr(c.want));
     EXPECT_THAT(policy.status().message(), HasSubstr(file.path()));
@@ -186,18 +219,18 @@ TEST(SharingProfileTest, BadProfilesNameWhatIsWrong) {
 TEST(SharingProfileTest, TheBaseIsAnyKindButASharingProfile) {
   {
     const TempProfile file(R"({"name": "x", "base": "fifo", "share": {}})");
-    Result<std::unique_ptr<SchedulingPolicy>> policy = LoadPolicy(file.path());
+    Result<std::unique_ptr<SchedulingPolicy>> policy = LoadAndBuild(file.path());
     ASSERT_TRUE(policy.ok()) << policy.status().ToString();
     EXPECT_EQ((*policy)->Name(), "x");
   }
   {
     const TempProfile file(R"({"name": "x", "base": "hetero-las", "share": {}})");
-    Result<std::unique_ptr<SchedulingPolicy>> policy = LoadPolicy(file.path());
+    Result<std::unique_ptr<SchedulingPolicy>> policy = LoadAndBuild(file.path());
     ASSERT_TRUE(policy.ok()) << policy.status().ToString();
   }
   {
     const TempProfile file(R"({"name": "x", "base": "greedy-share", "share": {}})");
-    Result<std::unique_ptr<SchedulingPolicy>> policy = LoadPolicy(file.path());
+    Result<std::unique_ptr<SchedulingPolicy>> policy = LoadAndBuild(file.path());
     ASSERT_FALSE(policy.ok());
     EXPECT_THAT(policy.status().message(), HasSubstr("cannot be another's base"));
     EXPECT_THAT(policy.status().message(), HasSubstr("base profile 'greedy-share'"));
@@ -207,13 +240,13 @@ TEST(SharingProfileTest, TheBaseIsAnyKindButASharingProfile) {
     const TempProfile file(R"({"name": "x", "base": "PATH", "share": {}})");
     std::ofstream(file.path(), std::ios::binary)
         << R"({"name": "x", "base": ")" << file.path() << R"(", "share": {}})";
-    Result<std::unique_ptr<SchedulingPolicy>> policy = LoadPolicy(file.path());
+    Result<std::unique_ptr<SchedulingPolicy>> policy = LoadAndBuild(file.path());
     ASSERT_FALSE(policy.ok());
     EXPECT_THAT(policy.status().message(), HasSubstr("cannot be another's base"));
   }
   {
     const TempProfile file(R"({"name": "x", "base": "no-such-policy", "share": {}})");
-    Result<std::unique_ptr<SchedulingPolicy>> policy = LoadPolicy(file.path());
+    Result<std::unique_ptr<SchedulingPolicy>> policy = LoadAndBuild(file.path());
     ASSERT_FALSE(policy.ok());
     EXPECT_EQ(policy.status().code(), StatusCode::kNotFound);
     EXPECT_THAT(policy.status().message(), HasSubstr("base profile 'no-such-policy'"));
@@ -221,7 +254,7 @@ TEST(SharingProfileTest, TheBaseIsAnyKindButASharingProfile) {
   }
   {
     const TempProfile file(R"({"name": "x", "base": "/no/such/profile.json", "share": {}})");
-    Result<std::unique_ptr<SchedulingPolicy>> policy = LoadPolicy(file.path());
+    Result<std::unique_ptr<SchedulingPolicy>> policy = LoadAndBuild(file.path());
     ASSERT_FALSE(policy.ok());
     EXPECT_THAT(policy.status().message(), HasSubstr("cannot open profile /no/such/profile.json"));
   }

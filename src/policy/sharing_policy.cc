@@ -56,6 +56,9 @@ class SharingPolicy final : public SchedulingPolicy {
   Fit Admit(const JobView& job, const SchedulingContext& ctx) const override {
     return base_->Admit(job, ctx);
   }
+  // The decorator's own decisions are a function of the context; the base may keep state.
+  std::string SaveState() const override { return base_->SaveState(); }
+  Status RestoreState(std::string_view state) override { return base_->RestoreState(state); }
 
   Decisions Decide(const SchedulingContext& ctx) const override {
     Decisions decisions = base_->Decide(ctx);

@@ -16,7 +16,9 @@ using dlsched::testing::MakeJob;
 using std::chrono::seconds;
 
 std::unique_ptr<SchedulingPolicy> Policy(const std::string& name) {
-  auto policy = LoadPolicy(name);
+  auto profile = LoadPolicyProfile(name);
+  DS_CHECK(profile.ok()) << profile.status().ToString();
+  auto policy = BuildPolicy(*profile);
   DS_CHECK(policy.ok()) << policy.status().ToString();
   return std::move(policy).value();
 }

@@ -586,7 +586,7 @@ TEST_F(SlurmTest, TheSameProfileGivesTheSamePlacementsAsTheSimulator) {
   Result<daemon::SlurmDiscovery> discovery = daemon::DiscoverSlurmCluster(partition_);
   ASSERT_TRUE(discovery.ok()) << discovery.status().ToString();
   const dlsched::Cluster& cluster = discovery->cluster.cluster;
-  Result<PipelineConfig> profile = LoadProfile(profile_name);
+  Result<PolicyProfile> profile = LoadPolicyProfile(profile_name);
   ASSERT_TRUE(profile.ok()) << profile.status().ToString();
 
   // --- the simulator ---
@@ -603,7 +603,7 @@ TEST_F(SlurmTest, TheSameProfileGivesTheSamePlacementsAsTheSimulator) {
       spec.iterations = specs[i].sim_duration_s - static_cast<double>(i);
       workload.jobs.push_back(spec);
     }
-    Result<std::unique_ptr<SchedulingPolicy>> policy = BuildPipeline(*profile, InTreeRegistry());
+    Result<std::unique_ptr<SchedulingPolicy>> policy = BuildPolicy(*profile);
     ASSERT_TRUE(policy.ok()) << policy.status().ToString();
     SimpleThroughputModel model;
     sim::SimOptions options;

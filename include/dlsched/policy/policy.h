@@ -4,6 +4,7 @@
 #include <string>
 #include <string_view>
 
+#include "dlsched/common/status.h"
 #include "dlsched/policy/context.h"
 #include "dlsched/policy/plugin.h"
 
@@ -35,6 +36,20 @@ class SchedulingPolicy {
   virtual Fit Admit(const JobView& job, const SchedulingContext& ctx) const = 0;
   // The decisions of one scheduling cycle.
   virtual Decisions Decide(const SchedulingContext& ctx) const = 0;
+
+  // The state the policy carries from one cycle to the next that the job table does not hold
+  // (a round-based policy's allocation, rounds per job and current round), as text that
+  // RestoreState takes back. A driver that restarts hands it to a fresh policy of the same
+  // profile (the daemon through its store, the replay of its log from the policy it replayed),
+  // which then decides as the uninterrupted one would. "" for a policy that keeps none: its
+  // decisions are a function of the context alone. Explaining (ctx.explain) changes no state.
+  virtual std::string SaveState() const { return {}; }
+  // Takes back SaveState's text of a policy built from the same profile; call before the first
+  // Decide. InvalidArgument, changing nothing, on text it did not write.
+  virtual Status RestoreState(std::string_view state) {
+    if (state.empty()) return Status::Ok();
+    return InvalidArgument("policy " + std::string(Name()) + " keeps no state to restore");
+  }
 };
 
 }  // namespace dlsched

@@ -504,7 +504,7 @@ void HandleWeb(const Call& call) {
 }
 
 void HandleTenants(const Call& call, const Principal&) {
-  Reply(call.res, 200, TenantsJson(*call.daemon.snapshot(), call.daemon.profile_config().quotas));
+  Reply(call.res, 200, TenantsJson(*call.daemon.snapshot(), call.daemon.tenant_quotas()));
 }
 
 // An endpoint: its method (GET also answers HEAD, httplib's rule), a regex of the whole path,

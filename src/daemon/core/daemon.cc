@@ -10,13 +10,13 @@
 #include <nlohmann/json.hpp>
 
 #include "daemon/core/event_log.h"
+#include "daemon/core/policy_state.h"
 #include "daemon/core/restore.h"
 #include "daemon/exec/job_env.h"
 #include "daemon/exec/job_files.h"
 #include "daemon/exec/process_executor.h"
 #include "dlsched/common/overloaded.h"
 #include "dlsched/model/job_lifecycle.h"
-#include "dlsched/policy/registry.h"
 
 namespace dlsched::daemon {
 namespace {
@@ -126,9 +126,8 @@ Result<std::unique_ptr<Daemon>> Daemon::Create(Cluster cluster, DaemonOptions op
   }
   DS_RETURN_IF_ERROR(BindWorkdir(*d->store_, d->options_.db_path, d->options_.workdir));
   DS_RETURN_IF_ERROR(d->RecordOwner());
-  Result<std::unique_ptr<SchedulingPolicy>> policy =
-      BuildPipeline(d->options_.profile, InTreeRegistry());
-  if (!policy.ok()) return policy.status().WithPrefix("profile " + d->options_.profile.name);
+  DS_ASSIGN_OR_RETURN(std::unique_ptr<SchedulingPolicy> policy, BuildPolicy(d->options_.profile));
+  DS_RETURN_IF_ERROR(d->RestorePolicyState(*policy));
   Daemon* self = d.get();
   JobExecutor::Sink sink = [self](ExecutorReport report) {
     self->Post(ReportItem{std::move(report)});
@@ -150,8 +149,11 @@ Result<std::unique_ptr<Daemon>> Daemon::Create(Cluster cluster, DaemonOptions op
     exec_options.max_log_bytes = d->options_.max_log_bytes;
     d->executor_ = std::make_unique<ProcessExecutor>(exec_options, std::move(sink));
   }
-  d->scheduler_ = std::make_unique<Scheduler>(d->cluster_, std::move(policy).value(), d->port_,
+  d->scheduler_ = std::make_unique<Scheduler>(d->cluster_, std::move(policy), d->port_,
                                               *d->estimator_, d->options_.seed);
+  if (d->options_.sharing_view != nullptr) {
+    d->scheduler_->set_sharing_view(d->options_.sharing_view);
+  }
   d->started_at_ = clock.Now();
   DS_RETURN_IF_ERROR(d->Restore());
   d->Publish(d->started_at_);
@@ -164,6 +166,18 @@ Daemon::~Daemon() { Stop(); }
 
 std::string Daemon::JobDir(JobId id) const {
   return options_.workdir + "/jobs/" + std::to_string(id.value());
+}
+
+Status Daemon::RestorePolicyState(SchedulingPolicy& policy) {
+  DS_ASSIGN_OR_RETURN(std::string state, LoadPolicyState(*store_, options_.profile));
+  if (state.empty()) return Status::Ok();
+  if (const Status restored = policy.RestoreState(state); !restored.ok()) {
+    std::cerr << "dlsched: " << options_.db_path << ": " << restored.message()
+              << "; the policy starts afresh\n";
+    return Status::Ok();
+  }
+  saved_policy_state_ = std::move(state);
+  return Status::Ok();
 }
 
 Status Daemon::Restore() {
@@ -252,9 +266,12 @@ Status Daemon::Restore() {
   Status logged = store_->AppendEvent(
       now, -1, event_kind::kStart,
       StartDetail(options_.profile, cluster_, options_.seed, static_cast<int64_t>(rows.size()),
-                  static_cast<int64_t>(adoptions.size())));
+                  static_cast<int64_t>(adoptions.size()), saved_policy_state_,
+                  options_.predictor_source));
   for (JobId id : requeued_ids) MarkDirty(id);
   for (JobId id : failed_ids) MarkDirty(id);
+  // The stored state is this run's from now on, also when it starts afresh under another profile.
+  if (logged.ok()) logged = SavePolicyState(*store_, options_.profile, saved_policy_state_);
   if (logged.ok()) logged = FlushDirty();
   if (!logged.ok()) {
     store_->Rollback();
@@ -664,7 +681,7 @@ void Daemon::Publish(Timestamp now) {
   s->published_at = now;
   s->started_at = started_at_;
   s->cluster = &cluster_;
-  s->profile = options_.profile.name;
+  s->profile = options_.profile.name();
   s->jobs = index_;
   s->gpu_owner.resize(cluster_.num_nodes());
   for (int n = 0; n < cluster_.num_nodes(); ++n) {
@@ -695,6 +712,15 @@ void Daemon::Publish(Timestamp now) {
   s->predictions = predictions_;
   std::lock_guard lock(snapshot_mu_);
   snapshot_ = std::move(s);
+}
+
+const std::map<std::string, PipelineConfig::Quota, std::less<>>& Daemon::tenant_quotas() const {
+  static const std::map<std::string, PipelineConfig::Quota, std::less<>> kNone;
+  const PipelineConfig* pipeline = std::get_if<PipelineConfig>(&options_.profile.kind);
+  if (const auto* sharing = std::get_if<SharingProfile>(&options_.profile.kind)) {
+    pipeline = std::get_if<PipelineConfig>(&sharing->base);
+  }
+  return pipeline ? pipeline->quotas : kNone;
 }
 
 Result<QueueView> Daemon::ComputeQueue(Timestamp now) {
@@ -881,12 +907,19 @@ Status Daemon::CommitDecisions(std::optional<CycleResult> cycle, Timestamp now) 
       status = store_->AppendEvent(now, r.job.value(), event_kind::kReject, r.reason);
     }
   }
+  // The policy's state moves only in cycles; it commits with the cycle's decisions.
+  std::string policy_state = cycle ? scheduler_->policy().SaveState() : saved_policy_state_;
+  const bool state_changed = policy_state != saved_policy_state_;
+  if (status.ok() && state_changed) {
+    status = SavePolicyState(*store_, options_.profile, policy_state);
+  }
   if (status.ok()) status = FlushDirty();
   if (status.ok()) status = store_->Commit();
   if (!status.ok()) {
     store_->Rollback();
     return status;
   }
+  if (state_changed) saved_policy_state_ = std::move(policy_state);
   ++metrics_.store_commits;
   return Status::Ok();
 }

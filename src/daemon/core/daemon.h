@@ -32,7 +32,9 @@
 // (Scheduler::Restore). Jobs that were running are re-adopted through their pid files when the
 // process still runs (same pid and start time); a process that ended while the daemon was down
 // is reported as it ended (its exit file); one that vanished without an exit status is reported
-// lost and requeued (JobLaunchFailed), resuming from its checkpoint.
+// lost and requeued (JobLaunchFailed), resuming from its checkpoint. The policy's state across
+// cycles comes back too when the store holds one for the same profile (policy_state.h; written
+// with each cycle that changes it).
 //
 // Ownership (store/ownership.h): Create takes an exclusive lock on the workdir and the database
 // before it writes anything, and refuses (FailedPrecondition naming the holder's pid, host and
@@ -88,9 +90,9 @@
 #include "daemon/store/store.h"
 #include "dlsched/perf/predictor.h"
 #include "dlsched/perf/throughput_model.h"
-#include "dlsched/policy/pipeline.h"
 #include "dlsched/runtime/executor.h"
 #include "dlsched/runtime/scheduler.h"
+#include "io/profile.h"
 
 namespace dlsched::daemon {
 
@@ -113,7 +115,10 @@ Duration LaunchRetryDelay(const LaunchRetry& retry, int failures);
 struct DaemonOptions {
   std::string db_path;
   std::string workdir;  // job directories live in <workdir>/jobs/<id>
-  PipelineConfig profile;
+  // Any kind (io/profile.h). A sharing profile decides as its base until `sharing_view` is set.
+  PolicyProfile profile;
+  // Set: what sharing policies may know (Scheduler::set_sharing_view); must outlive the daemon.
+  const SharingView* sharing_view = nullptr;
   Duration grace = std::chrono::seconds(10);  // SIGTERM -> SIGKILL for preemption and cancel
   uint64_t seed = 1;
   size_t max_inbox = 100000;  // further posts are refused (HTTP 429)
@@ -128,6 +133,8 @@ struct DaemonOptions {
   // Set: the policies' estimator (instead of the built-in SimpleThroughputModel), corrected by
   // the running jobs' progress reports for their ETAs. `serve --predictor FILE` fits it.
   std::shared_ptr<const PerfPredictor> predictor;
+  // The profile store `predictor` was fitted to, logged in the start record for the replay.
+  std::string predictor_source;
   // The local executor's job wrapper program (required with it: the dlsched binary, whose
   // `__job-exec` runs each job) and log cap (ProcessExecutor::Options).
   std::string job_exec;
@@ -210,7 +217,9 @@ class Daemon {
   // --- thread-safe, for HTTP threads ---
   const Cluster& cluster() const { return cluster_; }
   // The profile the scheduler was built from (its tenant quotas: GET /v1/tenants).
-  const PipelineConfig& profile_config() const { return options_.profile; }
+  // The profile's tenant quotas: a pipeline's, or a sharing profile's pipeline base's; none for
+  // a round-based profile.
+  const std::map<std::string, PipelineConfig::Quota, std::less<>>& tenant_quotas() const;
   bool multi_node_gangs() const { return options_.multi_node_gangs; }
   const std::string& workdir() const { return options_.workdir; }
   std::string JobDir(JobId id) const;
@@ -294,6 +303,10 @@ class Daemon {
   // scheduler refuses it) does not stop the start: it is reported on stderr, and unless it had
   // already ended it fails with the reason; the other jobs are restored.
   Status Restore();
+  // Gives `policy` the state the store holds for this profile (policy_state.h) and remembers it
+  // as saved. A state the policy cannot read is reported on stderr and dropped (the policy
+  // starts afresh); errors are the store's.
+  Status RestorePolicyState(SchedulingPolicy& policy);
   void Loop();
   // One iteration over `items`, its steps in this order (each below says its contract): the
   // held reports that are due join `items`; unless `items` holds only queue queries and no
@@ -368,6 +381,8 @@ class Daemon {
   std::array<int64_t, 8> by_state_{};
   DaemonMetrics metrics_;
   Timestamp wake_at_ = kTimeNever;
+  // The policy's state as the store has it (policy_state.h), to write it only when it changes.
+  std::string saved_policy_state_;
   // Set by KillRunningJobs: the reason its kills record; no cycle runs any more.
   std::optional<std::string> draining_;
   Timestamp started_at_;

@@ -58,8 +58,9 @@ class DaemonFixture : public ::testing::Test {
     DaemonOptions options;
     options.db_path = (dir_ / "state.db").string();
     options.workdir = (dir_ / "work").string();
-    Result<PipelineConfig> profile =
-        profile_json_.empty() ? LoadProfile("fifo-backfill") : ParseProfile(profile_json_, "test");
+    Result<PolicyProfile> profile = profile_json_.empty()
+                                        ? LoadPolicyProfile("fifo-backfill")
+                                        : ParsePolicyProfile(profile_json_, "test");
     ASSERT_TRUE(profile.ok()) << profile.status().ToString();
     options.profile = *profile;
     options.predictor = std::move(predictor);

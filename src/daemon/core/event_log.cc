@@ -137,13 +137,16 @@ Result<Cluster> ParseClusterLogJson(const json& doc) {
   }
 }
 
-std::string StartDetail(const PipelineConfig& profile, const Cluster& cluster, uint64_t seed,
-                        int64_t jobs, int64_t running) {
-  return json{{"profile", json::parse(ProfileToJson(profile))},
+std::string StartDetail(const PolicyProfile& profile, const Cluster& cluster, uint64_t seed,
+                        int64_t jobs, int64_t running, std::string_view policy_state,
+                        std::string_view predictor) {
+  return json{{"profile", json::parse(PolicyProfileToJson(profile))},
               {"cluster", ClusterLogJson(cluster)},
               {"seed", seed},
               {"jobs", jobs},
-              {"running", running}}
+              {"running", running},
+              {"policy_state", policy_state},
+              {"predictor", predictor}}
       .dump();
 }
 
@@ -159,7 +162,7 @@ Result<StartRecord> ParseStartDetail(std::string_view detail) {
     return Malformed(event_kind::kStart, "want profile, cluster, seed, jobs and running");
   }
   StartRecord record;
-  DS_ASSIGN_OR_RETURN(record.profile, ParseProfile(doc["profile"].dump(), "logged profile"));
+  DS_ASSIGN_OR_RETURN(record.profile, ParsePolicyProfile(doc["profile"].dump(), "logged profile"));
   DS_ASSIGN_OR_RETURN(record.cluster, ParseClusterLogJson(doc["cluster"]));
   if (!doc["seed"].is_number_unsigned() || !doc["jobs"].is_number_integer() ||
       !doc["running"].is_number_integer()) {
@@ -168,6 +171,13 @@ Result<StartRecord> ParseStartDetail(std::string_view detail) {
   record.seed = doc["seed"].get<uint64_t>();
   record.jobs = doc["jobs"].get<int64_t>();
   record.running = doc["running"].get<int64_t>();
+  for (const auto& [key, field] : {std::pair{"policy_state", &record.policy_state},
+                                   std::pair{"predictor", &record.predictor}}) {
+    const auto it = doc.find(key);
+    if (it == doc.end()) continue;
+    if (!it->is_string()) return Malformed(event_kind::kStart, std::string(key) + " must be text");
+    *field = it->get<std::string>();
+  }
   return record;
 }
 

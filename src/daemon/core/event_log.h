@@ -17,7 +17,8 @@
 // on: its iterations log a cancel and a kill per running job, then only the outcomes.
 //
 // Details by kind:
-//   start          StartDetail: {"profile", "cluster", "seed", "jobs", "running"}
+//   start          StartDetail: {"profile", "cluster", "seed", "jobs", "running",
+//                  "policy_state", "predictor"}
 //   submit         "" (the job's spec and user are its row in the jobs table)
 //   cancel         ""
 //   finished       "<final state>: <detail>"          ("failed: exit code 3")
@@ -36,8 +37,8 @@
 
 #include "dlsched/common/status.h"
 #include "dlsched/model/cluster.h"
-#include "dlsched/policy/pipeline.h"
 #include "dlsched/runtime/events.h"
+#include "io/profile.h"
 
 namespace dlsched::daemon::event_kind {
 
@@ -67,18 +68,25 @@ std::string EventDetail(const Event& event);
 // detail.
 Result<Event> ParseEvent(std::string_view kind, JobId job, std::string_view detail);
 
-// What a daemon start logs: the profile (ProfileToJson), the cluster (ClusterLogJson), the
-// policy's seed, and how many jobs it restored and how many of those kept running.
+// What a daemon start logs: the profile (PolicyProfileToJson: any kind), the cluster
+// (ClusterLogJson), the policy's seed, how many jobs it restored and how many of those kept
+// running, the policy's state it restored (SchedulingPolicy::SaveState's text; "" when it
+// started fresh or keeps none), and the profile store its predictor was fitted to ("" for the
+// built-in model).
 struct StartRecord {
-  PipelineConfig profile;
+  PolicyProfile profile;
   Cluster cluster;
   uint64_t seed = 1;
   int64_t jobs = 0;
   int64_t running = 0;
+  std::string policy_state;
+  std::string predictor;
 };
-std::string StartDetail(const PipelineConfig& profile, const Cluster& cluster, uint64_t seed,
-                        int64_t jobs, int64_t running);
-// InvalidArgument naming what is missing or malformed.
+std::string StartDetail(const PolicyProfile& profile, const Cluster& cluster, uint64_t seed,
+                        int64_t jobs, int64_t running, std::string_view policy_state,
+                        std::string_view predictor);
+// InvalidArgument naming what is missing or malformed. "policy_state" and "predictor" may be
+// missing (logs of older versions): empty.
 Result<StartRecord> ParseStartDetail(std::string_view detail);
 
 // The exact JSON of a cluster: GPU type and rack names in id order, and every node with its

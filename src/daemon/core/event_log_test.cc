@@ -98,16 +98,33 @@ TEST(EventLogTest, TheClusterReadsBackWithTheSameIds) {
 }
 
 TEST(EventLogTest, TheStartRecordHoldsWhatAFreshSchedulerNeeds) {
-  Result<PipelineConfig> profile = LoadProfile("tiresias");
-  ASSERT_TRUE(profile.ok());
   const Cluster cluster = testing::MakeCluster("2x4xV100");
-  Result<StartRecord> record = ParseStartDetail(StartDetail(*profile, cluster, 42, 10, 3));
+  // Every kind of profile: a pipeline, a round-based one, sharing over a base.
+  for (const char* name : {"tiresias", "hetero-las", "greedy-share"}) {
+    SCOPED_TRACE(name);
+    Result<PolicyProfile> profile = LoadPolicyProfile(name);
+    ASSERT_TRUE(profile.ok());
+    Result<StartRecord> record = ParseStartDetail(
+        StartDetail(*profile, cluster, 42, 10, 3, "round 7\nx 1", "/var/lib/profiles.json"));
+    ASSERT_TRUE(record.ok()) << record.status().ToString();
+    EXPECT_EQ(PolicyProfileToJson(record->profile), PolicyProfileToJson(*profile));
+    EXPECT_EQ(record->profile.kind.index(), profile->kind.index());
+    EXPECT_EQ(ClusterLogJson(record->cluster), ClusterLogJson(cluster));
+    EXPECT_EQ(record->seed, 42u);
+    EXPECT_EQ(record->jobs, 10);
+    EXPECT_EQ(record->running, 3);
+    EXPECT_EQ(record->policy_state, "round 7\nx 1");
+    EXPECT_EQ(record->predictor, "/var/lib/profiles.json");
+  }
+  // A start record of an older version: no policy state, no predictor.
+  nlohmann::json old = nlohmann::json::parse(
+      StartDetail(*LoadPolicyProfile("fifo"), cluster, 1, 0, 0, "ignored", "ignored"));
+  old.erase("policy_state");
+  old.erase("predictor");
+  Result<StartRecord> record = ParseStartDetail(old.dump());
   ASSERT_TRUE(record.ok()) << record.status().ToString();
-  EXPECT_EQ(ProfileToJson(record->profile), ProfileToJson(*profile));
-  EXPECT_EQ(ClusterLogJson(record->cluster), ClusterLogJson(cluster));
-  EXPECT_EQ(record->seed, 42u);
-  EXPECT_EQ(record->jobs, 10);
-  EXPECT_EQ(record->running, 3);
+  EXPECT_EQ(record->policy_state, "");
+  EXPECT_EQ(record->predictor, "");
   for (const char* bad : {"", "3 jobs, 1 running", R"({"seed": 1, "jobs": 0, "running": 0})"}) {
     SCOPED_TRACE(bad);
     EXPECT_EQ(ParseStartDetail(bad).status().code(), StatusCode::kInvalidArgument);

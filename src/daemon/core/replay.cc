@@ -12,10 +12,11 @@
 #include "daemon/exec/job_env.h"
 #include "daemon/job/job_request.h"
 #include "daemon/store/store.h"
+#include "dlsched/perf/predictor.h"
 #include "dlsched/perf/throughput_model.h"
-#include "dlsched/policy/registry.h"
 #include "dlsched/runtime/executor.h"
 #include "dlsched/runtime/scheduler.h"
+#include "io/profile_store.h"
 
 namespace dlsched::daemon {
 namespace {
@@ -46,6 +47,8 @@ class RecordingExecutor final : public Executor {
 
 // What the replay has of one daemon run: its cluster, and a Scheduler that decides on it.
 struct DaemonRun {
+  std::string profile_json;  // PolicyProfileToJson of the profile it decides with
+  std::shared_ptr<const ThroughputModel> estimator;
   std::unique_ptr<Cluster> cluster;
   std::unique_ptr<RecordingExecutor> executor;
   std::unique_ptr<Scheduler> scheduler;
@@ -162,14 +165,24 @@ class Replayer {
     CheckNoneLeft(e.seq, "the daemon's restart");
     if (report_.divergence) return Status::Ok();
     DS_ASSIGN_OR_RETURN(StartRecord record, ParseStartDetail(e.detail));
-    const PipelineConfig& profile = options_->profile ? *options_->profile : record.profile;
-    DS_ASSIGN_OR_RETURN(std::unique_ptr<SchedulingPolicy> policy,
-                        BuildPipeline(profile, InTreeRegistry()));
+    const PolicyProfile& profile = options_->profile ? *options_->profile : record.profile;
+    DS_ASSIGN_OR_RETURN(std::unique_ptr<SchedulingPolicy> policy, BuildPolicy(profile));
     DaemonRun next;
+    next.profile_json = PolicyProfileToJson(profile);
+    if (run_.scheduler && run_.profile_json == next.profile_json) {
+      const std::string state = run_.scheduler->policy().SaveState();
+      if (!options_->profile && state != record.policy_state) {
+        Diverge(e.seq, "restored the policy's state '" + Shortened(record.policy_state) + "'",
+                "had '" + Shortened(state) + "'");
+        return Status::Ok();
+      }
+      DS_RETURN_IF_ERROR(policy->RestoreState(state));
+    }
+    DS_ASSIGN_OR_RETURN(next.estimator, EstimatorOf(record));
     next.cluster = std::make_unique<Cluster>(std::move(record.cluster));
     next.executor = std::make_unique<RecordingExecutor>(*next.cluster, made_);
     next.scheduler = std::make_unique<Scheduler>(*next.cluster, std::move(policy), *next.executor,
-                                                 estimator_, record.seed);
+                                                 *next.estimator, record.seed);
     int64_t running = 0;
     const size_t jobs = run_.scheduler ? run_.scheduler->jobs().size() : 0;
     if (!run_.scheduler && record.jobs > 0) {
@@ -196,8 +209,34 @@ class Replayer {
     }
     run_ = std::move(next);
     ++report_.runs;
-    report_.profiles.push_back(profile.name);
+    report_.profiles.push_back(profile.name());
     return Status::Ok();
+  }
+
+  // The run's estimator: the option's, else the predictor the run logged (fitted again to its
+  // profile store, once per store), else the built-in model.
+  Result<std::shared_ptr<const ThroughputModel>> EstimatorOf(const StartRecord& record) {
+    if (options_->estimator) return options_->estimator;
+    if (record.predictor.empty()) return builtin_;
+    auto it = predictors_.find(record.predictor);
+    if (it == predictors_.end()) {
+      Result<PerfPredictor> fitted = FitProfileStore(record.predictor);
+      if (!fitted.ok()) {
+        return FailedPrecondition("the daemon's predictor was fitted to " + record.predictor +
+                                  ", which cannot be read (" + fitted.status().message() +
+                                  "); give --predictor");
+      }
+      it = predictors_
+               .emplace(record.predictor,
+                        std::make_shared<const PerfPredictor>(std::move(fitted).value()))
+               .first;
+    }
+    return it->second;
+  }
+
+  // At most 200 characters of a policy state, for a message.
+  static std::string Shortened(const std::string& state) {
+    return state.size() <= 200 ? state : state.substr(0, 200) + "...";
   }
 
   // The stored job as Daemon::Restore would read its row.
@@ -292,7 +331,9 @@ class Replayer {
   Store* store_;
   const ReplayOptions* options_;
   std::vector<JobRow> rows_;
-  SimpleThroughputModel estimator_;  // the daemon's estimator
+  // The built-in model, and the predictors fitted to the profile stores runs logged.
+  std::shared_ptr<const ThroughputModel> builtin_ = std::make_shared<const SimpleThroughputModel>();
+  std::map<std::string, std::shared_ptr<const ThroughputModel>> predictors_;
   DaemonRun run_;
   // Decisions the replay made and the log has not shown yet, oldest first, each tagged with the
   // cycle whose block of the log must show it.

@@ -6,7 +6,11 @@
 // The replay reads the log in order, with the logged time as `now` (a VirtualClock: no wall
 // time is read). A `start` row builds a Scheduler from the logged profile, cluster and seed,
 // exactly as Daemon::Create does; a later `start` (the daemon restarted) builds a new one and
-// restores the jobs replayed so far into it as Daemon::Restore restores its rows (RestartJob).
+// restores the jobs replayed so far into it as Daemon::Restore restores its rows (RestartJob),
+// and, when the run's profile is the previous run's, hands the new policy the replayed one's
+// state (SchedulingPolicy::SaveState), as the daemon restores it from its store; a restored state
+// that differs from the one the start record logged is a divergence. The estimator is the one
+// the run logged (the built-in model, or a predictor fitted to the profile store it names).
 // Inputs are applied as the daemon applied them (Scheduler::Submit with the spec from the jobs
 // table, Handle for cancellations and executor reports, SetNodeOnline for node reports), a
 // `cycle` row runs RunCycle, and each logged decision must be the next one the replay made:
@@ -15,20 +19,25 @@
 // so nothing else is needed and the replay is deterministic.
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "dlsched/common/status.h"
 #include "dlsched/common/time.h"
-#include "dlsched/policy/pipeline.h"
+#include "dlsched/perf/throughput_model.h"
+#include "io/profile.h"
 
 namespace dlsched::daemon {
 
 struct ReplayOptions {
-  // Replays with this profile instead of the one each daemon run logged: a what-if, whose
-  // decisions are expected to differ from the log's.
-  std::optional<PipelineConfig> profile;
+  // Replays with this profile (any kind) instead of the one each daemon run logged: a what-if,
+  // whose decisions are expected to differ from the log's.
+  std::optional<PolicyProfile> profile;
+  // The policies' estimator instead of the one each run logged (the built-in model, or a
+  // predictor fitted again to the profile store the daemon named: `serve --predictor`).
+  std::shared_ptr<const ThroughputModel> estimator;
 };
 
 // A decision as the daemon logged it or as the replay made it.

@@ -148,7 +148,7 @@ TEST_F(ReplayTest, AnInputTheReplayRefusesOrAMissingDecisionIsADivergence) {
 TEST_F(ReplayTest, ReplaysWithAnotherProfileOnRequest) {
   ASSERT_NO_FATAL_FAILURE(FillStore());
   ReplayOptions options;
-  options.profile = *LoadProfile("fifo");  // never preempts: the first preemption differs
+  options.profile = *LoadPolicyProfile("fifo");  // never preempts: the first preemption differs
   Result<ReplayReport> report = ReplayEventLog(db(), options);
   ASSERT_TRUE(report.ok()) << report.status().ToString();
   EXPECT_EQ(report->profiles.at(0), "fifo");

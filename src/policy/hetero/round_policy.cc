@@ -185,6 +185,21 @@ void RoundPolicy::Assign(const SchedulingContext& ctx, const std::vector<JobId>&
 }
 
 Decisions RoundPolicy::Decide(const SchedulingContext& ctx) const {
+  if (!ctx.explain) return DecideAndUpdate(ctx);
+  // Explaining (the daemon's queue view, the simulator's why-pending samples) must not move
+  // the state: a round boundary seen here would be missed by the next cycle.
+  State kept = state_;
+  Decisions decisions = DecideAndUpdate(ctx);
+  state_ = std::move(kept);
+  return decisions;
+}
+
+Decisions RoundPolicy::DecideAndUpdate(const SchedulingContext& ctx) const {
+  if (state_.num_types != ctx.cluster.num_gpu_types()) {
+    // First cycle, or a restored state of another cluster: start afresh.
+    state_ = State{};
+    state_.num_types = ctx.cluster.num_gpu_types();
+  }
   if (!state_.placements) state_.placements.emplace(ctx.cluster);
   if (SyncJobs(ctx)) ComputeAllocation(ctx);
   const int types = ctx.cluster.num_gpu_types();

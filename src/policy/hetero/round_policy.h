@@ -43,8 +43,14 @@ struct RoundPolicyOptions {
 // - Decisions::wake_at is the next round boundary (none while no job is active).
 //
 // State kept across cycles (X, the active set, matrix rows, rounds_active / rounds_on, the
-// round's assignment) is a function of the sequence of contexts Decide was called with: the
-// same inputs give the same decisions. Admission is FeasibilityAdmit's. Not for concurrent use.
+// round's assignment, the next boundary) is a function of the sequence of contexts Decide was
+// called with: the same inputs give the same decisions. Explaining (ctx.explain) leaves it as it
+// was. SaveState writes all of it as text (round_policy_state.cc) and RestoreState reads it back,
+// so a restarted daemon, and the replay of its log, go on as an uninterrupted run (the same
+// decisions; the preemptions of one cycle follow ctx.running, which a restarted scheduler
+// orders by job id rather than by launch); a restored
+// state made on a cluster with another number of GPU types is dropped at the first Decide.
+// Admission is FeasibilityAdmit's. Not for concurrent use.
 class RoundPolicy final : public SchedulingPolicy {
  public:
   RoundPolicy(RoundPolicyOptions options, Allocator allocate);
@@ -57,6 +63,8 @@ class RoundPolicy final : public SchedulingPolicy {
     return admit_.Admit(job, ctx);
   }
   Decisions Decide(const SchedulingContext& ctx) const override;
+  std::string SaveState() const override;
+  Status RestoreState(std::string_view state) override;
 
   // For tests: the current allocation's X for a job (empty if not active), and how many times
   // X was computed.
@@ -78,8 +86,12 @@ class RoundPolicy final : public SchedulingPolicy {
     Timestamp next_round = kTimeZero;
     std::vector<std::pair<JobId, int>> assigned;  // this round: (job, type), in launch order
     int allocations_computed = 0;
+    // GPU types of the cluster the state was made on (rows' and X's width); -1 before the first
+    // Decide.
+    int num_types = -1;
   };
 
+  Decisions DecideAndUpdate(const SchedulingContext& ctx) const;
   // Brings the active set and rows up to date; returns true when X must be recomputed.
   bool SyncJobs(const SchedulingContext& ctx) const;
   void ComputeAllocation(const SchedulingContext& ctx) const;

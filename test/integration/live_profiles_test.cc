@@ -1,0 +1,194 @@
+// Every kind of profile runs live (issue 18): a round-based heterogeneity-aware daemon moves
+// jobs between GPU types across rounds, survives kill -9 with its policy's state, and its event
+// log replays to the same decisions; a sharing profile runs as its base; `--replay` takes every
+// profile `dlsched policies` prints.
+
+#include <sqlite3.h>
+
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "daemon_harness.h"
+
+namespace dlsched::integration {
+namespace {
+
+// Seconds per round: long next to a preemption and relaunch (tens of milliseconds), short for
+// the test.
+constexpr int kRoundS = 3;
+
+class LiveProfilesTest : public DaemonIntegrationTest {
+ protected:
+  // The daemon on one V100 and one K80 (nodes n0000 and n0001), under a profile of hetero-las's
+  // allocator with a short round.
+  void StartRoundDaemon() {
+    const fs::path profile = dir_ / "hetero-las-short.json";
+    std::ofstream(profile) << R"({"name": "hetero-las-short", "allocator": "max-min", "round_s": )"
+                           << kRoundS << "}";
+    const fs::path out = dir_ / "daemon.out";
+    pid_ = Spawn({DLSCHED_BINARY, "serve", "--listen", "127.0.0.1:0", "--gpus", "1x1xV100+1x1xK80",
+                  "--workdir", (dir_ / "work").string(), "--db", (dir_ / "state.db").string(),
+                  "--grace", "1", "--profile", profile.string()},
+                 out, dir_ / "daemon.err");
+    ASSERT_GT(pid_, 0);
+    ASSERT_TRUE(Eventually([&] {
+      const std::optional<std::string> url = ListeningUrl(out);
+      if (url) url_ = *url;
+      return url.has_value();
+    })) << ReadTextFile(dir_ / "daemon.err");
+    client_ = std::make_unique<httplib::Client>(url_);
+    client_->set_read_timeout(seconds(10));
+  }
+
+  // Rows of a query on the daemon's database, each as its columns' text joined by '|'.
+  std::vector<std::string> Query(const std::string& sql) {
+    std::vector<std::string> rows;
+    sqlite3* db = nullptr;
+    if (sqlite3_open_v2((dir_ / "state.db").c_str(), &db, SQLITE_OPEN_READONLY, nullptr) ==
+        SQLITE_OK) {
+      sqlite3_stmt* stmt = nullptr;
+      sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr);
+      while (stmt && sqlite3_step(stmt) == SQLITE_ROW) {
+        std::string row;
+        for (int c = 0; c < sqlite3_column_count(stmt); ++c) {
+          const unsigned char* text = sqlite3_column_text(stmt, c);
+          row += (c > 0 ? "|" : "") + std::string(text ? reinterpret_cast<const char*>(text) : "");
+        }
+        rows.push_back(std::move(row));
+      }
+      sqlite3_finalize(stmt);
+    }
+    sqlite3_close(db);
+    return rows;
+  }
+
+  // The logged launches (job|placement), after event `after_seq`, in order.
+  std::vector<std::string> Launches(int64_t after_seq = 0) {
+    return Query("SELECT job, detail FROM events WHERE kind = 'launch' AND seq > " +
+                 std::to_string(after_seq) + " ORDER BY seq");
+  }
+  // Whether some job was launched on both nodes among `launches`.
+  static bool SomeJobMoved(const std::vector<std::string>& launches,
+                           std::map<std::string, std::string> last = {}) {
+    for (const std::string& l : launches) {
+      const std::string job = l.substr(0, l.find('|'));
+      const std::string node = l.substr(l.find('|') + 1, 5);
+      auto [it, first] = last.emplace(job, node);
+      if (!first && it->second != node) return true;
+      it->second = node;
+    }
+    return false;
+  }
+  // No stop in flight: every job preempted so far has been launched again.
+  bool Settled() {
+    const std::vector<std::string> rows = Query(
+        "SELECT job, SUM(kind = 'launch') - SUM(kind = 'preempt') FROM events "
+        "WHERE kind IN ('launch', 'preempt') GROUP BY job");
+    if (rows.size() < 2) return false;
+    for (const std::string& r : rows) {
+      if (r.substr(r.find('|') + 1) != "1") return false;
+    }
+    return true;
+  }
+  int64_t LastStartSeq() {
+    const std::vector<std::string> rows = Query("SELECT MAX(seq) FROM events WHERE kind = 'start'");
+    return rows.empty() || rows[0].empty() ? 0 : std::stoll(rows[0]);
+  }
+
+  // Runs until preempted (exits on SIGTERM, the daemon's preemption), in every run.
+  json LongJob() { return Script("trap 'exit 0' TERM; while true; do sleep 0.05; done", 1); }
+};
+
+TEST_F(LiveProfilesTest, ARoundBasedDaemonMovesJobsBetweenTypesSurvivesKill9AndReplays) {
+  StartRoundDaemon();
+  auto [s1, a] = Submit(LongJob());
+  auto [s2, b] = Submit(LongJob());
+  ASSERT_EQ(s1, 201);
+  ASSERT_EQ(s2, 201);
+  ASSERT_TRUE(WaitForState(a["id"], "running"));
+  ASSERT_TRUE(WaitForState(b["id"], "running"));
+  // One V100 and one K80 for two jobs: max-min fairness gives each a share of both, so the
+  // rounds move them between the types.
+  ASSERT_TRUE(
+      Eventually([&] { return SomeJobMoved(Launches()) && Settled(); }, seconds(6 * kRoundS)))
+      << ::testing::PrintToString(Launches()) << ReadTextFile(dir_ / "daemon.err");
+  const std::vector<std::string> before = Launches();
+  // The policy's state (allocation, rounds per job) is in the store, written with its cycles.
+  const std::vector<std::string> stored =
+      Query("SELECT json_extract(value, '$.state') FROM meta WHERE key = 'policy_state'");
+  ASSERT_EQ(stored.size(), 1u);
+  EXPECT_NE(stored[0].find("round-policy 1"), std::string::npos) << stored[0];
+
+  Kill9();
+  StartRoundDaemon();
+  const int64_t restart = LastStartSeq();
+  // The restarted daemon restored the state the store held at the kill (its start record says
+  // which), re-adopted both jobs and goes on moving them.
+  const std::vector<std::string> restored = Query(
+      "SELECT json_extract(detail, '$.policy_state'), json_extract(detail, '$.running') FROM "
+      "events WHERE seq = " +
+      std::to_string(restart));
+  ASSERT_EQ(restored.size(), 1u);
+  EXPECT_EQ(restored[0], stored[0] + "|2");
+  std::map<std::string, std::string> last;
+  for (const std::string& l : before) last[l.substr(0, l.find('|'))] = l.substr(l.find('|') + 1, 5);
+  ASSERT_TRUE(Eventually([&] { return SomeJobMoved(Launches(restart), last) && Settled(); },
+                         seconds(6 * kRoundS)))
+      << ::testing::PrintToString(Launches()) << ReadTextFile(dir_ / "daemon.err");
+  EXPECT_EQ(StopDaemon(), 0);
+
+  const std::string db = (dir_ / "state.db").string();
+  const RunResult replay = Dlsched({"simulate", "--replay", db});
+  EXPECT_EQ(replay.code, 0) << replay.out << replay.err;
+  EXPECT_NE(replay.out.find("2 daemon runs (profile hetero-las-short)"), std::string::npos)
+      << replay.out;
+  EXPECT_NE(replay.out.find("decisions identical"), std::string::npos) << replay.out;
+  EXPECT_EQ(replay.out.find("divergence"), std::string::npos) << replay.out;
+
+  // A tampered state: the restart's record no longer matches what the replayed policy had.
+  Sql("UPDATE events SET detail = json_set(detail, '$.policy_state', 'round-policy 1 bad') "
+      "WHERE seq = " +
+      std::to_string(restart));
+  const RunResult tampered = Dlsched({"simulate", "--replay", db});
+  EXPECT_EQ(tampered.code, 1) << tampered.out << tampered.err;
+  EXPECT_NE(tampered.out.find("restored the policy's state 'round-policy 1 bad'"),
+            std::string::npos)
+      << tampered.out;
+
+  // Every profile `dlsched policies` prints replays the log (a what-if: exit 0 or 1, never a
+  // refusal).
+  const RunResult policies = Dlsched({"policies"});
+  ASSERT_EQ(policies.code, 0);
+  std::istringstream names(policies.out);
+  int replayed = 0;
+  for (std::string name; std::getline(names, name);) {
+    SCOPED_TRACE(name);
+    const RunResult what_if = Dlsched({"simulate", "--replay", db, "--policy", name});
+    EXPECT_TRUE(what_if.code == 0 || what_if.code == 1) << what_if.out << what_if.err;
+    EXPECT_NE(what_if.out.find("(profile " + name + ")"), std::string::npos) << what_if.out;
+    ++replayed;
+  }
+  EXPECT_GE(replayed, 16);
+}
+
+TEST_F(LiveProfilesTest, ASharingProfileRunsLiveAsItsBaseAndReplays) {
+  StartDaemon({"--profile", "greedy-share"});
+  auto [s1, a] = Submit(Script("true", 2));
+  auto [s2, b] = Submit(Script("true", 1));
+  ASSERT_EQ(s1, 201);
+  ASSERT_EQ(s2, 201);
+  ASSERT_TRUE(WaitForState(a["id"], "succeeded"));
+  ASSERT_TRUE(WaitForState(b["id"], "succeeded"));
+  EXPECT_EQ(StopDaemon(), 0);
+  EXPECT_NE(ReadTextFile(dir_ / "daemon.err").find("policy greedy-share"), std::string::npos)
+      << ReadTextFile(dir_ / "daemon.err");
+  const RunResult replay = Dlsched({"simulate", "--replay", (dir_ / "state.db").string()});
+  EXPECT_EQ(replay.code, 0) << replay.out << replay.err;
+  EXPECT_NE(replay.out.find("(profile greedy-share)"), std::string::npos) << replay.out;
+  EXPECT_NE(replay.out.find("all 2 decisions identical"), std::string::npos) << replay.out;
+}
+
+}  // namespace
+}  // namespace dlsched::integration
