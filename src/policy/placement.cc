@@ -143,7 +143,9 @@ int Placer::EligibleFree(const JobView& job, const ClusterState& state, Refusal*
       spec.gpu_type.empty() ? GpuTypeId() : ctx_.cluster.FindGpuType(spec.gpu_type);
   if (!spec.gpu_type.empty() && !required.valid()) return 0;
   const std::vector<GpuTypeId>& failed = job.job().failed_gpu_types;
-  std::vector<char> allowed(static_cast<size_t>(ctx_.cluster.num_label_classes()), 0);
+  // The label classes counted, for the filters' pass (only with filters: no allocation else).
+  std::vector<char> allowed;
+  if (!filters_.empty()) allowed.resize(static_cast<size_t>(ctx_.cluster.num_label_classes()));
   int free = 0;
   for (int c = 0; c < ctx_.cluster.num_label_classes(); ++c) {
     const LabelClassId id(static_cast<uint32_t>(c));
@@ -151,7 +153,7 @@ int Placer::EligibleFree(const JobView& job, const ClusterState& state, Refusal*
     if (required.valid() && type != required) continue;
     if (std::ranges::find(failed, type) != failed.end()) continue;
     if (!MatchesSelector(ctx_.cluster.label_class_labels(id), spec.selector)) continue;
-    allowed[c] = 1;
+    if (!allowed.empty()) allowed[c] = 1;
     free += state.free_of_class(id);
   }
   if (filters_.empty() || free == 0) return free;
