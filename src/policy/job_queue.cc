@@ -8,8 +8,8 @@ Timestamp JobQueue::LatestStart(const Job& job) {
   return job.spec.deadline ? *job.spec.deadline - job.estimated_remaining : kTimeNever;
 }
 
-JobQueue::JobQueue(const JobTable& jobs, RankFn rank, bool by_tenant)
-    : jobs_(&jobs), rank_(std::move(rank)), by_tenant_(by_tenant) {}
+JobQueue::JobQueue(const JobTable& jobs, const RankOrder& order)
+    : jobs_(&jobs), order_(&order), by_tenant_(order.by_tenant()) {}
 
 void JobQueue::Insert(JobId id) {
   if (positions_.size() <= id.index()) {
@@ -19,7 +19,7 @@ void JobQueue::Insert(JobId id) {
   const Job& job = jobs_->at(id);
   // Waiting jobs do not run, so "now" does not affect their views.
   const JobView view(job, kTimeZero);
-  const RankKey key{rank_(view), view.submit_time(), id};
+  const RankKey key = order_->KeyOf(view);
   const auto [in_gang, inserted] = by_gang_order_[job.spec.num_gpus].insert(key);
   DS_CHECK(inserted) << "job " << id << " is already queued";
   by_gang_wait_[job.spec.num_gpus].emplace(job.queued_since, id);

@@ -12,7 +12,11 @@ using std::chrono::seconds;
 using ::testing::ElementsAre;
 
 // Higher priority first (then submit time, then id).
-int64_t ByPriority(const JobView& job) { return -job.priority(); }
+class ByPriority final : public QueueSortPlugin {
+ public:
+  std::string_view Name() const override { return "by-priority"; }
+  int64_t Rank(const JobView& job) const override { return -job.priority(); }
+};
 
 class JobQueueTest : public ::testing::Test {
  protected:
@@ -24,8 +28,10 @@ class JobQueueTest : public ::testing::Test {
   }
   std::vector<JobId> Order() const { return queue_.InOrder(); }
 
+  ByPriority by_priority_;
+  RankOrder order_{&by_priority_, {}, /*by_tenant=*/false};
   JobTable jobs_;
-  JobQueue queue_{jobs_, ByPriority};
+  JobQueue queue_{jobs_, order_};
 };
 
 TEST_F(JobQueueTest, KeepsPolicyOrderWaitOrderAndGangSplitsInStep) {
@@ -79,8 +85,11 @@ TEST(JobQueueByTenantTest, SplitsThePolicyOrderByTenantOnlyWhenAsked) {
   const JobId b = add("y", 1, 2);
   const JobId c = add("x", 1, 1);
   const JobId d = add("x", 4, 0);
-  JobQueue plain(jobs, ByPriority);
-  JobQueue by_tenant(jobs, ByPriority, /*by_tenant=*/true);
+  const ByPriority by_priority;
+  const RankOrder order(&by_priority, {}, /*by_tenant=*/false);
+  const RankOrder order_by_tenant(&by_priority, {}, /*by_tenant=*/true);
+  JobQueue plain(jobs, order);
+  JobQueue by_tenant(jobs, order_by_tenant);
   for (JobId id : {a, b, c, d}) {
     plain.Insert(id);
     by_tenant.Insert(id);

@@ -22,6 +22,13 @@ Result<std::unique_ptr<P>> CreateAs(const PluginRegistry& registry, PluginPoint 
   return std::unique_ptr<P>(static_cast<P*>(plugin.release()));
 }
 
+template <typename P>
+std::vector<const P*> PluginViews(const std::vector<std::unique_ptr<P>>& plugins) {
+  std::vector<const P*> views;
+  for (const auto& plugin : plugins) views.push_back(plugin.get());
+  return views;
+}
+
 // With quotas: one tenant's GPUs held or promised in a cycle and its quota in GPUs.
 struct TenantUse {
   int held = 0;
@@ -136,30 +143,18 @@ class PipelinePolicy final : public SchedulingPolicy {
         sort_(std::move(sort)),
         filters_(std::move(filters)),
         scores_(std::move(scores)),
-        preempt_(std::move(preempt)) {
-    for (const auto& f : filters_) filter_views_.push_back(f.get());
+        preempt_(std::move(preempt)),
+        order_(sort_.get(), PluginViews(preempt_), !config_.quotas.empty()),
+        filter_views_(PluginViews(filters_)) {
     for (size_t i = 0; i < scores_.size(); ++i) {
       score_views_.push_back({scores_[i].get(), config_.score[i].weight});
     }
   }
 
   std::string_view Name() const override { return config_.name; }
-  int64_t Rank(const JobView& job) const override { return sort_->Rank(job); }
-  int64_t RankDrift(const JobView& running) const override { return sort_->RankDrift(running); }
-  Timestamp NextRankChange(const JobView& running, Timestamp now) const override {
-    return sort_->NextRankChange(running, now);
-  }
-
-  // The latest of the preempt plugins' guards: a victim must satisfy all of them.
-  Timestamp VictimFrom(const JobView& running) const override {
-    if (preempt_.empty()) return kTimeNever;
-    Timestamp from = kTimeZero;
-    for (const auto& plugin : preempt_) from = std::max(from, plugin->VictimFrom(running));
-    return from;
-  }
-
-  // The quota passes walk the tenants' own indexes (WalkFitting).
-  bool WalksByTenant() const override { return !config_.quotas.empty(); }
+  // The queue sort's ranks, the preempt plugins' guards; the quota passes walk the tenants' own
+  // indexes (WalkFitting).
+  const RankOrder& Order() const override { return order_; }
 
   Fit Admit(const JobView& job, const SchedulingContext& ctx) const override {
     for (const auto& plugin : admit_) {
@@ -319,6 +314,7 @@ class PipelinePolicy final : public SchedulingPolicy {
   std::vector<std::unique_ptr<FilterPlugin>> filters_;
   std::vector<std::unique_ptr<ScorePlugin>> scores_;
   std::vector<std::unique_ptr<PreemptPlugin>> preempt_;
+  RankOrder order_;  // of sort_ and preempt_
   std::vector<const FilterPlugin*> filter_views_;
   std::vector<WeightedScore> score_views_;
   // Cycle::scratch, kept between cycles so that copying the cluster state into it reuses its
@@ -554,7 +550,8 @@ void PipelinePolicy::ExplainBlocked(Cycle& cycle, const JobView& job, bool searc
     });
     return;
   }
-  const int eligible = cycle.placer.EligibleFree(job, state);
+  Placer::Refusal refused;
+  const int eligible = cycle.placer.EligibleFree(job, state, &refused);
   if (gpus > eligible) {
     Explain(cycle, job.id(), PendingCause::kNoMatchingGpus, [&] {
       std::string wanted = job.spec().gpu_type;
@@ -562,9 +559,17 @@ void PipelinePolicy::ExplainBlocked(Cycle& cycle, const JobView& job, bool searc
         wanted += (wanted.empty() ? "" : " ") + std::string("on nodes labelled ") +
                   FormatLabels(job.spec().selector);
       }
-      if (wanted.empty()) wanted = "of a type it can run on";
-      return "needs " + need() + " " + wanted + ": " + std::to_string(eligible) + " free there (" +
-             free() + " in total)";
+      if (wanted.empty()) {
+        wanted = refused.filter != nullptr ? "on nodes the profile's filters pass"
+                                           : "of a type it can run on";
+      }
+      std::string text = "needs " + need() + " " + wanted + ": " + std::to_string(eligible) +
+                         " free there (" + free() + " in total)";
+      if (refused.filter != nullptr) {
+        text += "; filter " + std::string(refused.filter->Name()) + " refuses nodes with " +
+                std::to_string(refused.free) + " of them (" + refused.reason + ")";
+      }
+      return text;
     });
     return;
   }
@@ -580,7 +585,7 @@ bool PipelinePolicy::TryPreemptFor(Cycle& cycle, const JobView& job) const {
   ClusterState& what_if = cycle.scratch;
   std::vector<JobId>& chosen = cycle.chosen;
   Timestamp retry_at = kTimeNever;  // when a pair the guards refuse becomes fair game
-  const RankKey mine = sort_->KeyOf(job);
+  const RankKey mine = order_.KeyOf(job);
   const RunningIndex& running = ctx.running_by_rank;
   for (auto it = running.victims().rbegin(); it != running.victims().rend(); ++it) {
     if (!(mine < running.KeyAt(it->id, ctx.now))) break;  // the rest rank at or above the job
@@ -732,7 +737,7 @@ bool PipelinePolicy::TryReclaimFor(Cycle& cycle, const JobView& job) const {
 Timestamp PipelinePolicy::GuardedRetry(const Cycle& cycle, const JobView& job) const {
   // Earliest first, so the first guarded job the job outranks gives the answer; none that turns
   // at or after the cycle's wake-up could bring it forward.
-  const RankKey mine = sort_->KeyOf(job);
+  const RankKey mine = order_.KeyOf(job);
   const RunningIndex& running = cycle.ctx.running_by_rank;
   for (const auto& [at, id] : running.guarded()) {
     if (at >= cycle.decisions.wake_at) break;
@@ -781,7 +786,7 @@ void PipelinePolicy::PlanWakeUp(const SchedulingContext& ctx, Decisions& decisio
     // after this cycle.
     wake = std::min(wake, ctx.running_by_rank.next_change());
     for (const LaunchDecision& launch : decisions.launches) {
-      wake = std::min(wake, sort_->NextRankChange(ctx.View(launch.job), ctx.now));
+      wake = std::min(wake, order_.NextRankChange(ctx.View(launch.job), ctx.now));
     }
   }
   if (config_.starvation_limit != Duration::max() && !ctx.queue.empty()) {

@@ -14,6 +14,59 @@ using testing::MakeCluster;
 using testing::MakeJob;
 using testing::RecordingExecutor;
 
+// A filter that keeps every job off node 0.
+class NotNodeZero final : public FilterPlugin {
+ public:
+  static constexpr std::string_view kName = "not-node-0";
+  static Result<std::unique_ptr<Plugin>> Create(const PluginArgs& args) {
+    DS_RETURN_IF_ERROR(args.CheckKnown({}));
+    return std::unique_ptr<Plugin>(std::make_unique<NotNodeZero>());
+  }
+  std::string_view Name() const override { return kName; }
+  Fit FilterNode(const JobView&, NodeId node, const SchedulingContext&) const override {
+    return node == NodeId(0) ? Fit::Unfit("node 0 is reserved") : Fit::Yes();
+  }
+};
+
+// The profile's filters decide which nodes a gang may use, and why-pending names the filter
+// that keeps a job waiting while enough GPUs are free elsewhere.
+TEST(PipelineFilterTest, AFilterKeepsJobsOffTheNodesItRefusesAndWhyPendingNamesIt) {
+  PluginRegistry registry;
+  ASSERT_TRUE(RegisterInTreePlugins(registry).ok());
+  ASSERT_TRUE(registry.Register<NotNodeZero>().ok());
+  PipelineConfig profile;
+  profile.name = "filtered";
+  profile.queue_sort = {"fifo", {}, 1};
+  profile.filter = {{"not-node-0", {}, 1}};
+  profile.score = {{"consolidate", {}, 1}};
+  const Cluster cluster = MakeCluster("2x4xV100");
+  RecordingExecutor executor;
+  SimpleThroughputModel model;
+  auto policy = BuildPipeline(profile, registry);
+  ASSERT_TRUE(policy.ok()) << policy.status().ToString();
+  Scheduler scheduler(cluster, std::move(policy).value(), executor, model, /*seed=*/1);
+  const auto submit = [&](uint32_t i, int gpus) {
+    Result<JobId> id = scheduler.Submit(MakeJob(i).Gpus(gpus).Spec(), kTimeZero);
+    EXPECT_TRUE(id.ok()) << id.status().ToString();
+    return *id;
+  };
+  const JobId first = submit(0, 1);
+  scheduler.RunCycle(kTimeZero);
+  ASSERT_EQ(scheduler.jobs().at(first).state, JobState::kRunning);
+  EXPECT_EQ(scheduler.jobs().at(first).placement.parts.at(0).node, NodeId(1));
+
+  const JobId blocked = submit(1, 4);  // node 1 has 3 free, node 0 all 4
+  scheduler.RunCycle(kTimeZero);
+  EXPECT_EQ(scheduler.jobs().at(blocked).state, JobState::kQueued);
+  const std::vector<PendingReason> reasons = scheduler.ExplainPending(kTimeZero);
+  ASSERT_EQ(reasons.size(), 1u);
+  EXPECT_EQ(reasons[0].job, blocked);
+  EXPECT_EQ(reasons[0].cause, PendingCause::kNoMatchingGpus);
+  EXPECT_EQ(reasons[0].reason,
+            "needs 4 GPUs on nodes the profile's filters pass: 3 free there (7 free in total); "
+            "filter not-node-0 refuses nodes with 4 of them (node 0 is reserved)");
+}
+
 // The two quota passes of a backfilling pipeline: jobs within their tenant's guarantee start
 // first, in policy order; then the others, in policy order, on what is left. The first pass
 // walks only the tenants below their guarantee and the second the whole queue, so each must

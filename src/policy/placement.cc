@@ -137,12 +137,15 @@ std::optional<Placement> Placer::Find(const JobView& job, const ClusterState& st
   return best;
 }
 
-int Placer::EligibleFree(const JobView& job, const ClusterState& state) const {
+int Placer::EligibleFree(const JobView& job, const ClusterState& state, Refusal* refused) const {
   const JobSpec& spec = job.spec();
   const GpuTypeId required =
       spec.gpu_type.empty() ? GpuTypeId() : ctx_.cluster.FindGpuType(spec.gpu_type);
   if (!spec.gpu_type.empty() && !required.valid()) return 0;
   const std::vector<GpuTypeId>& failed = job.job().failed_gpu_types;
+  // The label classes counted, for the filters' pass (only with filters: no allocation else).
+  std::vector<char> allowed;
+  if (!filters_.empty()) allowed.resize(static_cast<size_t>(ctx_.cluster.num_label_classes()));
   int free = 0;
   for (int c = 0; c < ctx_.cluster.num_label_classes(); ++c) {
     const LabelClassId id(static_cast<uint32_t>(c));
@@ -150,7 +153,34 @@ int Placer::EligibleFree(const JobView& job, const ClusterState& state) const {
     if (required.valid() && type != required) continue;
     if (std::ranges::find(failed, type) != failed.end()) continue;
     if (!MatchesSelector(ctx_.cluster.label_class_labels(id), spec.selector)) continue;
+    if (!allowed.empty()) allowed[c] = 1;
     free += state.free_of_class(id);
+  }
+  if (filters_.empty() || free == 0) return free;
+  // The profile's filters answer per node: count the free GPUs of the allowed classes they pass,
+  // and tally, per filter, those it is the first to refuse.
+  std::vector<Refusal> by_filter(filters_.size());
+  free = 0;
+  state.ForEachNodeWithFree(1, [&](NodeId node) {
+    if (!allowed[ctx_.cluster.node_label_class(node).index()]) return;
+    const int node_free = state.free_gpus(node);
+    for (size_t f = 0; f < filters_.size(); ++f) {
+      Fit fit = filters_[f]->FilterNode(job, node, ctx_);
+      if (fit.ok) continue;
+      if (by_filter[f].free == 0) by_filter[f].reason = std::move(fit.reason);
+      by_filter[f].free += node_free;
+      return;
+    }
+    free += node_free;
+  });
+  if (refused != nullptr) {
+    *refused = {};
+    for (size_t f = 0; f < filters_.size(); ++f) {
+      if (by_filter[f].free > refused->free) {
+        *refused = std::move(by_filter[f]);
+        refused->filter = filters_[f];
+      }
+    }
   }
   return free;
 }

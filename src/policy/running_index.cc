@@ -1,9 +1,9 @@
 #include "dlsched/policy/running_index.h"
 
 #include <algorithm>
+#include <string>
 
 #include "dlsched/common/status.h"
-#include "dlsched/policy/policy.h"
 
 namespace dlsched {
 namespace {
@@ -29,10 +29,14 @@ void DropStale(Heap& due, const std::vector<Timestamp>& due_at, size_t live) {
   due = Heap(typename Heap::value_compare(), std::move(kept));
 }
 
+std::string At(Timestamp now) {
+  return "t=" + std::to_string(now.time_since_epoch().count()) + " us";
+}
+
 }  // namespace
 
-RunningIndex::RunningIndex(const JobTable& jobs, const SchedulingPolicy* policy)
-    : jobs_(&jobs), policy_(policy) {}
+RunningIndex::RunningIndex(const JobTable& jobs, const RankOrder& order)
+    : jobs_(&jobs), order_(&order) {}
 
 void RunningIndex::Grow(JobId id) {
   if (id.index() >= where_.size()) {
@@ -50,10 +54,10 @@ void RunningIndex::Insert(JobId id, Timestamp now) {
   const size_t i = id.index();
   DS_CHECK(where_[i] == kOutside) << "job " << id << " is already in the running index";
   const JobView view(jobs_->at(id), now);
-  drift_[i] = policy_->RankDrift(view);
-  stored_[i] = policy_->KeyOf(view);
+  drift_[i] = order_->RankDrift(view);
+  stored_[i] = order_->KeyOf(view);
   stored_[i].rank -= drift_[i] * now.time_since_epoch().count();
-  const Timestamp victim_at = policy_->VictimFrom(view);
+  const Timestamp victim_at = order_->VictimFrom(view);
   if (victim_at <= now) {
     DS_CHECK(victims_.insert(stored_[i]).second) << "job " << id << " is already running";
     where_[i] = kVictim;
@@ -65,7 +69,7 @@ void RunningIndex::Insert(JobId id, Timestamp now) {
     victim_at_[i] = victim_at;
     where_[i] = kGuarded;
   }
-  const Timestamp at = policy_->NextRankChange(view, now);
+  const Timestamp at = order_->NextRankChange(view, now);
   // An unchanged time means its entry is still queued (a guarded job refiled as a victim):
   // pushing it again would only add a duplicate.
   if (at != kTimeNever && at != due_at_[i]) due_.push({at, id});
@@ -120,6 +124,36 @@ void RunningIndex::Refresh(Timestamp now) {
   for (JobId id : deferred_) Insert(id, now);
   deferred_.clear();
   DropStale(due_, due_at_, size());  // every running job is filed: size() bounds the live entries
+#ifndef NDEBUG
+  const Status order = CheckOrder(now);
+  DS_CHECK(order.ok()) << order.message();
+#endif
+}
+
+Status RunningIndex::CheckOrder(Timestamp now) const {
+  const auto key_mismatch = [&](JobId id) -> Status {
+    const RankKey want = order_->KeyOf(JobView(jobs_->at(id), now));
+    const RankKey have = KeyAt(id, now);
+    if (have == want) return Status::Ok();
+    return Internal("running index: job " + std::to_string(id.value()) + " is filed at rank " +
+                    std::to_string(have.rank) + " at " + At(now) + ", its order ranks it " +
+                    std::to_string(want.rank));
+  };
+  const RankKey* previous = nullptr;
+  RankKey previous_now;
+  for (const RankKey& stored : victims_) {
+    DS_RETURN_IF_ERROR(key_mismatch(stored.id));
+    const RankKey key = KeyAt(stored.id, now);
+    if (previous != nullptr && !(previous_now < key)) {
+      return Internal("running index: job " + std::to_string(previous->id.value()) +
+                      " is walked before job " + std::to_string(stored.id.value()) +
+                      ", which its order ranks first at " + At(now));
+    }
+    previous = &stored;
+    previous_now = key;
+  }
+  for (const auto& [at, id] : guarded_) DS_RETURN_IF_ERROR(key_mismatch(id));
+  return Status::Ok();
 }
 
 Timestamp RunningIndex::next_change() const {

@@ -46,13 +46,7 @@ class SharingPolicy final : public SchedulingPolicy {
       : config_(std::move(config)), base_(std::move(base)) {}
 
   std::string_view Name() const override { return config_.name; }
-  int64_t Rank(const JobView& job) const override { return base_->Rank(job); }
-  int64_t RankDrift(const JobView& running) const override { return base_->RankDrift(running); }
-  Timestamp NextRankChange(const JobView& running, Timestamp now) const override {
-    return base_->NextRankChange(running, now);
-  }
-  Timestamp VictimFrom(const JobView& running) const override { return base_->VictimFrom(running); }
-  bool WalksByTenant() const override { return base_->WalksByTenant(); }
+  const RankOrder& Order() const override { return base_->Order(); }
   Fit Admit(const JobView& job, const SchedulingContext& ctx) const override {
     return base_->Admit(job, ctx);
   }

@@ -26,10 +26,8 @@ Scheduler::Scheduler(const Cluster& cluster, std::unique_ptr<SchedulingPolicy> p
       estimator_(&estimator),
       rng_(seed),
       state_(cluster),
-      queue_(
-          jobs_, [p = policy_.get()](const JobView& job) { return p->Rank(job); },
-          policy_->WalksByTenant()),
-      running_by_rank_(jobs_, policy_.get()),
+      queue_(jobs_, policy_->Order()),
+      running_by_rank_(jobs_, policy_->Order()),
       lent_mask_(static_cast<size_t>(cluster.num_nodes()), 0) {}
 
 void Scheduler::ReserveJobs(size_t n) {

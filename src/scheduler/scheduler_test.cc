@@ -514,7 +514,6 @@ class ScriptedPolicy final : public SchedulingPolicy {
  public:
   explicit ScriptedPolicy(Decisions* script) : script_(script) {}
   std::string_view Name() const override { return "scripted"; }
-  int64_t Rank(const JobView&) const override { return 0; }
   Fit Admit(const JobView&, const SchedulingContext&) const override { return Fit::Yes(); }
   Decisions Decide(const SchedulingContext&) const override { return std::exchange(*script_, {}); }
 

@@ -88,7 +88,7 @@ bool Scheduler::MakeRoomFor(Job& service, const Placer& placer, ClusterState& av
     if (job.preempt_requested) {
       what_if.Release(OwnGpus(job.placement));
     } else {
-      candidates.emplace_back(policy_->Rank(JobView(job, now)), id);
+      candidates.emplace_back(policy_->Order().Rank(JobView(job, now)), id);
     }
   }
   std::ranges::sort(candidates, std::greater<>());

@@ -281,5 +281,70 @@ TEST_F(SharedSimulationTest, UnderDeclaredMemoryKillsOneJobWhichRestartsAloneAnd
   EXPECT_NEAR(ToSeconds(last - kTimeZero), 7200 + 30, 2.0);  // + the restore delay
 }
 
+// Checks, before every decision, that the scheduler's running index is in the policy's rank
+// order (RunningIndex::CheckOrder; debug builds check it on every Refresh), and counts the
+// checks and the first failure.
+struct OrderChecks {
+  int checked = 0;
+  std::string first_failure;
+};
+class OrderChecking final : public SchedulingPolicy {
+ public:
+  OrderChecking(std::unique_ptr<SchedulingPolicy> inner, OrderChecks& checks)
+      : inner_(std::move(inner)), checks_(&checks) {}
+  std::string_view Name() const override { return inner_->Name(); }
+  const RankOrder& Order() const override { return inner_->Order(); }
+  Fit Admit(const JobView& job, const SchedulingContext& ctx) const override {
+    return inner_->Admit(job, ctx);
+  }
+  Decisions Decide(const SchedulingContext& ctx) const override {
+    ++checks_->checked;
+    const Status order = ctx.running_by_rank.CheckOrder(ctx.now);
+    if (!order.ok() && checks_->first_failure.empty()) checks_->first_failure = order.message();
+    return inner_->Decide(ctx);
+  }
+
+ private:
+  std::unique_ptr<SchedulingPolicy> inner_;
+  OrderChecks* checks_;
+};
+
+TEST(SimulatorTest, EveryShippedQueueSortKeepsTheRunningIndexInItsRankOrder) {
+  // Gangs of 1 to 8 GPUs arriving faster than 16 GPUs serve them, a third with deadlines, so
+  // that jobs preempt each other, wait, and cross their sorts' thresholds and grid points.
+  Rng rng(11);
+  std::vector<JobSpec> jobs;
+  for (uint32_t i = 0; i < 160; ++i) {
+    JobSpec spec = Job(i, 1 << rng.Below(4), 30.0 * i, rng.Uniform(60, 20000));
+    spec.priority = static_cast<int>(rng.Below(4));
+    if (i % 3 == 0) spec.deadline = spec.submit_time + Seconds(rng.Uniform(3000, 40000));
+    jobs.push_back(std::move(spec));
+  }
+  const Cluster cluster = MakeCluster("2x8xV100");
+  for (const char* sort :
+       {"fifo", "sjf", "srtf", "las", "tiresias", "priority", "multi_priority", "edf", "laxity"}) {
+    SCOPED_TRACE(sort);
+    PipelineConfig profile;
+    profile.name = sort;
+    profile.admit = {{"feasibility", {}, 1}};
+    profile.queue_sort = {sort, {}, 1};
+    if (std::string_view(sort) == "las")
+      profile.queue_sort.args = PluginArgs({{"quantum_s", "300"}});
+    profile.score = {{"consolidate", {}, 1}};
+    profile.preempt = {{"priority_preempt", PluginArgs({{"min_run_s", "120"}}), 1}};
+    auto built = BuildPipeline(profile, InTreeRegistry());
+    ASSERT_TRUE(built.ok()) << built.status().ToString();
+    OrderChecks checks;
+    Workload workload{"mixed", jobs, 0};
+    SimpleThroughputModel model;
+    const RunResult run =
+        Simulate({cluster, workload, model, model},
+                 std::make_unique<OrderChecking>(std::move(built).value(), checks), SimOptions{});
+    EXPECT_GT(run.summary.preemptions, 0);  // victims were filed, guarded and walked
+    EXPECT_GT(checks.checked, 100);
+    EXPECT_EQ(checks.first_failure, "");
+  }
+}
+
 }  // namespace
 }  // namespace dlsched::sim

@@ -544,13 +544,7 @@ class RecordingPolicy final : public SchedulingPolicy {
   RecordingPolicy(std::unique_ptr<SchedulingPolicy> inner, std::map<int64_t, Launched>& out)
       : inner_(std::move(inner)), out_(&out) {}
   std::string_view Name() const override { return inner_->Name(); }
-  int64_t Rank(const JobView& job) const override { return inner_->Rank(job); }
-  Timestamp NextRankChange(const JobView& running, Timestamp now) const override {
-    return inner_->NextRankChange(running, now);
-  }
-  Timestamp VictimFrom(const JobView& running) const override {
-    return inner_->VictimFrom(running);
-  }
+  const RankOrder& Order() const override { return inner_->Order(); }
   Fit Admit(const JobView& job, const SchedulingContext& ctx) const override {
     return inner_->Admit(job, ctx);
   }

@@ -19,8 +19,8 @@ struct World {
                  const std::vector<std::string>& labels = {})
       : cluster(MakeCluster(spec, nodes_per_rack, labels)),
         state(cluster),
-        queue(jobs, nullptr),
-        running(jobs, nullptr) {}
+        queue(jobs, RankOrder::Fifo()),
+        running(jobs, RankOrder::Fifo()) {}
   World(const World&) = delete;
   World& operator=(const World&) = delete;
 

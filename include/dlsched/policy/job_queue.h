@@ -12,6 +12,7 @@
 #include "dlsched/model/job.h"
 #include "dlsched/policy/gang_walk.h"
 #include "dlsched/policy/plugin.h"
+#include "dlsched/policy/rank_order.h"
 
 namespace dlsched {
 
@@ -24,10 +25,10 @@ namespace dlsched {
 // that a policy with tenant quotas can walk only the tenants it wants.
 class JobQueue {
  public:
-  using RankFn = std::function<int64_t(const JobView&)>;
-  // `rank` ranks a waiting job (lower first); `jobs` resolves ids. Both must outlive the queue.
-  // `by_tenant` keeps by_tenant_order() as well (one more ordered insert and erase per job).
-  JobQueue(const JobTable& jobs, RankFn rank, bool by_tenant = false);
+  // `order` ranks the waiting jobs; with RankOrder::by_tenant the queue keeps
+  // by_tenant_order() as well (one more ordered insert and erase per job). `jobs` resolves ids.
+  // Both must outlive the queue.
+  JobQueue(const JobTable& jobs, const RankOrder& order);
 
   void Insert(JobId id);
   void Erase(JobId id);
@@ -70,7 +71,7 @@ class JobQueue {
 
  private:
   const JobTable* jobs_;
-  RankFn rank_;
+  const RankOrder* order_;
   bool by_tenant_ = false;
   size_t size_ = 0;
   GangOrder by_gang_order_;

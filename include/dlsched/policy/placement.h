@@ -2,6 +2,7 @@
 
 #include <optional>
 #include <span>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -56,9 +57,16 @@ class Placer {
   std::optional<Placement> Find(const JobView& job, const ClusterState& state) const;
   // Whether the last Find failed only because the gang would not spread (min_spread_speed).
   bool last_held_for_consolidation() const { return held_for_consolidation_; }
-  // Free GPUs the job could use by type and labels: of its required type (if any), on nodes
-  // matching its selector, of no type it failed to start on. O(label classes).
-  int EligibleFree(const JobView& job, const ClusterState& state) const;
+  // Free GPUs the job could use: of its required type (if any), on nodes matching its
+  // selector, of no type it failed to start on, on nodes every filter passes. O(label classes)
+  // without filters, O(nodes with free GPUs) with. With filters and `refused` given, fills
+  // `refused` with the filter that refused the most of the other free GPUs (nullptr: none).
+  struct Refusal {
+    const FilterPlugin* filter = nullptr;
+    int free = 0;        // free GPUs of the job's type and labels on the nodes it refused
+    std::string reason;  // its Fit::reason for the first such node
+  };
+  int EligibleFree(const JobView& job, const ClusterState& state, Refusal* refused = nullptr) const;
 
  private:
   // Fills the per-label-class scratch for the job's selector and preferences; false when the

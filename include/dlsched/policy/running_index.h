@@ -6,29 +6,31 @@
 #include <utility>
 #include <vector>
 
+#include "dlsched/common/status.h"
 #include "dlsched/model/job.h"
 #include "dlsched/policy/plugin.h"
+#include "dlsched/policy/rank_order.h"
 
 namespace dlsched {
 
-class SchedulingPolicy;
-
-// The running jobs in a policy's rank order, kept across cycles so a victim search walks them
-// from the lowest rank up without a scan of every running job. Valid for orders among running
-// jobs that change only at the times the policy's NextRankChange announces, and in between
-// move as its RankDrift says (every shipped queue sort: see QueueSortPlugin); the index
-// re-keys a job when its time comes. It stores each job's key as Rank - drift x now, which is
-// constant in between, so ordering compares stored integers and calls no policy code.
+// The running jobs in a policy's rank order (its RankOrder), kept across cycles so a victim
+// search walks them from the lowest rank up without a scan of every running job. Valid for
+// orders among running jobs that change only at the times the order's NextRankChange
+// announces, and in between move as its RankDrift says (every shipped queue sort: see
+// QueueSortPlugin); the index re-keys a job when its time comes. It stores each job's key as
+// Rank - drift x now, which is constant in between, so ordering compares stored integers and
+// calls no policy code. Debug builds check after each Refresh that this order is the rank
+// order (CheckOrder).
 //
 // Only victims — jobs that may be preempted now — are kept in rank order. Guarded jobs (a
-// minimum run time, a spent preemption budget: the policy's VictimFrom says until when, as a
+// minimum run time, a spent preemption budget: the order's VictimFrom says until when, as a
 // job is filed) wait in the order of the time they become victims and join the rank order
 // then, so a victim search never walks a job it could not take.
 // Owned by the Scheduler; single-threaded.
 class RunningIndex {
  public:
-  // `jobs` resolves ids; `policy` ranks and guards jobs. Both must outlive the index.
-  RunningIndex(const JobTable& jobs, const SchedulingPolicy* policy);
+  // `jobs` resolves ids; `order` ranks and guards jobs. Both must outlive the index.
+  RunningIndex(const JobTable& jobs, const RankOrder& order);
 
   // Adds a job that has just started running at `now`. Call Refresh(now) first.
   void Insert(JobId id, Timestamp now);
@@ -58,6 +60,13 @@ class RunningIndex {
   }
   size_t size() const { return victims_.size() + guarded_.size() + never_victims_; }
 
+  // Whether the index agrees with its RankOrder at `now` (not before the last Refresh, nor past
+  // the next announced change): every filed job's KeyAt is the key the order gives it, and the
+  // victims' keys at `now` ascend strictly in the index's order (a rank change the order did
+  // not announce, or jobs of different drifts that interleave, break it). O(running jobs), and
+  // it calls the order for each: Refresh runs it in debug builds only; tests call it directly.
+  Status CheckOrder(Timestamp now) const;
+
  private:
   struct Due {
     Timestamp at;
@@ -73,7 +82,7 @@ class RunningIndex {
   void Take(JobId id);
 
   const JobTable* jobs_;
-  const SchedulingPolicy* policy_;
+  const RankOrder* order_;
   std::set<RankKey> victims_;
   std::set<std::pair<Timestamp, JobId>> guarded_;
   size_t never_victims_ = 0;

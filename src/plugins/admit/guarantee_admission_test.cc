@@ -31,8 +31,8 @@ TEST(GuaranteeAdmissionTest, Table) {
   const Cluster cluster = MakeCluster("1x2xV100");
   ClusterState state(cluster);
   JobTable jobs;
-  JobQueue queue(jobs, [](const JobView&) { return int64_t{0}; });
-  RunningIndex running(jobs, nullptr);
+  JobQueue queue(jobs, RankOrder::Fifo());
+  RunningIndex running(jobs, RankOrder::Fifo());
   SimpleThroughputModel model;
   Rng rng;
   const JobId admitted = jobs.Add(DeadlineJob(0, 2, 1000, QosClass::kStrict, 1000).spec);

@@ -28,8 +28,8 @@ TEST(QosPreemptTest, Table) {
   const Cluster cluster = MakeCluster("1x1xV100");
   ClusterState state(cluster);
   JobTable jobs;
-  JobQueue queue(jobs, nullptr);
-  RunningIndex running(jobs, nullptr);
+  JobQueue queue(jobs, RankOrder::Fifo());
+  RunningIndex running(jobs, RankOrder::Fifo());
   SimpleThroughputModel model;
   Rng rng;
   const Timestamp now = AtSeconds(10000);

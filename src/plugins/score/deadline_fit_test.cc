@@ -21,8 +21,8 @@ TEST(DeadlineFitScoreTest, PicksTheSlowestTypeThatMeetsTheDeadlineElseTheFastest
   const Cluster cluster = MakeCluster("1x1xK80+1x1xV100");
   ClusterState state(cluster);
   JobTable jobs;
-  JobQueue queue(jobs, nullptr);
-  RunningIndex running(jobs, nullptr);
+  JobQueue queue(jobs, RankOrder::Fifo());
+  RunningIndex running(jobs, RankOrder::Fifo());
   SimpleThroughputModel model;
   Rng rng;
   const SchedulingContext ctx{kTimeZero, cluster, state, jobs, queue, {}, running, model, rng};

@@ -57,8 +57,8 @@ class RoundPolicy final : public SchedulingPolicy {
 
   std::string_view Name() const override { return options_.name; }
   const RoundPolicyOptions& options() const { return options_; }
-  // FIFO among waiting jobs (the round mechanism decides, not the queue order).
-  int64_t Rank(const JobView& job) const override { return 0; }
+  // Order(): the default, FIFO among waiting jobs (the round mechanism decides, not the queue
+  // order).
   Fit Admit(const JobView& job, const SchedulingContext& ctx) const override {
     return admit_.Admit(job, ctx);
   }

@@ -1,0 +1,175 @@
+#include "dlsched/policy/running_index.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "support/builders.h"
+
+namespace dlsched {
+namespace {
+
+using std::chrono::seconds;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+Timestamp At(int s) { return Timestamp(seconds(s)); }
+
+// Shortest remaining time first, as srtf: a running job's rank falls by one per microsecond.
+class Remaining final : public QueueSortPlugin {
+ public:
+  std::string_view Name() const override { return "remaining"; }
+  int64_t Rank(const JobView& job) const override {
+    return (job.estimated_remaining() - job.current_segment()).count();
+  }
+  int64_t RankDrift(const JobView&) const override { return -1; }
+};
+
+// Rank as Remaining, but it announces no drift: its running jobs' ranks change unannounced.
+class Unannounced final : public QueueSortPlugin {
+ public:
+  std::string_view Name() const override { return "unannounced"; }
+  int64_t Rank(const JobView& job) const override {
+    return (job.estimated_remaining() - job.current_segment()).count();
+  }
+};
+
+// Even jobs drift as Remaining, odd ones keep their remaining time: their keys are right, but
+// jobs of different drifts interleave, so the stored order goes stale.
+class MixedDrift final : public QueueSortPlugin {
+ public:
+  std::string_view Name() const override { return "mixed"; }
+  int64_t Rank(const JobView& job) const override {
+    const Duration run = Drifts(job) ? job.current_segment() : Duration(0);
+    return (job.estimated_remaining() - run).count();
+  }
+  int64_t RankDrift(const JobView& job) const override { return Drifts(job) ? -1 : 0; }
+
+ private:
+  static bool Drifts(const JobView& job) { return job.id().value() % 2 == 0; }
+};
+
+// A job may be preempted once it ran a minute.
+class MinuteGuard final : public PreemptPlugin {
+ public:
+  std::string_view Name() const override { return "minute"; }
+  Timestamp VictimFrom(const JobView& victim) const override {
+    return victim.job().segment_start + seconds(60);
+  }
+};
+
+class RunningIndexTest : public ::testing::Test {
+ protected:
+  // A job that started running at `start` with `remaining_s` left then.
+  JobId Start(int remaining_s, int start) {
+    const JobId id = jobs_.Add(testing::MakeJob(0).Spec());
+    Job& job = jobs_.at(id);
+    job.state = JobState::kRunning;
+    job.segment_start = At(start);
+    job.estimated_remaining = seconds(remaining_s);
+    return id;
+  }
+  // The victims, lowest rank (first to run) first.
+  static std::vector<JobId> Victims(const RunningIndex& index) {
+    std::vector<JobId> ids;
+    for (const RankKey& key : index.victims()) ids.push_back(key.id);
+    return ids;
+  }
+
+  JobTable jobs_;
+};
+
+TEST_F(RunningIndexTest, KeepsADriftingOrderAndJoinsGuardedJobsWhenTheirTimeComes) {
+  const Remaining sort;
+  const MinuteGuard guard;
+  const RankOrder order(&sort, {&guard}, /*by_tenant=*/false);
+  RunningIndex index(jobs_, order);
+  const JobId a = Start(500, 0);
+  const JobId b = Start(300, 0);
+  index.Refresh(At(0));
+  index.Insert(a, At(0));
+  index.Insert(b, At(0));
+  const JobId c = Start(400, 30);  // 370 s left at 60 s, between b (240) and a (440)
+  index.Refresh(At(30));
+  index.Insert(c, At(30));
+  EXPECT_TRUE(index.victims().empty());  // all within their first minute
+  EXPECT_TRUE(index.CheckOrder(At(30)).ok());
+
+  index.Refresh(At(60));
+  EXPECT_THAT(Victims(index), ElementsAre(b, a));
+  EXPECT_EQ(index.guarded().begin()->second, c);
+  ASSERT_TRUE(index.CheckOrder(At(60)).ok()) << index.CheckOrder(At(60)).message();
+  index.Refresh(At(90));
+  EXPECT_THAT(Victims(index), ElementsAre(b, c, a));
+  EXPECT_EQ(index.KeyAt(c, At(90)), order.KeyOf(JobView(jobs_.at(c), At(90))));
+  EXPECT_TRUE(index.CheckOrder(At(200)).ok());
+}
+
+TEST_F(RunningIndexTest, CheckOrderFindsARankChangeTheOrderDidNotAnnounce) {
+  const Unannounced sort;
+  const MinuteGuard guard;
+  const RankOrder order(&sort, {&guard}, /*by_tenant=*/false);
+  RunningIndex index(jobs_, order);
+  const JobId a = Start(500, -60);  // 440 s left at 0
+  index.Refresh(At(0));
+  index.Insert(a, At(0));
+  EXPECT_TRUE(index.CheckOrder(At(0)).ok());
+  const Status later = index.CheckOrder(At(10));  // the rank fell 10 s unseen
+  EXPECT_EQ(later.code(), StatusCode::kInternal);
+  EXPECT_THAT(
+      later.message(),
+      HasSubstr("job 0 is filed at rank 440000000 at t=10000000 us, its order ranks it 430000000"));
+}
+
+TEST_F(RunningIndexTest, CheckOrderFindsJobsOfDifferentDriftsThatInterleave) {
+  const MixedDrift sort;
+  const MinuteGuard guard;
+  const RankOrder order(&sort, {&guard}, /*by_tenant=*/false);
+  RunningIndex index(jobs_, order);
+  const JobId drifting = Start(160, -60);  // job 0: 100 s left at 0, falling
+  const JobId fixed = Start(50, -60);      // job 1: 50 s, always
+  index.Refresh(At(0));
+  index.Insert(drifting, At(0));
+  index.Insert(fixed, At(0));
+  EXPECT_THAT(Victims(index), ElementsAre(fixed, drifting));
+  EXPECT_TRUE(index.CheckOrder(At(40)).ok());
+  // From 50 s on the drifting job ranks first; the index still walks the other first.
+  const Status later = index.CheckOrder(At(60));
+  EXPECT_EQ(later.code(), StatusCode::kInternal);
+  EXPECT_THAT(later.message(), HasSubstr("job 1 is walked before job 0"));
+}
+
+TEST(RankOrderTest, TheDefaultRanksAllAlikeAndNeverTakesAVictim) {
+  const Job job = testing::MakeJob(3).Priority(9).Submit(seconds(5)).Running(At(0)).Build();
+  const JobView view(job, At(100));
+  const RankOrder& fifo = RankOrder::Fifo();
+  EXPECT_EQ(fifo.KeyOf(view), (RankKey{0, At(5), job.id}));
+  EXPECT_EQ(fifo.RankDrift(view), 0);
+  EXPECT_EQ(fifo.NextRankChange(view, At(100)), kTimeNever);
+  EXPECT_EQ(fifo.VictimFrom(view), kTimeNever);
+  EXPECT_FALSE(fifo.by_tenant());
+}
+
+TEST(RankOrderTest, AVictimPassesEveryGuard) {
+  // A guard that lets a job go from 30 s into its run.
+  class HalfMinuteGuard final : public PreemptPlugin {
+   public:
+    std::string_view Name() const override { return "half-minute"; }
+    Timestamp VictimFrom(const JobView& victim) const override {
+      return victim.job().segment_start + seconds(30);
+    }
+  };
+  const MinuteGuard minute;
+  const HalfMinuteGuard half;
+  const Remaining sort;
+  const Job job = testing::MakeJob(0).Running(At(10)).Build();
+  const RankOrder both(&sort, {&half, &minute}, /*by_tenant=*/true);
+  EXPECT_EQ(both.VictimFrom(JobView(job, At(10))), At(70));
+  EXPECT_TRUE(both.by_tenant());
+  EXPECT_EQ(RankOrder(&sort, {&half}, false).VictimFrom(JobView(job, At(10))), At(40));
+  EXPECT_EQ(RankOrder(&sort, {}, false).VictimFrom(JobView(job, At(10))), kTimeNever);
+}
+
+}  // namespace
+}  // namespace dlsched
