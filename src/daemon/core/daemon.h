@@ -69,6 +69,8 @@
 #include <vector>
 
 #include "daemon/api/job_request.h"
+#include "daemon/core/gpu_sampler.h"
+#include "daemon/core/gpu_usage.h"
 #include "daemon/core/inbox.h"
 #include "daemon/core/progress_feed.h"
 #include "daemon/core/snapshot.h"
@@ -129,6 +131,11 @@ struct DaemonOptions {
   // Launches wait while the store's or the workdir's file system has less free space; 0: off.
   int64_t min_free_bytes = int64_t{256} << 20;
   LaunchRetry launch_retry;
+  // Set: the GPUs are sampled every monitor_period (`serve --monitor-period`, NVML) and each
+  // running job's processes' memory and utilisation recorded (gpu_usage.h), persisted in the
+  // store, published with each snapshot and kept across restarts.
+  std::shared_ptr<GpuMonitor> gpu_monitor;
+  Duration monitor_period = std::chrono::seconds(5);
 };
 
 // Why-pending and order of the waiting jobs, computed by the scheduler thread on request.
@@ -219,6 +226,11 @@ class Daemon {
   struct NodeItem {
     NodeReport report;
   };
+  // A GPU monitor's sample (DaemonOptions::gpu_monitor).
+  struct GpuSampleItem {
+    GpuSample sample;
+    Timestamp at;
+  };
   // KillRunningJobs: cancel every running job, then drain.
   struct KillRunningItem {
     std::string reason;
@@ -229,8 +241,8 @@ class Daemon {
     std::chrono::steady_clock::time_point due;
     ExecutorReport report;
   };
-  using Item =
-      std::variant<SubmitItem, CancelItem, QueueItem, ReportItem, NodeItem, KillRunningItem>;
+  using Item = std::variant<SubmitItem, CancelItem, QueueItem, ReportItem, NodeItem,
+                            KillRunningItem, GpuSampleItem>;
 
   // Per job, what the daemon knows beyond the Scheduler's Job.
   struct LiveJob {
@@ -301,6 +313,10 @@ class Daemon {
   void FailStop(Status why, std::vector<Item>& items);
   Result<QueueView> ComputeQueue(Timestamp now);
   void Post(Item item);
+  // Takes the GPU samples out of `items`: attributes each to the running jobs (their process
+  // groups), records it in gpu_usage_ and stores it, in a transaction of its own without an
+  // fsync (a sample lost with the machine is harmless). A sample alone runs no cycle.
+  Status RecordGpuSamples(std::vector<Item>& items);
   // Refreshes low_on_space_ (at most once a second); true while launches must wait.
   bool LowOnSpace();
 
@@ -331,6 +347,9 @@ class Daemon {
   uint64_t version_ = 0;
   std::optional<QueueView> queue_cache_;
   std::unique_ptr<ProgressFeed> feed_;  // with a predictor only
+  GpuUsageBook gpu_usage_;
+  std::shared_ptr<const GpuSample> gpu_devices_;  // the latest sample, for /metrics
+  std::unique_ptr<GpuSampler> sampler_;           // with a GPU monitor only
   std::vector<HeldReport> held_reports_;
   // Why launches are paused for lack of disk space ("" while they are not); checked at most
   // once a second.

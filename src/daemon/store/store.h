@@ -11,6 +11,8 @@
 //   jobs(id INTEGER PRIMARY KEY, ...)                  see JobRow; ids are the scheduler's
 //                                                      dense JobIds, so they are 0..n-1
 //   events(seq INTEGER PRIMARY KEY, time_us, job, kind, detail)
+//   gpu_samples(job, time_us, memory_mib, utilization)  the GPU monitor's samples per job
+//                                                      (GpuSampleRow); made when missing
 // Times are microseconds since the Unix epoch; "never" is NULL.
 
 #include <cstdint>
@@ -62,6 +64,23 @@ struct EventRow {
   int64_t job = -1;  // -1: not about one job
   std::string kind;
   std::string detail;
+};
+
+// What the GPU monitor observed of one job at one instant (daemon/core/gpu_usage.h).
+struct GpuSampleRow {
+  int64_t job = 0;
+  Timestamp time;
+  int64_t memory_mib = 0;  // the most its processes held on one of its GPUs
+  double utilization = 0;  // its GPUs' utilisation, 0..1
+  friend bool operator==(const GpuSampleRow&, const GpuSampleRow&) = default;
+};
+
+// Per job, over all its stored GPU samples.
+struct GpuSampleTotals {
+  int64_t job = 0;
+  int64_t samples = 0;
+  int64_t peak_memory_mib = 0;
+  friend bool operator==(const GpuSampleTotals&, const GpuSampleTotals&) = default;
 };
 
 // How far a commit goes before it returns.
@@ -116,6 +135,13 @@ class Store {
   Result<std::optional<std::string>> GetMeta(std::string_view key);
   // Inserts or replaces a `meta` row (inside Begin()/Commit() like every write).
   Status SetMeta(std::string_view key, std::string_view value);
+
+  // Appends one GPU sample (inside Begin()/Commit()).
+  Status AppendGpuSample(const GpuSampleRow& row);
+  // The newest `per_job` samples of every job, by job, oldest first within a job.
+  Result<std::vector<GpuSampleRow>> LoadGpuSamples(int64_t per_job);
+  // Every job with samples, by job.
+  Result<std::vector<GpuSampleTotals>> LoadGpuSampleTotals();
 
   const std::string& path() const { return path_; }
 
