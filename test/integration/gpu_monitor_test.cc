@@ -167,6 +167,16 @@ TEST_F(GpuMonitorIntegrationTest, MonitorAttributesProcessesToJobsAndKeepsThemAc
   EXPECT_EQ(restored["samples"], stored) << restored.dump();
   EXPECT_EQ(restored["peak_memory_mib"], 5000);
   EXPECT_EQ(restored["memory_mib"], 1000);
+
+  // With the monitor again, the re-adopted job's process group is still the job's.
+  Kill9();
+  StartAutoDaemon({"--monitor-period", "0.05"});
+  ASSERT_TRUE(WaitForState(id, "running"));
+  WriteNvmlState(state(2000));
+  ASSERT_TRUE(Eventually([&] { return ObservedMib(id) == 2000; })) << GpuUsage(id).dump();
+  const json resumed = GpuUsage(id);
+  EXPECT_GT(resumed["samples"].get<int64_t>(), stored);
+  EXPECT_EQ(resumed["peak_memory_mib"], 5000);
 }
 
 TEST_F(GpuMonitorIntegrationTest, AMonitorWithoutNvmlIsRefusedAtStart) {
