@@ -145,7 +145,8 @@ void AddServeFlags(CLI::App& command, ServeFlags& flags) {
       .add_option("--monitor-period", flags.monitor_period_s,
                   "Seconds between samples of the GPUs through NVML (each job's GPU memory and "
                   "utilisation, shown by GET /v1/jobs/{id} and /metrics and kept in the "
-                  "store); 0: no monitor. Default: 5 with --gpus auto, else no monitor.")
+                  "store); at least 0.05, or 0: no monitor. Default: 5 with --gpus auto, else no "
+                  "monitor.")
       ->check(CLI::Range(0.0, 3600.0));
   command.add_flag("--kill-jobs-on-exit", flags.kill_jobs_on_exit,
                    "Kill running jobs when the daemon stops: SIGTERM, --grace seconds, then "
@@ -238,6 +239,11 @@ int RunServe(const ServeFlags& flags, std::ostream& out, std::ostream& err) {
   const double monitor_period_s = flags.monitor_period_s >= 0
                                       ? flags.monitor_period_s
                                       : (flags.gpus == "auto" && !slurm ? 5 : 0);
+  // Each sample is a store transaction: a shorter period would spend the scheduler thread on them.
+  if (monitor_period_s > 0 && monitor_period_s < 0.05) {
+    err << "dlsched serve: --monitor-period: at least 0.05 seconds (or 0: no monitor)\n";
+    return kExitUsage;
+  }
   if (slurm && monitor_period_s > 0) {
     err << "dlsched serve: --monitor-period: the GPU monitor samples this machine's GPUs, not a "
            "Slurm cluster's; leave it out with --executor slurm\n";

@@ -132,8 +132,7 @@ TEST_F(GpuMonitorIntegrationTest, MonitorAttributesProcessesToJobsAndKeepsThemAc
            std::to_string(getpid()) + " 9000\n";
   };
   WriteNvmlState(state(3000));
-  ASSERT_TRUE(Eventually([&] { return ObservedMib(id) == 3000; }))
-      << GpuUsage(id).dump();
+  ASSERT_TRUE(Eventually([&] { return ObservedMib(id) == 3000; })) << GpuUsage(id).dump();
   WriteNvmlState(state(5000));
   ASSERT_TRUE(Eventually([&] { return ObservedMib(id) == 5000; }));
   WriteNvmlState(state(1000));
@@ -179,7 +178,13 @@ TEST_F(GpuMonitorIntegrationTest, MonitorAttributesProcessesToJobsAndKeepsThemAc
   EXPECT_EQ(resumed["peak_memory_mib"], 5000);
 }
 
-TEST_F(GpuMonitorIntegrationTest, AMonitorWithoutNvmlIsRefusedAtStart) {
+TEST_F(GpuMonitorIntegrationTest, AMonitorWithoutNvmlOrTooFastIsRefusedAtStart) {
+  const RunResult fast =
+      Dlsched({"serve", "--listen", "127.0.0.1:0", "--gpus", "1x2xV100", "--monitor-period", "0.01",
+               "--workdir", (dir_ / "work").string()});
+  EXPECT_EQ(fast.code, 2);
+  EXPECT_NE(fast.err.find("at least 0.05"), std::string::npos) << fast.err;
+
   const RunResult run = Dlsched(
       {"serve", "--listen", "127.0.0.1:0", "--gpus", "1x2xV100", "--monitor-period", "1",
        "--nvml-library", "/nonexistent/libnvidia-ml.so.1", "--workdir", (dir_ / "work").string()});
