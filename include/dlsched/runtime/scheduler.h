@@ -81,6 +81,8 @@ class Scheduler {
   const std::vector<JobId>& running() const { return running_; }
   const RunningIndex& running_by_rank() const { return running_by_rank_; }
   size_t pending() const { return pending_.size(); }
+  // Jobs submitted since the last cycle, not yet admitted, in submission order.
+  const std::vector<JobId>& pending_jobs() const { return pending_; }
   const SchedulingPolicy& policy() const { return *policy_; }
   void ReserveJobs(size_t n);
   // What policies may know about GPU sharing (SchedulingContext::sharing); nullptr (the

@@ -163,7 +163,11 @@ Result<std::unique_ptr<Daemon>> Daemon::Create(Cluster cluster, DaemonOptions op
   // Private before SQLite opens it (and its -wal/-shm companions), and only once the lock is held:
   // a refused second daemon creates nothing.
   DS_RETURN_IF_ERROR(MakePrivateFile(d->options_.db_path).WithPrefix("--db"));
-  DS_ASSIGN_OR_RETURN(d->store_, Store::Open(d->options_.db_path, d->options_.durability));
+  if (d->options_.store_factory) {
+    DS_ASSIGN_OR_RETURN(d->store_, d->options_.store_factory());
+  } else {
+    DS_ASSIGN_OR_RETURN(d->store_, Store::Open(d->options_.db_path, d->options_.durability));
+  }
   DS_RETURN_IF_ERROR(BindWorkdir(*d->store_, d->options_.db_path, d->options_.workdir));
   DS_RETURN_IF_ERROR(d->RecordOwner());
   Result<std::unique_ptr<SchedulingPolicy>> policy =
@@ -435,22 +439,12 @@ void Daemon::Loop() {
   while (true) {
     items.clear();
     auto deadline = std::chrono::steady_clock::now() + std::chrono::hours(1);
-    if (wake_at_ != kTimeNever) {
+    if (const Timestamp wake = NextWakeAt(); wake != kTimeNever) {
       // At least a millisecond: a policy asking for a wake-up that is already due must not
       // make this loop spin.
       const Duration wait =
-          std::clamp(wake_at_ - clock_->Now(), Duration(1000), Duration(std::chrono::hours(1)));
+          std::clamp(wake - clock_->Now(), Duration(1000), Duration(std::chrono::hours(1)));
       deadline = std::chrono::steady_clock::now() + wait;
-    }
-    if (feed_ && !scheduler_->running().empty()) {
-      // Running jobs' progress is read once a second even when nothing else happens.
-      deadline = std::min(deadline, std::chrono::steady_clock::now() + ProgressFeed::kReadInterval);
-    }
-    for (const HeldReport& held : held_reports_) {
-      // A job cancelled while its failed launch is held ends at once.
-      const bool cancelled =
-          live_jobs_[EventJob(held.report.event).index()].stopping == StopIntent::kKill;
-      deadline = std::min(deadline, cancelled ? std::chrono::steady_clock::now() : held.due);
     }
     if (!inbox_.WaitAndDrain(items, deadline)) break;
     if (!Iterate(items)) break;
@@ -462,6 +456,32 @@ void Daemon::Loop() {
     FailStop(failure().value_or(Unavailable("the daemon is stopping")), items);
     items.clear();
   }
+}
+
+bool Daemon::RunOnce() {
+  DS_CHECK(!thread_.joinable()) << "RunOnce while the scheduler thread runs";
+  std::vector<Item> items;
+  if (!inbox_.WaitAndDrain(items, std::chrono::steady_clock::now())) return false;
+  if (const std::optional<Status> failed = failure()) {
+    FailStop(*failed, items);  // as Loop does after a fail-stop
+    return false;
+  }
+  return Iterate(items);
+}
+
+Timestamp Daemon::NextWakeAt() const {
+  Timestamp wake = wake_at_;
+  if (feed_ && !scheduler_->running().empty()) {
+    // Running jobs' progress is read once a second even when nothing else happens.
+    wake = std::min(wake, clock_->Now() + ProgressFeed::kReadInterval);
+  }
+  for (const HeldReport& held : held_reports_) {
+    // A job cancelled while its failed launch is held ends at once.
+    const bool cancelled =
+        live_jobs_[EventJob(held.report.event).index()].stopping == StopIntent::kKill;
+    wake = std::min(wake, cancelled ? clock_->Now() : held.due);
+  }
+  return wake;
 }
 
 void Daemon::MarkDirty(JobId id) {
@@ -594,10 +614,7 @@ Status Daemon::Apply(Item& item, Timestamp now) {
                 // Held back: the scheduler requeues it (and may launch it again) only after
                 // the back-off.
                 const Duration delay = LaunchRetryDelay(retry, live.launch_failures + 1);
-                held_reports_.push_back(
-                    {std::chrono::steady_clock::now() +
-                         std::chrono::duration_cast<std::chrono::steady_clock::duration>(delay),
-                     std::move(i.report)});
+                held_reports_.push_back({now + delay, std::move(i.report)});
                 return Status::Ok();
               } else if (++live.launch_failures >= retry.max_failures) {
                 event = JobFinished{id, JobState::kFailed,
@@ -758,6 +775,10 @@ Result<QueueView> Daemon::ComputeQueue(Timestamp now) {
     view.reasons[id] = std::move(p);
   }
   if (!low_on_space_.empty()) {
+    // No cycle runs while launches are paused, so the jobs submitted since are not admitted yet:
+    // they wait behind the queue, in submission order, for the same reason.
+    const std::vector<JobId>& unadmitted = scheduler_->pending_jobs();
+    view.order.insert(view.order.end(), unadmitted.begin(), unadmitted.end());
     for (JobId id : view.order) view.reasons[id] = {id, low_on_space_, PendingCause::kOther};
   }
   queue_cache_ = view;
@@ -797,14 +818,17 @@ void Daemon::FailStop(Status why, std::vector<Item>& items) {
 
 bool Daemon::LowOnSpace() {
   if (options_.min_free_bytes <= 0) return false;
-  const auto steady = std::chrono::steady_clock::now();
-  if (steady - space_checked_ < std::chrono::seconds(1)) return !low_on_space_.empty();
-  space_checked_ = steady;
+  const Timestamp now = clock_->Now();
+  if (space_checked_ && now - *space_checked_ < std::chrono::seconds(1)) {
+    return !low_on_space_.empty();
+  }
+  space_checked_ = now;
   std::string why;
   const std::string store_dir = std::filesystem::path(options_.db_path).parent_path().string();
   for (const std::string& path :
        {store_dir.empty() ? std::string(".") : store_dir, options_.workdir}) {
-    const std::optional<int64_t> free = FreeBytes(path);
+    const std::optional<int64_t> free =
+        options_.free_bytes ? options_.free_bytes(path) : FreeBytes(path);
     if (free && *free < options_.min_free_bytes) {
       why = "launches paused: the file system of " + path + " has " + std::to_string(*free >> 20) +
             " MiB free, less than the " + std::to_string(options_.min_free_bytes >> 20) +
@@ -892,10 +916,10 @@ Status Daemon::RecordGpuSamples(std::vector<Item>& items) {
 }
 
 void Daemon::ReleaseHeldReports(std::vector<Item>& items) {
-  const auto steady_now = std::chrono::steady_clock::now();
+  const Timestamp now = clock_->Now();
   for (auto it = held_reports_.begin(); it != held_reports_.end();) {
     const JobId job = EventJob(it->report.event);
-    if (it->due > steady_now && live_jobs_[job.index()].stopping != StopIntent::kKill) {
+    if (it->due > now && live_jobs_[job.index()].stopping != StopIntent::kKill) {
       ++it;
       continue;
     }

@@ -8,7 +8,7 @@
 //   1. drain the inbox (submissions, cancellations, executor reports, queue queries);
 //   2. in ONE store transaction: journal the inputs (JournalInputs: insert each submission's
 //      row, log every input event, apply it with Scheduler::Submit / Handle), decide (Decide:
-//      a scheduling cycle, RunCycle at the SystemClock's now, which returns what it applied),
+//      a scheduling cycle, RunCycle at the clock's now, which returns what it applied),
 //      and commit (CommitDecisions: log the cycle's decisions, write the rows of every job that
 //      changed);
 //   3. only after the commit: carry out the cycle's launches and stops (CarryOut:
@@ -16,6 +16,9 @@
 //      (Reply: a submitter's 201 therefore follows the commit of its row: submissions are
 //      durable before they are acknowledged);
 //   4. wait for the next inbox item or the policy's wake-up time.
+// Time: every timing the daemon decides by (its wake-ups, the launch back-off, how often the
+// headroom is checked) is read from the Clock given to Create (the SystemClock in `serve`); a
+// test gives a VirtualClock and drives the iterations itself (RunOnce) instead of the thread.
 // A store failure is fail-stop: the batch's callers get Unavailable, nothing of the batch is
 // acknowledged, and the daemon stops (failure() says why).
 //
@@ -131,6 +134,14 @@ struct DaemonOptions {
   // Launches wait while the store's or the workdir's file system has less free space; 0: off.
   int64_t min_free_bytes = int64_t{256} << 20;
   LaunchRetry launch_retry;
+  // Opens the daemon's store; unset: the SQLite Store at db_path with `durability`. The daemon's
+  // unit tests set one for an in-memory store (the workdir and db_path locks are taken either
+  // way).
+  using StoreFactory = std::function<Result<std::unique_ptr<StateStore>>()>;
+  StoreFactory store_factory;
+  // Free bytes for unprivileged users on the file system of a path (nullopt: unknown, taken as
+  // enough), for the min_free_bytes check; unset: statvfs(3). Called from the scheduler thread.
+  std::function<std::optional<int64_t>(const std::string& path)> free_bytes;
   // Set: the GPUs are sampled every monitor_period (`serve --monitor-period`, NVML) and each
   // running job's processes' memory and utilisation recorded (gpu_usage.h), persisted in the
   // store, published with each snapshot and kept across restarts.
@@ -172,6 +183,15 @@ class Daemon {
 
   // Starts the scheduler thread and the process monitor.
   Status Start();
+  // Instead of Start, for a caller that drives the daemon itself (the daemon's unit tests, with a
+  // VirtualClock and an executor that needs no thread of its own): runs one iteration of the
+  // scheduler thread at the clock's now over what the inbox holds, without waiting. False once
+  // the daemon has stopped (Stop, a fail-stop). Never call it after Start.
+  bool RunOnce();
+  // When the scheduler thread wakes up next without new input: the policy's wake-up, the end of
+  // a held failed launch's back-off, a running job's next progress read (kTimeNever: none).
+  // Scheduler thread, or RunOnce's caller.
+  Timestamp NextWakeAt() const;
   // Finishes the current iteration and stops both threads; callers still waiting get
   // Unavailable. Idempotent. Job processes keep running (a restart re-adopts them).
   void Stop();
@@ -238,7 +258,7 @@ class Daemon {
   };
   // A failed launch's report, held back until `due` (LaunchRetryDelay).
   struct HeldReport {
-    std::chrono::steady_clock::time_point due;
+    Timestamp due;
     ExecutorReport report;
   };
   using Item = std::variant<SubmitItem, CancelItem, QueueItem, ReportItem, NodeItem,
@@ -328,7 +348,7 @@ class Daemon {
   // Declared before store_, so released after it closes: closing the lock's descriptor on the
   // database file would drop this process's SQLite locks on it.
   StateLock lock_;
-  std::unique_ptr<Store> store_;
+  std::unique_ptr<StateStore> store_;
   std::unique_ptr<JobExecutor> executor_;
   std::unique_ptr<Scheduler> scheduler_;
   Inbox<Item> inbox_;
@@ -354,7 +374,7 @@ class Daemon {
   // Why launches are paused for lack of disk space ("" while they are not); checked at most
   // once a second.
   std::string low_on_space_;
-  std::chrono::steady_clock::time_point space_checked_;
+  std::optional<Timestamp> space_checked_;
   std::shared_ptr<const std::map<JobId, JobPrediction>> predictions_ =
       std::make_shared<const std::map<JobId, JobPrediction>>();
   // (user, Idempotency-Key) of the jobs submitted with one.

@@ -1,16 +1,12 @@
 #include "daemon/core/daemon.h"
 
 #include <gtest/gtest.h>
-#include <sqlite3.h>
-#include <sys/wait.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
-#include <functional>
-#include <thread>
 
-#include "io/profile.h"
-#include "support/builders.h"
+#include "daemon/core/daemon_test_fixture.h"
 
 namespace dlsched::daemon {
 namespace {
@@ -19,87 +15,33 @@ namespace fs = std::filesystem;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
-class DaemonTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("dlsched_daemon_test_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override {
-    if (daemon_) {
-      daemon_->Stop();
-      daemon_->KillAllJobs();
-    }
-    daemon_.reset();
-    while (waitpid(-1, nullptr, WNOHANG) > 0) {
-    }
-    fs::remove_all(dir_);
-  }
-
-  void StartDaemon(const std::string& gpus = "1x2xV100",
-                   std::shared_ptr<const PerfPredictor> predictor = nullptr) {
-    DaemonOptions options;
-    options.db_path = (dir_ / "state.db").string();
-    options.workdir = (dir_ / "work").string();
-    Result<PipelineConfig> profile = LoadProfile("fifo-backfill");
-    ASSERT_TRUE(profile.ok());
-    options.profile = *profile;
-    options.grace = milliseconds(200);
-    options.predictor = std::move(predictor);
-    options.job_exec = DLSCHED_BINARY;
-    options.launch_retry = launch_retry_;
-    auto daemon = Daemon::Create(testing::MakeCluster(gpus), options, clock_);
-    ASSERT_TRUE(daemon.ok()) << daemon.status().ToString();
-    daemon_ = std::move(daemon).value();
-    ASSERT_TRUE(daemon_->Start().ok());
-  }
-
-  JobId Submit(const std::string& script, int gpus = 1) {
-    Result<JobRequest> request = ParseJobRequest(
-        R"({"script": ")" + script + R"(", "gpus": )" + std::to_string(gpus) + "}", "ann");
-    EXPECT_TRUE(request.ok()) << request.status().ToString();
-    SubmitResult result = daemon_->Submit(*request).get();
-    EXPECT_TRUE(result.ok()) << result.status().ToString();
-    return result.ok() ? (*result)->id : JobId();
-  }
-
-  // Polls the published snapshot until `done` holds for job `id` (8 s at most).
-  const JobRecord* WaitFor(JobId id, const std::function<bool(const JobRecord&)>& done) {
-    const auto deadline = std::chrono::steady_clock::now() + seconds(8);
-    while (std::chrono::steady_clock::now() < deadline) {
-      snapshot_ = daemon_->snapshot();
-      const JobRecord* job = snapshot_->jobs.Find(id);
-      if (job && done(*job)) return job;
-      std::this_thread::sleep_for(milliseconds(5));
-    }
-    ADD_FAILURE() << "job " << id << " did not get there in time";
-    return nullptr;
-  }
-  const JobRecord* WaitForState(JobId id, JobState state) {
-    return WaitFor(id, [state](const JobRecord& j) { return j.state == state; });
-  }
-
-  SystemClock clock_;
-  LaunchRetry launch_retry_{milliseconds(20), milliseconds(100), 3};
-  fs::path dir_;
-  std::unique_ptr<Daemon> daemon_;
-  std::shared_ptr<const Snapshot> snapshot_;
-};
+using DaemonTest = DaemonFixture;
 
 TEST_F(DaemonTest, ASubmissionIsDurableBeforeItIsAcknowledged) {
+  sqlite_ = true;
   StartDaemon();
-  const JobId id = Submit("exit 0");
+  const JobId id = Submit(1);
   // Another connection to the database sees the row as soon as the submitter has its answer.
   auto reader = Store::Open((dir_ / "state.db").string());
   ASSERT_TRUE(reader.ok());
   EXPECT_EQ(*(*reader)->CountJobs(), 1);
-  const JobRecord* job = WaitForState(id, JobState::kSucceeded);
-  ASSERT_NE(job, nullptr);
-  EXPECT_EQ(job->exit_code, 0);
-  EXPECT_EQ(job->user(), "ann");
+  EXPECT_EQ(machine_.TakeLog(), (std::vector<std::string>{"launch 0"}));
+  machine_.Exit(id, 0);
+  Step();
+  EXPECT_EQ(State(id), JobState::kSucceeded);
+  EXPECT_EQ(Record(id).exit_code, 0);
+  EXPECT_EQ(Record(id).user(), "ann");
+}
+
+TEST_F(DaemonTest, TheSubmissionsCommitIsDurableAndTheProcessRowsNeedNotBe) {
+  StartDaemon();
+  const int64_t commits = tables_->commits;
+  const JobId id = Submit(1);
+  // One durable commit holds the row and the launch decision; the launched process's pid
+  // follows in a commit without an fsync (a restart finds it through the pid file).
+  EXPECT_EQ(tables_->commits - commits, 2);
+  EXPECT_EQ(tables_->lazy_commits, 1);
+  EXPECT_EQ(tables_->jobs.at(id.value()).pid, machine_.pid(id));
 }
 
 TEST_F(DaemonTest, ARejectionIsLoggedAfterItsCycleWithItsReason) {
@@ -107,66 +49,87 @@ TEST_F(DaemonTest, ARejectionIsLoggedAfterItsCycleWithItsReason) {
   Result<JobRequest> request =
       ParseJobRequest(R"({"script": "exit 0", "gpus": 1, "gpu_type": "A100"})", "ann");
   ASSERT_TRUE(request.ok()) << request.status().ToString();
-  SubmitResult result = daemon_->Submit(*request).get();
+  SubmitResult result = Await(daemon_->Submit(*request));
   ASSERT_TRUE(result.ok()) << result.status().ToString();
   // Its submission's iteration ran the cycle that rejected it (no A100 here).
   EXPECT_EQ((*result)->state, JobState::kRejected);
   EXPECT_NE((*result)->reason.find("A100"), std::string::npos);
-  auto reader = Store::Open((dir_ / "state.db").string());
-  ASSERT_TRUE(reader.ok());
-  Result<std::vector<EventRow>> events = (*reader)->LoadEvents(0, 1000);
-  ASSERT_TRUE(events.ok());
-  std::vector<std::string> logged;
-  bool submitted = false;
-  for (const EventRow& e : *events) {
-    submitted = submitted || e.kind == "submit";
-    if (submitted) logged.push_back(e.kind + " " + std::to_string(e.job) + " " + e.detail);
-  }
-  EXPECT_EQ(logged,
+  EXPECT_EQ(EventsFromFirstSubmit(),
             (std::vector<std::string>{"submit 0 ", "cycle -1 launched=0 preempted=0 rejected=1",
                                       "reject 0 " + (*result)->reason}));
+  EXPECT_TRUE(machine_.TakeLog().empty());
 }
 
 TEST_F(DaemonTest, CancelsWaitingJobsAndRefusesEndedOnes) {
   StartDaemon();
-  const JobId blocker = Submit("sleep 30", 2);
-  const JobId waiting = Submit("exit 0", 1);
-  WaitForState(blocker, JobState::kRunning);
-  EXPECT_EQ(daemon_->snapshot()->jobs.Find(waiting)->state, JobState::kQueued);
+  const JobId blocker = Submit(2);
+  const JobId waiting = Submit(1);
+  EXPECT_EQ(State(blocker), JobState::kRunning);
+  EXPECT_EQ(State(waiting), JobState::kQueued);
 
-  Result<QueueView> queue = daemon_->Queue().get();
+  Result<QueueView> queue = Await(daemon_->Queue());
   ASSERT_TRUE(queue.ok());
   ASSERT_EQ(queue->order.size(), 1u);
   EXPECT_EQ(queue->order[0], waiting);
   EXPECT_NE(queue->reasons.at(waiting).reason.find("GPU"), std::string::npos);
   EXPECT_EQ(queue->reasons.at(waiting).cause, PendingCause::kGpusBusy);  // 2 of 2 GPUs held
 
-  EXPECT_TRUE(daemon_->Cancel(waiting).get().ok());
-  EXPECT_EQ(daemon_->snapshot()->jobs.Find(waiting)->state, JobState::kKilled);
-  EXPECT_EQ(daemon_->Cancel(waiting).get().code(), StatusCode::kFailedPrecondition);
-  EXPECT_EQ(daemon_->Cancel(JobId(99)).get().code(), StatusCode::kNotFound);
+  EXPECT_TRUE(Await(daemon_->Cancel(waiting)).ok());
+  EXPECT_EQ(State(waiting), JobState::kKilled);
+  EXPECT_EQ(Await(daemon_->Cancel(waiting)).code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(Await(daemon_->Cancel(JobId(99))).code(), StatusCode::kNotFound);
 
-  EXPECT_TRUE(daemon_->Cancel(blocker).get().ok());
-  const JobRecord* killed = WaitForState(blocker, JobState::kKilled);
-  ASSERT_NE(killed, nullptr);
-  EXPECT_EQ(killed->reason, "cancelled");
+  EXPECT_TRUE(Await(daemon_->Cancel(blocker)).ok());
+  EXPECT_EQ(machine_.TakeLog(), (std::vector<std::string>{"launch 0", "kill 0"}));
+  // Running until its process ends (the executor's grace period is the test's here).
+  EXPECT_EQ(State(blocker), JobState::kRunning);
+  EXPECT_EQ(Record(blocker).stopping, "kill");
+  machine_.Exit(blocker, 128 + 15);
+  Step();
+  EXPECT_EQ(State(blocker), JobState::kKilled);
+  EXPECT_EQ(Record(blocker).reason, "cancelled");
+}
+
+TEST_F(DaemonTest, APreemptedJobHoldsItsGpusUntilItHasStopped) {
+  profile_json_ = kPreemptingProfile;
+  StartDaemon();
+  const JobId low = Submit(R"("script": "train", "gpus": 2, "priority": 0)");
+  const JobId high = Submit(R"("script": "train", "gpus": 2, "priority": 10)");
+  EXPECT_EQ(machine_.TakeLog(), (std::vector<std::string>{"launch 0", "preempt 0"}));
+  EXPECT_EQ(Record(low).stopping, "preempt");
+  // However long it takes to checkpoint, nothing else gets its GPUs meanwhile.
+  Advance(std::chrono::minutes(10));
+  EXPECT_EQ(State(low), JobState::kRunning);
+  EXPECT_EQ(State(high), JobState::kQueued);
+  EXPECT_EQ(daemon_->snapshot()->gpus_allocated, 2);
+  EXPECT_TRUE(machine_.TakeLog().empty());
+
+  machine_.Exit(low, 0);  // checkpointed and stopped
+  Step();
+  EXPECT_EQ(State(low), JobState::kSuspended);
+  EXPECT_EQ(Record(low).preemptions, 1);
+  EXPECT_EQ(State(high), JobState::kRunning);
+  machine_.Exit(high, 0);
+  Step();
+  EXPECT_EQ(State(high), JobState::kSucceeded);
+  EXPECT_EQ(State(low), JobState::kRunning);  // resumed
+  EXPECT_EQ(machine_.TakeLog(), (std::vector<std::string>{"launch 1", "launch 0"}));
 }
 
 TEST_F(DaemonTest, ARestartRestoresEveryJobAndReadoptsRunningOnes) {
   StartDaemon();
-  const JobId done = Submit("exit 3");
-  WaitForState(done, JobState::kFailed);
-  const fs::path go = dir_ / "go";
-  const JobId running = Submit("while [ ! -e " + go.string() + " ]; do sleep 0.02; done", 2);
-  const JobId waiting = Submit("exit 0", 1);
-  const JobRecord* before = WaitForState(running, JobState::kRunning);
-  ASSERT_NE(before, nullptr);
-  const int pid = before->pid;
+  const JobId done = Submit(1);
+  machine_.Exit(done, 3);
+  Step();
+  ASSERT_EQ(State(done), JobState::kFailed);
+  const JobId running = Submit(2);
+  const JobId waiting = Submit(1);
+  const int pid = machine_.pid(running);
   ASSERT_GT(pid, 0);
-  daemon_->Stop();  // the process runs on
-  daemon_.reset();
+  machine_.TakeLog();
 
-  StartDaemon();
+  Restart();
+  EXPECT_EQ(machine_.TakeLog(), (std::vector<std::string>{"adopt 1"}));
   snapshot_ = daemon_->snapshot();
   ASSERT_EQ(snapshot_->jobs.size(), 3u);
   EXPECT_EQ(snapshot_->jobs.Find(done)->state, JobState::kFailed);
@@ -177,32 +140,39 @@ TEST_F(DaemonTest, ARestartRestoresEveryJobAndReadoptsRunningOnes) {
   EXPECT_EQ(snapshot_->gpus_allocated, 2);
 
   // The next id continues the sequence; the adopted job's end frees its GPUs.
-  EXPECT_EQ(Submit("exit 0"), JobId(3));
-  std::ofstream(go) << "";
-  ASSERT_NE(WaitForState(running, JobState::kSucceeded), nullptr);
-  ASSERT_NE(WaitForState(waiting, JobState::kSucceeded), nullptr);
-  ASSERT_NE(WaitForState(JobId(3), JobState::kSucceeded), nullptr);
+  EXPECT_EQ(Submit(1), JobId(3));
+  machine_.Exit(running, 0);
+  Step();
+  EXPECT_EQ(State(running), JobState::kSucceeded);
+  EXPECT_EQ(machine_.TakeLog(), (std::vector<std::string>{"launch 2", "launch 3"}));
+}
+
+TEST_F(DaemonTest, AJobThatEndedWhileTheDaemonWasDownIsReportedAsItEnded) {
+  StartDaemon();
+  const JobId id = Submit(1);
+  daemon_.reset();
+  machine_.Exit(id, 0);  // its exit status waits for the next daemon
+  StartDaemon();
+  EXPECT_EQ(State(id), JobState::kRunning);
+  Step();
+  EXPECT_EQ(State(id), JobState::kSucceeded);
+  EXPECT_EQ(Record(id).exit_code, 0);
 }
 
 TEST_F(DaemonTest, AStoredJobThatCannotBeReadBackFailsAlone) {
   StartDaemon();
-  const JobId done = Submit("exit 0");
-  WaitForState(done, JobState::kSucceeded);
-  const JobId running = Submit("sleep 30", 2);
-  const JobId waiting = Submit("exit 0", 1);
-  ASSERT_NE(WaitForState(running, JobState::kRunning), nullptr);
-  daemon_->Stop();
+  const JobId done = Submit(1);
+  machine_.Exit(done, 0);
+  Step();
+  const JobId running = Submit(2);
+  const JobId waiting = Submit(1);
   daemon_.reset();
   // A spec no parse accepts (as an older build could store a year-10000 deadline), in the
   // waiting job and in the one that had ended.
-  sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open((dir_ / "state.db").c_str(), &db), SQLITE_OK);
-  EXPECT_EQ(sqlite3_exec(db,
-                         "UPDATE jobs SET spec = '{\"command\": [\"true\"], \"deadline\": "
-                         "\"10000-01-01T00:00:00Z\"}' WHERE id IN (0, 2)",
-                         nullptr, nullptr, nullptr),
-            SQLITE_OK);
-  sqlite3_close(db);
+  for (JobId id : {done, waiting}) {
+    tables_->jobs.at(id.value()).spec_json =
+        R"({"command": ["true"], "deadline": "10000-01-01T00:00:00Z"})";
+  }
 
   StartDaemon();
   snapshot_ = daemon_->snapshot();
@@ -215,41 +185,36 @@ TEST_F(DaemonTest, AStoredJobThatCannotBeReadBackFailsAlone) {
   EXPECT_EQ(bad->reason.rfind("cannot be restored: stored spec: deadline:", 0), 0u) << bad->reason;
   EXPECT_EQ(bad->user(), "ann");
   // The failure is durable, and the daemon goes on.
-  auto reader = Store::OpenReadOnly((dir_ / "state.db").string());
-  ASSERT_TRUE(reader.ok());
-  EXPECT_EQ((*reader)->LoadJobs()->at(waiting.index()).state, JobState::kFailed);
-  EXPECT_EQ(Submit("exit 0"), JobId(3));
-  EXPECT_TRUE(daemon_->Cancel(running).get().ok());
-  ASSERT_NE(WaitForState(JobId(3), JobState::kSucceeded), nullptr);
+  EXPECT_EQ(tables_->jobs.at(waiting.value()).state, JobState::kFailed);
+  EXPECT_EQ(Submit(1), JobId(3));
+  EXPECT_EQ(State(JobId(3)), JobState::kQueued);  // the running job holds both GPUs
 }
 
 TEST_F(DaemonTest, AnIdempotencyKeyGetsTheFirstJobBack) {
   StartDaemon();
-  Result<JobRequest> request = ParseJobRequest(R"({"script": "sleep 30", "gpus": 1})", "ann");
+  Result<JobRequest> request = ParseJobRequest(R"({"script": "train", "gpus": 1})", "ann");
   ASSERT_TRUE(request.ok());
   request->idempotency_key = "k1";
-  SubmitResult first = daemon_->Submit(*request).get();
+  SubmitResult first = Await(daemon_->Submit(*request));
   ASSERT_TRUE(first.ok()) << first.status().ToString();
   EXPECT_FALSE(first->existing);
-  SubmitResult again = daemon_->Submit(*request).get();
+  SubmitResult again = Await(daemon_->Submit(*request));
   ASSERT_TRUE(again.ok()) << again.status().ToString();
   EXPECT_TRUE(again->existing);
   EXPECT_EQ((*again)->id, (*first)->id);
   // The key of another user is another key; the same key for another request is refused.
   JobRequest bob = *request;
   bob.spec.user = "bob";
-  SubmitResult bobs = daemon_->Submit(bob).get();
+  SubmitResult bobs = Await(daemon_->Submit(bob));
   ASSERT_TRUE(bobs.ok());
   EXPECT_FALSE(bobs->existing);
   EXPECT_NE((*bobs)->id, (*first)->id);
   JobRequest other = *request;
   other.spec.num_gpus = 2;
-  EXPECT_EQ(daemon_->Submit(other).get().status().code(), StatusCode::kAlreadyExists);
-  daemon_->Stop();
-  daemon_.reset();
+  EXPECT_EQ(Await(daemon_->Submit(other)).status().code(), StatusCode::kAlreadyExists);
 
-  StartDaemon();
-  SubmitResult restored = daemon_->Submit(*request).get();
+  Restart();
+  SubmitResult restored = Await(daemon_->Submit(*request));
   ASSERT_TRUE(restored.ok());
   EXPECT_TRUE(restored->existing);
   EXPECT_EQ((*restored)->id, (*first)->id);
@@ -258,27 +223,32 @@ TEST_F(DaemonTest, AnIdempotencyKeyGetsTheFirstJobBack) {
 
 TEST_F(DaemonTest, RestoredJobsThatFitStartWithoutWaitingForAnEvent) {
   StartDaemon("1x2xV100");
-  const JobId running = Submit("sleep 30", 2);
-  const JobId waiting = Submit("exit 0", 2);
-  WaitForState(running, JobState::kRunning);
-  daemon_->Stop();
-  daemon_.reset();
+  const JobId running = Submit(2);
+  const JobId waiting = Submit(2);
+  machine_.TakeLog();
   // Restarted with a second node (n0000 keeps its name, so the running job keeps its GPUs).
-  StartDaemon("2x2xV100");
-  EXPECT_NE(WaitForState(waiting, JobState::kSucceeded), nullptr);
-  EXPECT_EQ(daemon_->snapshot()->jobs.Find(running)->state, JobState::kRunning);
+  Restart("2x2xV100");
+  EXPECT_EQ(daemon_->NextWakeAt(), clock_.Now());
+  Step();  // no input: the first iteration's cycle
+  EXPECT_EQ(machine_.TakeLog(), (std::vector<std::string>{"adopt 0", "launch 1"}));
+  EXPECT_EQ(State(waiting), JobState::kRunning);
+  EXPECT_EQ(State(running), JobState::kRunning);
 }
 
 TEST_F(DaemonTest, AJobThatCannotBeStartedFailsInsteadOfRetryingForever) {
   StartDaemon();
-  // The job's directory cannot be created: a file is in the way.
-  std::ofstream(dir_ / "work" / "jobs" / "0") << "";
-  const JobId id = Submit("exit 0");
-  const JobRecord* job = WaitForState(id, JobState::kFailed);
-  ASSERT_NE(job, nullptr);
-  EXPECT_NE(job->reason.find("could not be started 3 times"), std::string::npos) << job->reason;
+  machine_.FailLaunches(JobId(0), 100, "cannot create its directory");
+  const JobId id = Submit(1);
+  Step();                     // 1st failure: held 20 ms
+  Advance(milliseconds(20));  // 2nd launch fails: held 40 ms
+  Step();
+  Advance(milliseconds(40));  // 3rd launch fails: no more tries
+  Step();
+  EXPECT_EQ(State(id), JobState::kFailed);
+  EXPECT_EQ(Record(id).reason, "could not be started 3 times; last: cannot create its directory");
+  EXPECT_EQ(machine_.TakeLog(), (std::vector<std::string>{"launch 0", "launch 0", "launch 0"}));
   // The GPUs are free again and the next job runs.
-  EXPECT_NE(WaitForState(Submit("exit 0"), JobState::kSucceeded), nullptr);
+  EXPECT_EQ(State(Submit(2)), JobState::kRunning);
 }
 
 TEST(LaunchRetryTest, TheBackOffDoublesUpToItsMaximum) {
@@ -298,61 +268,112 @@ TEST(LaunchRetryTest, TheBackOffDoublesUpToItsMaximum) {
 TEST_F(DaemonTest, FailedLaunchesAreRetriedAfterABackOff) {
   launch_retry_ = {milliseconds(200), seconds(10), 3};
   StartDaemon();
-  std::ofstream(dir_ / "work" / "jobs" / "0") << "";
-  const auto t0 = std::chrono::steady_clock::now();
-  const JobId id = Submit("exit 0");
-  const JobRecord* job = WaitForState(id, JobState::kFailed);
-  ASSERT_NE(job, nullptr);
+  machine_.FailLaunches(JobId(0), 100, "no room");
+  const Timestamp t0 = clock_.Now();
+  const JobId id = Submit(1);
+  Step();  // the failure arrives and is held; the job keeps its GPU meanwhile
+  EXPECT_EQ(daemon_->NextWakeAt(), t0 + milliseconds(200));
+  Advance(milliseconds(199));
+  EXPECT_EQ(State(id), JobState::kRunning);
+  EXPECT_EQ(daemon_->snapshot()->gpus_allocated, 1);
+  EXPECT_EQ(EventTimes("launch", id).size(), 1u);
+  Advance(milliseconds(1));  // released: requeued and launched again, which fails
+  Step();
+  EXPECT_EQ(daemon_->NextWakeAt(), t0 + milliseconds(600));
+  Advance(milliseconds(400));
+  Step();
+  EXPECT_EQ(State(id), JobState::kFailed);
   // Three tries: held 200 ms after the first failure, 400 ms after the second.
-  EXPECT_GE(std::chrono::steady_clock::now() - t0, milliseconds(600));
-  auto reader = Store::Open((dir_ / "state.db").string());
-  ASSERT_TRUE(reader.ok());
-  Result<std::vector<EventRow>> events = (*reader)->LoadEvents(0, 1000);
-  ASSERT_TRUE(events.ok());
-  std::vector<Timestamp> launches;
-  for (const EventRow& e : *events) {
-    if (e.kind == "launch" && e.job == static_cast<int64_t>(id.value())) {
-      launches.push_back(e.time);
-    }
-  }
-  ASSERT_EQ(launches.size(), 3u);
-  EXPECT_GE(launches[1] - launches[0], milliseconds(200));
-  EXPECT_GE(launches[2] - launches[1], milliseconds(400));
+  EXPECT_EQ(EventTimes("launch", id),
+            (std::vector<Timestamp>{t0, t0 + milliseconds(200), t0 + milliseconds(600)}));
 }
 
 TEST_F(DaemonTest, AJobCancelledWhileItsFailedLaunchIsHeldEndsAtOnce) {
   launch_retry_ = {seconds(60), seconds(60), 3};
   StartDaemon();
-  std::ofstream(dir_ / "work" / "jobs" / "0") << "";
-  const JobId id = Submit("exit 0");
-  WaitForState(id, JobState::kRunning);
-  // The failure comes back at once and is held for a minute; a cancel does not wait for it.
-  std::this_thread::sleep_for(milliseconds(100));
-  ASSERT_TRUE(daemon_->Cancel(id).get().ok());
-  const JobRecord* job = WaitForState(id, JobState::kKilled);
-  ASSERT_NE(job, nullptr);
-  EXPECT_EQ(job->reason, "cancelled");
+  machine_.FailLaunches(JobId(0), 1, "no room");
+  const JobId id = Submit(1);
+  Step();  // the failure is held for a minute; a cancel does not wait for it
+  ASSERT_TRUE(Await(daemon_->Cancel(id)).ok());
+  EXPECT_EQ(daemon_->NextWakeAt(), clock_.Now());
+  Step();
+  EXPECT_EQ(State(id), JobState::kKilled);
+  EXPECT_EQ(Record(id).reason, "cancelled");
 }
 
 TEST_F(DaemonTest, AJobWhoseProcessVanishedIsRequeued) {
   StartDaemon();
-  const JobId id = Submit("sleep 30", 1);
-  const JobRecord* job = WaitForState(id, JobState::kRunning);
-  ASSERT_NE(job, nullptr);
-  const int pid = job->pid;
-  daemon_->Stop();
+  const JobId id = Submit(1);
+  const int pid = machine_.pid(id);
   daemon_.reset();
-  // The process dies with the daemon down and leaves no exit status behind.
-  kill(-pid, SIGKILL);
-  waitpid(pid, nullptr, 0);
-  fs::remove(dir_ / "work" / "jobs" / std::to_string(id.value()) / "exit");
+  machine_.Lose(id, "process lost while the daemon was down (no exit status)");
 
   StartDaemon();
-  // Requeued, then started again (the GPUs are free).
-  const JobRecord* again = WaitFor(id, [pid](const JobRecord& j) {
-    return j.state == JobState::kRunning && j.pid != pid && j.pid > 0;
-  });
-  ASSERT_NE(again, nullptr);
+  Step();  // the loss is held for the back-off
+  EXPECT_EQ(State(id), JobState::kRunning);
+  Advance(milliseconds(20));  // requeued, then started again (the GPUs are free)
+  EXPECT_EQ(State(id), JobState::kRunning);
+  EXPECT_NE(Record(id).pid, pid);
+  EXPECT_EQ(Record(id).pid, machine_.pid(id));
+  EXPECT_EQ(machine_.TakeLog(), (std::vector<std::string>{"launch 0", "adopt 0", "launch 0"}));
+}
+
+TEST_F(DaemonTest, LaunchesWaitWhileTheDiskIsShortOfSpace) {
+  StartDaemon();
+  const JobId blocker = Submit(2);
+  const JobId waiting = Submit(1);
+  ASSERT_EQ(State(waiting), JobState::kQueued);
+  machine_.TakeLog();
+  const auto cycles = [this] {
+    return std::ranges::count(tables_->events, std::string("cycle"), &EventRow::kind);
+  };
+  const int64_t cycles_before = cycles();
+  free_bytes_ = int64_t{1} << 20;  // 1 MiB, below the 256 MiB the daemon keeps
+  Advance(seconds(1));             // the space is checked at most once a second
+  machine_.Exit(blocker, 0);
+  Step();
+  // The GPUs are free, but no cycle runs (nor is logged) while launches are paused.
+  EXPECT_EQ(State(blocker), JobState::kSucceeded);
+  EXPECT_EQ(State(waiting), JobState::kQueued);
+  EXPECT_EQ(cycles(), cycles_before);
+  Result<QueueView> queue = Await(daemon_->Queue());
+  ASSERT_TRUE(queue.ok());
+  ASSERT_TRUE(queue->reasons.contains(waiting));
+  EXPECT_EQ(queue->reasons.at(waiting).reason.rfind("launches paused", 0), 0u)
+      << queue->reasons.at(waiting).reason;
+  EXPECT_EQ(daemon_->NextWakeAt(), clock_.Now() + seconds(1));
+  // A job submitted while paused is not admitted (no cycle runs) but waits for the same reason.
+  const JobId late = Submit(1);
+  queue = Await(daemon_->Queue());
+  ASSERT_TRUE(queue.ok());
+  EXPECT_EQ(queue->order, (std::vector<JobId>{waiting, late}));
+  ASSERT_TRUE(queue->reasons.contains(late));
+  EXPECT_EQ(queue->reasons.at(late).reason, queue->reasons.at(waiting).reason);
+
+  free_bytes_ = int64_t{1} << 30;
+  Advance(milliseconds(999));
+  EXPECT_EQ(State(waiting), JobState::kQueued);
+  Advance(milliseconds(1));
+  EXPECT_EQ(State(waiting), JobState::kRunning);
+  EXPECT_EQ(State(late), JobState::kRunning);
+  EXPECT_EQ(machine_.TakeLog(), (std::vector<std::string>{"launch 1", "launch 2"}));
+}
+
+TEST_F(DaemonTest, AStoreFailureStopsTheDaemonAndAcknowledgesNothing) {
+  StartDaemon();
+  tables_->failure = IoError("disk I/O error");
+  Result<JobRequest> request = ParseJobRequest(R"({"script": "train", "gpus": 1})", "ann");
+  ASSERT_TRUE(request.ok());
+  std::future<SubmitResult> reply = daemon_->Submit(*request);
+  EXPECT_FALSE(daemon_->RunOnce());
+  const SubmitResult result = reply.get();
+  EXPECT_EQ(result.status().code(), StatusCode::kUnavailable);
+  ASSERT_TRUE(daemon_->failure().has_value());
+  EXPECT_EQ(daemon_->failure()->message(), "disk I/O error");
+  EXPECT_TRUE(tables_->jobs.empty());
+  EXPECT_TRUE(machine_.TakeLog().empty());
+  // Later callers are refused at once.
+  EXPECT_EQ(daemon_->Submit(*request).get().status().code(), StatusCode::kUnavailable);
 }
 
 TEST_F(DaemonTest, ProgressReportsCorrectThePredictorWhileTheJobRuns) {
@@ -361,29 +382,31 @@ TEST_F(DaemonTest, ProgressReportsCorrectThePredictorWhileTheJobRuns) {
       PerfPredictor::Fit(profiles, std::make_shared<const SimpleThroughputModel>());
   ASSERT_TRUE(fitted.ok()) << fitted.status().ToString();
   StartDaemon("1x2xV100", std::make_shared<const PerfPredictor>(std::move(fitted).value()));
-  // Predicted to take 1000 s; reports half of it done at once, so it runs far faster.
-  Result<JobRequest> request = ParseJobRequest(
-      R"({"script": "echo 50/100 > $DLSCHED_PROGRESS_FILE; sleep 30", "gpus": 1, "model": "m",
-          "batch_size": 8, "runtime_estimate_s": 1000})",
-      "ann");
-  ASSERT_TRUE(request.ok()) << request.status().ToString();
-  SubmitResult submitted = daemon_->Submit(*request).get();
-  ASSERT_TRUE(submitted.ok()) << submitted.status().ToString();
-  const JobId id = (*submitted)->id;
-  ASSERT_NE(WaitFor(id,
-                    [this](const JobRecord& j) {
-                      const JobPrediction* p = snapshot_->prediction(j.id);
-                      return p != nullptr && p->correction > 1;
-                    }),
-            nullptr);
-  const JobPrediction* p = snapshot_->prediction(id);
+  // Predicted to take 1000 s; reports half of it done after 10 s, so it runs far faster.
+  const JobId id = Submit(
+      R"("script": "train", "gpus": 1, "model": "m", "batch_size": 8, "runtime_estimate_s": 1000)");
+  ASSERT_EQ(State(id), JobState::kRunning);
+  EXPECT_EQ(daemon_->NextWakeAt(), clock_.Now() + ProgressFeed::kReadInterval);
+  std::string progress_file;
+  for (const std::string& var : machine_.env(id)) {
+    if (var.starts_with("DLSCHED_PROGRESS_FILE=")) progress_file = var.substr(var.find('=') + 1);
+  }
+  ASSERT_FALSE(progress_file.empty());
+  fs::create_directories(fs::path(progress_file).parent_path());
+  std::ofstream(progress_file) << "50/100\n";
+  Advance(seconds(10));
+  const JobPrediction* p = daemon_->snapshot()->prediction(id);
+  ASSERT_NE(p, nullptr);
   // One job's observations move its correction up to the corrector's bound (10x) at most.
+  EXPECT_GT(p->correction, 1.0);
   EXPECT_LE(p->correction, 10.0);
   EXPECT_DOUBLE_EQ(p->iters_per_s, p->correction);
 
   // An ended job has no prediction.
-  ASSERT_TRUE(daemon_->Cancel(id).get().ok());
-  ASSERT_NE(WaitForState(id, JobState::kKilled), nullptr);
+  ASSERT_TRUE(Await(daemon_->Cancel(id)).ok());
+  machine_.Exit(id, 128 + 15);
+  Step();
+  ASSERT_EQ(State(id), JobState::kKilled);
   EXPECT_EQ(daemon_->snapshot()->prediction(id), nullptr);
 }
 

@@ -2,91 +2,40 @@
 
 #include <gtest/gtest.h>
 #include <sqlite3.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
-#include <functional>
-#include <thread>
 
-#include "daemon/core/daemon.h"
+#include "daemon/core/daemon_test_fixture.h"
 #include "io/profile.h"
-#include "support/builders.h"
 
 namespace dlsched::daemon {
 namespace {
 
 namespace fs = std::filesystem;
-using std::chrono::milliseconds;
-using std::chrono::seconds;
 
-// Priority order with preemption at once (the shipped profile protects victims for 5 minutes).
-constexpr const char* kProfile = R"({"name": "priority-now", "admit": ["feasibility"],
-    "queue_sort": "priority", "score": ["consolidate"],
-    "preempt": [{"name": "priority_preempt", "args": {"min_run_s": 0}}], "backfill": true})";
-
-// A real Daemon (real processes, SystemClock) fills a store; the replay reads it back.
-class ReplayTest : public ::testing::Test {
+// A daemon (the fake executor, the SQLite Store, a VirtualClock) fills a store; the replay reads
+// it back.
+class ReplayTest : public DaemonFixture {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("dlsched_replay_test_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override {
-    StopDaemon();
-    while (waitpid(-1, nullptr, WNOHANG) > 0) {
-    }
-    fs::remove_all(dir_);
+    DaemonFixture::SetUp();
+    sqlite_ = true;
+    profile_json_ = kPreemptingProfile;
+    seed_ = 7;
   }
 
   std::string db() const { return (dir_ / "state.db").string(); }
 
-  void StartDaemon(const std::string& gpus = "1x2xV100") {
-    DaemonOptions options;
-    options.db_path = db();
-    options.workdir = (dir_ / "work").string();
-    Result<PipelineConfig> profile = ParseProfile(kProfile, "test");
-    ASSERT_TRUE(profile.ok());
-    options.profile = *profile;
-    options.grace = milliseconds(200);
-    options.job_exec = DLSCHED_BINARY;
-    options.seed = 7;
-    auto daemon = Daemon::Create(testing::MakeCluster(gpus), options, clock_);
-    ASSERT_TRUE(daemon.ok()) << daemon.status().ToString();
-    daemon_ = std::move(daemon).value();
-    ASSERT_TRUE(daemon_->Start().ok());
+  JobId Submit(int gpus, int priority) {
+    return DaemonFixture::Submit(R"("script": "train", "gpus": )" + std::to_string(gpus) +
+                                 R"(, "priority": )" + std::to_string(priority));
   }
-  void StopDaemon() {
-    if (!daemon_) return;
-    daemon_->Stop();
-    daemon_->KillAllJobs();
-    daemon_.reset();
-  }
-
-  JobId Submit(const std::string& script, int gpus, int priority = 0) {
-    Result<JobRequest> request =
-        ParseJobRequest(R"({"script": ")" + script + R"(", "gpus": )" + std::to_string(gpus) +
-                            R"(, "priority": )" + std::to_string(priority) + "}",
-                        "ann");
-    EXPECT_TRUE(request.ok()) << request.status().ToString();
-    SubmitResult result = daemon_->Submit(*request).get();
-    EXPECT_TRUE(result.ok()) << result.status().ToString();
-    return result.ok() ? (*result)->id : JobId();
-  }
-
-  bool WaitForState(JobId id, JobState state) {
-    const auto deadline = std::chrono::steady_clock::now() + seconds(8);
-    while (std::chrono::steady_clock::now() < deadline) {
-      const JobRecord* job = daemon_->snapshot()->jobs.Find(id);
-      if (job && job->state == state) return true;
-      std::this_thread::sleep_for(milliseconds(5));
-    }
-    ADD_FAILURE() << "job " << id << " did not become " << JobStateName(state);
-    return false;
+  // A second passes, then `job` exits with `exit_code` and the daemon handles it.
+  void Exit(JobId job, int exit_code) {
+    clock_.AdvanceTo(clock_.Now() + std::chrono::seconds(1));
+    machine_.Exit(job, exit_code);
+    Step();
   }
 
   // Runs SQL on the store (the tests' tampering).
@@ -105,46 +54,38 @@ class ReplayTest : public ::testing::Test {
   // through it and a submission after it.
   void FillStore() {
     StartDaemon();
-    const std::string resumable =
-        "[ -e $DLSCHED_CHECKPOINT_DIR/x ] && exit 0; touch $DLSCHED_CHECKPOINT_DIR/x; "
-        "trap 'exit 0' TERM; while :; do sleep 0.02; done";
-    const JobId low = Submit(resumable, 2, 0);
-    ASSERT_TRUE(WaitForState(low, JobState::kRunning));
-    // Preempted only once it has checkpointed, so its second run finishes.
-    const fs::path checkpoint = dir_ / "work" / "jobs" / "0" / "checkpoint" / "x";
-    for (int i = 0; i < 800 && !fs::exists(checkpoint); ++i) {
-      std::this_thread::sleep_for(milliseconds(10));
-    }
-    ASSERT_TRUE(fs::exists(checkpoint));
-    const JobId high = Submit("exit 0", 2, 10);
-    ASSERT_TRUE(WaitForState(high, JobState::kSucceeded));
-    ASSERT_TRUE(WaitForState(low, JobState::kSucceeded));
-    const JobId too_big = Submit("exit 0", 3);
-    ASSERT_TRUE(WaitForState(too_big, JobState::kRejected));
-    const fs::path go = dir_ / "go";
-    const JobId blocker = Submit("while [ ! -e " + go.string() + " ]; do sleep 0.02; done", 2, 5);
-    ASSERT_TRUE(WaitForState(blocker, JobState::kRunning));
-    const JobId waiting = Submit("exit 0", 1);
-    ASSERT_TRUE(daemon_->Cancel(waiting).get().ok());
-    const JobId doomed = Submit("sleep 30", 1, 9);  // preempts the blocker, then is cancelled
-    ASSERT_TRUE(WaitForState(doomed, JobState::kRunning));
-    ASSERT_TRUE(daemon_->Cancel(doomed).get().ok());
-    ASSERT_TRUE(WaitForState(doomed, JobState::kKilled));
-    ASSERT_TRUE(WaitForState(blocker, JobState::kRunning));
-    daemon_->Stop();  // the blocker runs on through the restart
-    daemon_.reset();
+    const JobId low = Submit(2, 0);
+    ASSERT_EQ(State(low), JobState::kRunning);
+    const JobId high = Submit(2, 10);  // preempts low
+    Exit(low, 0);                      // checkpointed and stopped: high starts
+    ASSERT_EQ(State(low), JobState::kSuspended);
+    Exit(high, 0);  // low resumes
+    ASSERT_EQ(State(high), JobState::kSucceeded);
+    Exit(low, 0);
+    ASSERT_EQ(State(low), JobState::kSucceeded);
+    const JobId too_big = Submit(3, 0);
+    ASSERT_EQ(State(too_big), JobState::kRejected);
+    const JobId blocker = Submit(2, 5);
+    ASSERT_EQ(State(blocker), JobState::kRunning);
+    const JobId waiting = Submit(1, 0);
+    ASSERT_TRUE(Await(daemon_->Cancel(waiting)).ok());
+    const JobId doomed = Submit(1, 9);  // preempts the blocker, then is cancelled
+    Exit(blocker, 128 + 15);
+    ASSERT_EQ(State(doomed), JobState::kRunning);
+    ASSERT_TRUE(Await(daemon_->Cancel(doomed)).ok());
+    Exit(doomed, 128 + 15);
+    ASSERT_EQ(State(doomed), JobState::kKilled);
+    ASSERT_EQ(State(blocker), JobState::kRunning);
+    daemon_.reset();  // the blocker runs on through the restart
 
     StartDaemon();
-    const JobId after = Submit("exit 0", 2);
-    std::ofstream(go) << "";
-    ASSERT_TRUE(WaitForState(blocker, JobState::kSucceeded));
-    ASSERT_TRUE(WaitForState(after, JobState::kSucceeded));
-    StopDaemon();
+    const JobId after = Submit(2, 0);
+    Exit(blocker, 0);
+    ASSERT_EQ(State(blocker), JobState::kSucceeded);
+    Exit(after, 0);
+    ASSERT_EQ(State(after), JobState::kSucceeded);
+    daemon_.reset();
   }
-
-  SystemClock clock_;
-  fs::path dir_;
-  std::unique_ptr<Daemon> daemon_;
 };
 
 TEST_F(ReplayTest, ReplaysADaemonsLogToTheSameDecisions) {

@@ -154,6 +154,19 @@ TEST_F(ProcessExecutorTest, NonZeroExitFails) {
   EXPECT_EQ(r->exit_code, 3);
 }
 
+TEST_F(ProcessExecutorTest, AJobDirectoryThatCannotBeMadeFailsTheLaunch) {
+  std::ofstream(dir_ / "2") << "";  // a file where the job's directory goes
+  Run(2, "touch ran");
+  std::optional<ExecutorReport> r = reports_.Next();
+  ASSERT_TRUE(r.has_value());
+  const auto* failed = std::get_if<JobLaunchFailed>(&r->event);
+  ASSERT_NE(failed, nullptr);
+  EXPECT_NE(failed->reason.find((dir_ / "2").string()), std::string::npos) << failed->reason;
+  EXPECT_EQ(r->exit_code, std::nullopt);
+  EXPECT_FALSE(fs::exists(dir_ / "ran"));
+  EXPECT_EQ(executor_->watched(), 0u);
+}
+
 TEST_F(ProcessExecutorTest, ActionsWaitForFlush) {
   script_ = "touch ran";
   executor_->Launch(testing::MakeJob(4).Build(), Placement{}, kTimeZero);

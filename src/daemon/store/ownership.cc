@@ -203,7 +203,7 @@ void StateLock::Release() {
   workdir_fd_ = -1;
 }
 
-Status BindWorkdir(Store& store, const std::string& db_path, const std::string& workdir) {
+Status BindWorkdir(StateStore& store, const std::string& db_path, const std::string& workdir) {
   const fs::path id_file = fs::path(workdir) / kStoreIdFile;
   DS_ASSIGN_OR_RETURN(const std::optional<std::string> db_id, store.GetMeta(kStoreIdKey));
   DS_ASSIGN_OR_RETURN(const std::optional<std::string> dir_id, ReadIdFile(id_file));

@@ -72,7 +72,7 @@ inline constexpr const char* kStoreIdFile = ".dlsched-store-id";
 // (see the header comment). FailedPrecondition, saying what happened and how to resolve it, when
 // they do not belong together; IoError when the id cannot be read or written. Call with the
 // StateLock held and before anything else writes to the workdir.
-Status BindWorkdir(Store& store, const std::string& db_path, const std::string& workdir);
+Status BindWorkdir(StateStore& store, const std::string& db_path, const std::string& workdir);
 
 // If `job_dir` is a directory or a symbolic link (to another job's directory, say), renames it to
 // <workdir>/orphaned/<name>-<now in microseconds> so that the new job of that id starts with an

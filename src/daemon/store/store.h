@@ -92,7 +92,30 @@ enum class Durability {
   kProcessCrash,
 };
 
-class Store {
+// What the daemon needs of its durable state (the methods of Store below, which document them):
+// the SQLite Store in the product; tests give the daemon an in-memory one
+// (test/support/daemon/memory_store.h, DaemonOptions::store_factory). Not thread-safe.
+class StateStore {
+ public:
+  virtual ~StateStore() = default;
+  virtual Status Begin(bool durable = true) = 0;
+  virtual Status Commit() = 0;
+  virtual void Rollback() = 0;
+  virtual Status InsertJob(const JobRow& row) = 0;
+  virtual Status UpdateJob(const JobRow& row) = 0;
+  virtual Status AppendEvent(Timestamp time, int64_t job, std::string_view kind,
+                             std::string_view detail) = 0;
+  virtual Result<std::vector<JobRow>> LoadJobs() = 0;
+  virtual Result<std::vector<EventRow>> LoadEvents(int64_t after_seq, int64_t limit) = 0;
+  virtual Result<int64_t> CountJobs() = 0;
+  virtual Result<std::optional<std::string>> GetMeta(std::string_view key) = 0;
+  virtual Status SetMeta(std::string_view key, std::string_view value) = 0;
+  virtual Status AppendGpuSample(const GpuSampleRow& row) = 0;
+  virtual Result<std::vector<GpuSampleRow>> LoadGpuSamples(int64_t per_job) = 0;
+  virtual Result<std::vector<GpuSampleTotals>> LoadGpuSampleTotals() = 0;
+};
+
+class Store final : public StateStore {
  public:
   // Opens (creating if needed) the database at `path` and its schema. The parent directory
   // must exist. IoError on failure, naming the path.
@@ -102,46 +125,47 @@ class Store {
   // NotFound if there is none at `path`, FailedPrecondition for another schema version.
   // InsertJob, UpdateJob and AppendEvent fail on it (IoError).
   static Result<std::unique_ptr<Store>> OpenReadOnly(const std::string& path);
-  ~Store();
+  ~Store() override;
   Store(const Store&) = delete;
   Store& operator=(const Store&) = delete;
 
   // Starts a transaction. `durable` false: its commit skips the fsync even on a kFull store
   // (it survives a crash of the daemon, and power loss once a later durable commit has
   // returned): for rows nothing acknowledged depends on.
-  Status Begin(bool durable = true);
-  Status Commit();
+  Status Begin(bool durable = true) override;
+  Status Commit() override;
   // Discards the open transaction (no-op without one).
-  void Rollback();
+  void Rollback() override;
   bool in_transaction() const { return in_transaction_; }
 
   // Adds a new job row. AlreadyExists if the id is taken.
-  Status InsertJob(const JobRow& row);
+  Status InsertJob(const JobRow& row) override;
   // Rewrites the mutable columns of an existing row (everything but id, user, spec_json,
   // submit_time). NotFound if there is no such row.
-  Status UpdateJob(const JobRow& row);
-  Status AppendEvent(Timestamp time, int64_t job, std::string_view kind, std::string_view detail);
+  Status UpdateJob(const JobRow& row) override;
+  Status AppendEvent(Timestamp time, int64_t job, std::string_view kind,
+                     std::string_view detail) override;
 
   // Every job, by ascending id. A row with an unreadable column comes back with load_error set
   // rather than failing the load (one bad row must not keep the daemon from starting).
-  Result<std::vector<JobRow>> LoadJobs();
+  Result<std::vector<JobRow>> LoadJobs() override;
   // Events with seq > after_seq, oldest first, at most `limit`.
-  Result<std::vector<EventRow>> LoadEvents(int64_t after_seq, int64_t limit);
-  Result<int64_t> CountJobs();
+  Result<std::vector<EventRow>> LoadEvents(int64_t after_seq, int64_t limit) override;
+  Result<int64_t> CountJobs() override;
   Result<int64_t> CountEvents();
   // The seq of the newest event (0 when there is none).
   Result<int64_t> LastEventSeq();
   // The value of a `meta` row; nullopt when there is none.
-  Result<std::optional<std::string>> GetMeta(std::string_view key);
+  Result<std::optional<std::string>> GetMeta(std::string_view key) override;
   // Inserts or replaces a `meta` row (inside Begin()/Commit() like every write).
-  Status SetMeta(std::string_view key, std::string_view value);
+  Status SetMeta(std::string_view key, std::string_view value) override;
 
   // Appends one GPU sample (inside Begin()/Commit()).
-  Status AppendGpuSample(const GpuSampleRow& row);
+  Status AppendGpuSample(const GpuSampleRow& row) override;
   // The newest `per_job` samples of every job, by job, oldest first within a job.
-  Result<std::vector<GpuSampleRow>> LoadGpuSamples(int64_t per_job);
+  Result<std::vector<GpuSampleRow>> LoadGpuSamples(int64_t per_job) override;
   // Every job with samples, by job.
-  Result<std::vector<GpuSampleTotals>> LoadGpuSampleTotals();
+  Result<std::vector<GpuSampleTotals>> LoadGpuSampleTotals() override;
 
   const std::string& path() const { return path_; }
 
