@@ -15,6 +15,7 @@
 #include "daemon/api/auth.h"
 #include "daemon/api/http_api.h"
 #include "daemon/core/daemon.h"
+#include "daemon/exec/gpu_monitor.h"
 #include "daemon/exec/job_files.h"
 #include "daemon/exec/nvml.h"
 #include "daemon/exec/slurm_executor.h"
@@ -139,6 +140,17 @@ void AddServeFlags(CLI::App& command, ServeFlags& flags) {
                   "less free space than this, so the store keeps room (0: never).")
       ->capture_default_str()
       ->check(CLI::Range(int64_t{0}, std::numeric_limits<int64_t>::max() >> 20));  // MiB << 20 fits
+  command.add_option("--nvml-library", flags.nvml_library,
+                     "The NVML library for --gpus auto and the GPU monitor (default: "
+                     "$DLSCHED_NVML_LIBRARY, else libnvidia-ml.so.1; tests name the fake NVML "
+                     "of test/fake_nvml).");
+  command
+      .add_option("--monitor-period", flags.monitor_period_s,
+                  "Seconds between samples of the GPUs through NVML (each job's GPU memory and "
+                  "utilisation, shown by GET /v1/jobs/{id} and /metrics and kept in the "
+                  "store); at least 0.05, or 0: no monitor. Default: 5 with --gpus auto, else no "
+                  "monitor.")
+      ->check(CLI::Range(0.0, 3600.0));
   command.add_flag("--kill-jobs-on-exit", flags.kill_jobs_on_exit,
                    "Kill running jobs when the daemon stops: SIGTERM, --grace seconds, then "
                    "SIGKILL, and each is recorded as killed, so a restart does not run it again "
@@ -197,7 +209,7 @@ int RunServe(const ServeFlags& flags, std::ostream& out, std::ostream& err) {
     discovery = std::move(found).value();
   }
   Result<Cluster> cluster = slurm                  ? Result<Cluster>(discovery->cluster.cluster)
-                            : flags.gpus == "auto" ? DiscoverNvidiaGpus()
+                            : flags.gpus == "auto" ? DiscoverNvidiaGpus(flags.nvml_library)
                                                    : ParseClusterSpec(flags.gpus, "");
   if (!cluster.ok()) {
     err << "dlsched serve: --gpus: " << cluster.status().message() << "\n";
@@ -226,6 +238,31 @@ int RunServe(const ServeFlags& flags, std::ostream& out, std::ostream& err) {
         << predictor->models().size() << " models from " << flags.predictor << "\n";
   }
 
+  // The monitor sees this machine's GPUs only, so not the nodes of a Slurm cluster.
+  const double monitor_period_s = flags.monitor_period_s >= 0
+                                      ? flags.monitor_period_s
+                                      : (flags.gpus == "auto" && !slurm ? 5 : 0);
+  // Each sample is a store transaction: a shorter period would spend the scheduler thread on them.
+  if (monitor_period_s > 0 && monitor_period_s < 0.05) {
+    err << "dlsched serve: --monitor-period: at least 0.05 seconds (or 0: no monitor)\n";
+    return kExitUsage;
+  }
+  if (slurm && monitor_period_s > 0) {
+    err << "dlsched serve: --monitor-period: the GPU monitor samples this machine's GPUs, not a "
+           "Slurm cluster's; leave it out with --executor slurm\n";
+    return kExitUsage;
+  }
+  std::shared_ptr<GpuMonitor> gpu_monitor;
+  if (monitor_period_s > 0) {
+    Result<std::unique_ptr<NvmlGpuMonitor>> opened = NvmlGpuMonitor::Open(flags.nvml_library);
+    if (!opened.ok()) {
+      err << "dlsched serve: --monitor-period: " << opened.status().message()
+          << " (--monitor-period 0 runs without the GPU monitor)\n";
+      return kExitRuntimeError;
+    }
+    gpu_monitor = std::move(opened).value();
+  }
+
   std::error_code ec;
   std::filesystem::create_directories(flags.workdir, ec);
   DaemonOptions options;
@@ -244,6 +281,8 @@ int RunServe(const ServeFlags& flags, std::ostream& out, std::ostream& err) {
   options.job_exec = std::filesystem::read_symlink("/proc/self/exe", ec).string();
   options.max_log_bytes = flags.max_log_bytes;
   options.min_free_bytes = flags.min_free_mib << 20;
+  options.gpu_monitor = std::move(gpu_monitor);
+  if (options.gpu_monitor) options.monitor_period = Seconds(monitor_period_s);
   if (RunningAsRoot() && tokens && !slurm) {
     options.account_for = [table = tokens.get()](std::string_view user) {
       return ResolveUnixAccount(table->AccountSpec(user));

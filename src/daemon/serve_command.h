@@ -32,6 +32,10 @@ struct ServeFlags {
   std::string predictor;                      // profile store; empty: the built-in throughput model
   int64_t max_log_bytes = int64_t{64} << 20;  // per job log stream; 0: no cap
   int64_t min_free_mib = 256;                 // launches wait below this much free space
+  // Empty: DefaultNvmlLibrary() (DLSCHED_NVML_LIBRARY, else the driver's).
+  std::string nvml_library;
+  // Seconds between GPU monitor samples; < 0: 5 with --gpus auto, else no monitor; 0: none.
+  double monitor_period_s = -1;
 };
 
 void AddServeFlags(CLI::App& command, ServeFlags& flags);

@@ -1,9 +1,10 @@
 #pragma once
 
 // The simulator's GPU-sharing world (seed 000, docs/sharing.md): which job type each workload
-// job is, its ground-truth memory/SM demand over time, how co-located jobs slow each other in
-// truth, and what the policy may know (a SharingView: the interference model and the history of
-// observed demand). Built once per workload; the SimExecutor feeds the histories.
+// job is, its ground-truth memory/SM demand over time and how co-located jobs slow each other in
+// truth. What the policy may know (the interference model, the jobs' features and the history of
+// their observed demand) is a SharingKnowledge the world owns and feeds: the core's, which the
+// live daemon builds too. Built once per workload; the SimExecutor reports what it observes.
 
 #include <cstdint>
 #include <memory>
@@ -14,7 +15,7 @@
 #include "dlsched/common/time.h"
 #include "dlsched/model/cluster.h"
 #include "dlsched/model/job.h"
-#include "dlsched/policy/sharing_view.h"
+#include "dlsched/policy/sharing_knowledge.h"
 #include "dlsched/sharing/demand.h"
 #include "dlsched/sharing/interference.h"
 
@@ -36,10 +37,10 @@ struct SharingOptions {
   uint64_t seed = 1;
 };
 
-// Implements the policy's SharingView; the rest is the simulator's truth. A run feeds the
-// histories, so each run takes its own copy (copies share the immutable models). Not
-// thread-safe.
-class SharingWorld final : public SharingView {
+// The simulator's truth, with the policy's knowledge beside it (knowledge(): what the scheduler
+// gets as its SharingView). A run feeds the histories, so each run takes its own copy (copies
+// share the immutable models). Not thread-safe.
+class SharingWorld final {
  public:
   // Per job of `jobs` (index = JobId, as the simulator submits them in order): its type, from
   // the catalog by model and batch size (nearest batch size of the same model); a job asking for
@@ -54,36 +55,28 @@ class SharingWorld final : public SharingView {
   // "lucid+gavel measurements (N job types)" or "built-in job types (no measurements found)".
   const std::string& source() const { return source_; }
 
-  // SharingView.
-  const sharing::InterferenceModel* Interference(GpuTypeId type) const override;
-  sharing::SharingJob Features(JobId job) const override { return jobs_[job.index()].features; }
-  int64_t MemoryDemandMib(JobId job, double p) const override;
+  // What the policy knows: give this to Scheduler::set_sharing_view.
+  const SharingKnowledge& knowledge() const { return knowledge_; }
 
   // Truth: the job's demand over its running time, and its speed (fraction of solo) while it
   // shares a GPU of `type` with `others` packed beside it.
-  const sharing::DemandSampler& Demand(JobId job) const { return jobs_[job.index()].truth; }
+  const sharing::DemandSampler& Demand(JobId job) const { return truth_[job.index()]; }
   double PackedSpeed(JobId self, std::span<const JobId> others, GpuTypeId type) const;
-  // Adds the samples a segment of `elapsed` running time (from the segment's start) shows.
+  // The knowledge observes the samples a segment of `elapsed` running time (from the segment's
+  // start) shows of the truth.
   void Observe(JobId job, Duration elapsed);
-  // Adds one sample (what the job demanded when it was killed out of memory).
+  // The knowledge observes one sample (what the job demanded when it was killed out of memory).
   void ObserveSample(JobId job, const sharing::DemandSample& sample);
 
  private:
-  struct JobInfo {
-    sharing::SharingJob features;
-    sharing::DemandSampler truth;
-    int64_t declared_peak_mib = 0;
-    sharing::DemandHistory history;
-    // MemoryDemandMib's last answer, until the history changes (percentiles cost O(history)).
-    mutable double cached_percentile = -1.0;
-    mutable int64_t cached_demand_mib = 0;
-  };
-  SharingWorld() = default;
+  SharingWorld(SharingOptions options, SharingKnowledge knowledge)
+      : options_(std::move(options)), knowledge_(std::move(knowledge)) {}
 
   std::string source_;
   SharingOptions options_;
   std::vector<std::shared_ptr<const sharing::InterferenceModel>> models_;  // per GPU type
-  std::vector<JobInfo> jobs_;
+  std::vector<sharing::DemandSampler> truth_;                              // per job
+  SharingKnowledge knowledge_;
 };
 
 }  // namespace dlsched::sim

@@ -61,7 +61,7 @@ TEST(SharingWorldTest, BuiltInTypesGiveEveryJobFeatures) {
   EXPECT_THAT(world->source(), HasSubstr("built-in"));
   for (size_t i = 0; i < jobs.size(); ++i) {
     SCOPED_TRACE("job " + std::to_string(i));
-    const sharing::SharingJob f = world->Features(JobId(static_cast<uint32_t>(i)));
+    const sharing::SharingJob f = world->knowledge().Features(JobId(static_cast<uint32_t>(i)));
     EXPECT_GT(f.memory_mib, 0);
     EXPECT_GT(f.sm_util, 0.0);
     EXPECT_LE(f.sm_util, 1.0);
@@ -72,22 +72,23 @@ TEST(SharingWorldTest, BuiltInTypesGiveEveryJobFeatures) {
     }
   }
   for (int t = 0; t < cluster.num_gpu_types(); ++t) {
-    EXPECT_NE(world->Interference(GpuTypeId(static_cast<uint32_t>(t))), nullptr);
+    EXPECT_NE(world->knowledge().Interference(GpuTypeId(static_cast<uint32_t>(t))), nullptr);
   }
-  EXPECT_EQ(world->Interference(GpuTypeId(static_cast<uint32_t>(cluster.num_gpu_types()))),
-            nullptr);
+  EXPECT_EQ(
+      world->knowledge().Interference(GpuTypeId(static_cast<uint32_t>(cluster.num_gpu_types()))),
+      nullptr);
 }
 
 TEST(SharingWorldTest, AJobNamingABuiltInTypeGetsItsFeatures) {
   const Cluster cluster = MakeCluster("1x4xV100");
   std::unique_ptr<SharingWorld> world = BuildOrDie(MixedJobs(), cluster, {.traces_dir = ""});
   ASSERT_NE(world, nullptr);
-  const sharing::SharingJob lstm = world->Features(JobId(0));
+  const sharing::SharingJob lstm = world->knowledge().Features(JobId(0));
   EXPECT_DOUBLE_EQ(lstm.sm_util, 0.75);
   EXPECT_DOUBLE_EQ(lstm.mem_bw_util, 0.60);
   EXPECT_EQ(lstm.memory_mib, 5632);
   // Batch 100 is nearest (in log2) to large-cnn's 128, not its 64.
-  const sharing::SharingJob cnn = world->Features(JobId(1));
+  const sharing::SharingJob cnn = world->knowledge().Features(JobId(1));
   EXPECT_DOUBLE_EQ(cnn.sm_util, 1.00);
   EXPECT_EQ(cnn.memory_mib, 13312);
 }
@@ -96,12 +97,12 @@ TEST(SharingWorldTest, AFractionalRequestGetsAProfileOfThatFraction) {
   const Cluster cluster = MakeCluster("1x4xV100");
   std::unique_ptr<SharingWorld> world = BuildOrDie(MixedJobs(), cluster, {.traces_dir = ""});
   ASSERT_NE(world, nullptr);
-  const sharing::SharingJob f = world->Features(JobId(2));
+  const sharing::SharingJob f = world->knowledge().Features(JobId(2));
   EXPECT_EQ(f.type, sharing::SharingJob::kUnknownType);
   EXPECT_EQ(f.memory_mib, 4096);
   EXPECT_DOUBLE_EQ(f.sm_util, 0.25);
   EXPECT_EQ(world->Demand(JobId(2)).profile().peak_memory_mib, 4096);
-  EXPECT_EQ(world->MemoryDemandMib(JobId(2), 95), 4096);  // declared
+  EXPECT_EQ(world->knowledge().MemoryDemandMib(JobId(2), 95), 4096);  // declared
 }
 
 TEST(SharingWorldTest, MemoryDemandIsTheDeclaredPeakUntilObservedThenAPercentile) {
@@ -109,26 +110,28 @@ TEST(SharingWorldTest, MemoryDemandIsTheDeclaredPeakUntilObservedThenAPercentile
   std::unique_ptr<SharingWorld> world = BuildOrDie(MixedJobs(), cluster, {.traces_dir = ""});
   ASSERT_NE(world, nullptr);
   const JobId lstm(0);
-  EXPECT_EQ(world->MemoryDemandMib(lstm, 50), 5632);  // the model's profiled memory
-  EXPECT_EQ(world->MemoryDemandMib(lstm, 100), 5632);
+  EXPECT_EQ(world->knowledge().MemoryDemandMib(lstm, 50), 5632);  // the model's profiled memory
+  EXPECT_EQ(world->knowledge().MemoryDemandMib(lstm, 100), 5632);
 
   world->Observe(lstm, std::chrono::seconds(30));
-  const int64_t p50 = world->MemoryDemandMib(lstm, 50);
-  const int64_t p100 = world->MemoryDemandMib(lstm, 100);
+  const int64_t p50 = world->knowledge().MemoryDemandMib(lstm, 50);
+  const int64_t p100 = world->knowledge().MemoryDemandMib(lstm, 100);
   EXPECT_GE(p100, p50);
   EXPECT_LT(p50, 5632);  // the memory floor is well below the peak
   EXPECT_GT(p50, 0);
   EXPECT_LE(p100, world->Demand(lstm).MemoryBoundMib());
-  EXPECT_EQ(world->MemoryDemandMib(lstm, 50), p50);  // the cache answers the same
+  EXPECT_EQ(world->knowledge().MemoryDemandMib(lstm, 50), p50);  // the cache answers the same
 
   // A new sample invalidates the cached answer.
   world->ObserveSample(lstm, {.memory_mib = 20000, .sm = 0.5});
-  EXPECT_EQ(world->MemoryDemandMib(lstm, 100), 20000);
+  EXPECT_EQ(world->knowledge().MemoryDemandMib(lstm, 100), 20000);
   // Another job's demand is untouched by this one's history.
-  EXPECT_EQ(world->MemoryDemandMib(JobId(3), 100), world->Features(JobId(3)).memory_mib);
+  EXPECT_EQ(world->knowledge().MemoryDemandMib(JobId(3), 100),
+            world->knowledge().Features(JobId(3)).memory_mib);
   // A run of no time observes nothing.
   world->Observe(JobId(3), Duration::zero());
-  EXPECT_EQ(world->MemoryDemandMib(JobId(3), 50), world->Features(JobId(3)).memory_mib);
+  EXPECT_EQ(world->knowledge().MemoryDemandMib(JobId(3), 50),
+            world->knowledge().Features(JobId(3)).memory_mib);
 }
 
 TEST(SharingWorldTest, TheSameSeedGivesTheSameWorldAndAnotherSeedAnother) {
@@ -145,8 +148,8 @@ TEST(SharingWorldTest, TheSameSeedGivesTheSameWorldAndAnotherSeedAnother) {
   for (size_t i = 0; i < jobs.size(); ++i) {
     SCOPED_TRACE("job " + std::to_string(i));
     const JobId id(static_cast<uint32_t>(i));
-    EXPECT_TRUE(SameFeatures(a->Features(id), b->Features(id)));
-    features_differ |= !SameFeatures(a->Features(id), c->Features(id));
+    EXPECT_TRUE(SameFeatures(a->knowledge().Features(id), b->knowledge().Features(id)));
+    features_differ |= !SameFeatures(a->knowledge().Features(id), c->knowledge().Features(id));
     for (int s = 0; s < 20; ++s) {
       const Duration t = std::chrono::milliseconds(137 * s);
       EXPECT_EQ(a->Demand(id).At(t), b->Demand(id).At(t));
@@ -158,8 +161,8 @@ TEST(SharingWorldTest, TheSameSeedGivesTheSameWorldAndAnotherSeedAnother) {
   EXPECT_TRUE(features_differ);  // model-less jobs draw their type by (seed, index)
   EXPECT_TRUE(demand_differs);
   // The typed jobs keep their type whatever the seed.
-  EXPECT_TRUE(SameFeatures(a->Features(JobId(0)), c->Features(JobId(0))));
-  EXPECT_TRUE(SameFeatures(a->Features(JobId(2)), c->Features(JobId(2))));
+  EXPECT_TRUE(SameFeatures(a->knowledge().Features(JobId(0)), c->knowledge().Features(JobId(0))));
+  EXPECT_TRUE(SameFeatures(a->knowledge().Features(JobId(2)), c->knowledge().Features(JobId(2))));
 }
 
 TEST(SharingWorldTest, PackedSpeedIsOneAloneAndAFractionWithOthers) {
@@ -199,12 +202,12 @@ TEST(SharingWorldTest, MeasuredTypesFromLucid) {
   std::unique_ptr<SharingWorld> world = BuildOrDie(jobs, cluster, {.traces_dir = traces});
   ASSERT_NE(world, nullptr);
   EXPECT_THAT(world->source(), HasSubstr("lucid"));
-  const sharing::SharingJob resnet = world->Features(JobId(0));
+  const sharing::SharingJob resnet = world->knowledge().Features(JobId(0));
   EXPECT_NE(resnet.type, sharing::SharingJob::kUnknownType);
   EXPECT_NEAR(resnet.sm_util, 1.0, 1e-9);  // Lucid: ResNet50, batch 64, no AMP: 100% busy
   EXPECT_EQ(resnet.memory_mib, 8570);
-  EXPECT_EQ(world->MemoryDemandMib(JobId(0), 95), 8570);
-  EXPECT_NE(world->Interference(GpuTypeId(0)), nullptr);
+  EXPECT_EQ(world->knowledge().MemoryDemandMib(JobId(0), 95), 8570);
+  EXPECT_NE(world->knowledge().Interference(GpuTypeId(0)), nullptr);
   const double speed = world->PackedSpeed(JobId(0), std::vector<JobId>{JobId(1)}, GpuTypeId(0));
   EXPECT_GT(speed, 0.0);
   EXPECT_LE(speed, 1.0);

@@ -110,7 +110,7 @@ RunResult Simulate(const SimInputs& inputs, std::unique_ptr<SchedulingPolicy> po
   SimExecutor executor(inputs.cluster, inputs.truth, options, inputs.sharing, events);
   Scheduler scheduler(inputs.cluster, std::move(policy), executor, inputs.estimator, options.seed);
   scheduler.set_lend_idle_service_gpus(options.lend_service_gpus);
-  scheduler.set_sharing_view(inputs.sharing);
+  scheduler.set_sharing_view(inputs.sharing != nullptr ? &inputs.sharing->knowledge() : nullptr);
   const std::vector<JobSpec>& jobs = inputs.workload.jobs;
   scheduler.ReserveJobs(jobs.size());
   executor.Reserve(jobs.size());

@@ -17,6 +17,7 @@
 #include "daemon/api/openapi_document.h"
 #include "daemon/api/progress_request.h"
 #include "daemon/api/render.h"
+#include "daemon/api/render_gpu.h"
 #include "daemon/exec/job_files.h"
 #include "daemon/job/job_request.h"
 #include "dlsched/common/text.h"
@@ -286,7 +287,7 @@ void HandleHealth(const Call& call) {
 
 void HandleMetrics(const Call& call) {
   const std::shared_ptr<const Snapshot> s = call.daemon.snapshot();
-  call.res.set_content(MetricsText(*s, SystemClock().Now(), ResidentBytes()),
+  call.res.set_content(MetricsText(*s, SystemClock().Now(), ResidentBytes()) + GpuMetricsText(*s),
                        "text/plain; version=0.0.4");
 }
 
@@ -401,9 +402,10 @@ void HandleGetJob(const Call& call, const Principal&, const Snapshot& s, const J
   if (IsWaiting(job.state) && call.req.get_param_value("explain") != "false") {
     why = WhyWaiting(call, job);
   }
-  Reply(call.res, 200,
-        JobJson(job, SystemClock().Now(), ReadProgress(call.daemon.JobDir(job.id)),
-                why ? &*why : nullptr, s.prediction(job.id)));
+  nlohmann::json j = JobJson(job, SystemClock().Now(), ReadProgress(call.daemon.JobDir(job.id)),
+                             why ? &*why : nullptr, s.prediction(job.id));
+  j["gpu_usage"] = GpuUsageJson(s.gpu_usage_of(job.id));
+  Reply(call.res, 200, j);
 }
 
 void HandleCancel(const Call& call, const Principal&, const Snapshot&, const JobRecord& job) {

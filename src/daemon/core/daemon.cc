@@ -260,6 +260,10 @@ Status Daemon::Restore() {
     index_.Set(record);
   }
   index_.Seal();
+  DS_ASSIGN_OR_RETURN(const std::vector<GpuSampleTotals> gpu_totals, store_->LoadGpuSampleTotals());
+  DS_ASSIGN_OR_RETURN(const std::vector<GpuSampleRow> gpu_samples,
+                      store_->LoadGpuSamples(GpuUsageBook::kHistory));
+  gpu_usage_.Restore(gpu_totals, gpu_samples);
   // The start record (what a replay needs to restart as this run did) and the rows of the jobs
   // requeued above commit together: a crash now cannot requeue them a second time.
   DS_RETURN_IF_ERROR(store_->Begin());
@@ -289,10 +293,18 @@ Status Daemon::Restore() {
 Status Daemon::Start() {
   DS_RETURN_IF_ERROR(executor_->Start());
   thread_ = std::thread([this] { Loop(); });
+  if (options_.gpu_monitor) {
+    sampler_ = std::make_unique<GpuSampler>(*options_.gpu_monitor, options_.monitor_period, *clock_,
+                                            [this](GpuSample sample, Timestamp at) {
+                                              Post(GpuSampleItem{std::move(sample), at});
+                                            });
+    sampler_->Start();
+  }
   return Status::Ok();
 }
 
 void Daemon::Stop() {
+  if (sampler_) sampler_->Stop();
   inbox_.Close();
   if (thread_.joinable()) thread_.join();
   if (executor_) executor_->Stop();
@@ -352,6 +364,8 @@ void Daemon::Post(Item item) {
                  // the next executor reports its nodes afresh.
                  [&](ReportItem&) {},
                  [&](NodeItem&) {},
+                 // Dropped when the inbox is full: the next period brings another.
+                 [&](GpuSampleItem&) {},
              },
              item);
 }
@@ -630,6 +644,8 @@ Status Daemon::Apply(Item& item, Timestamp now) {
                                        r.available ? event_kind::kNodeUp : event_kind::kNodeDown,
                                        cluster_.node(r.node).name + ": " + r.reason);
           },
+          // RecordGpuSamples takes every sample out of the batch before its inputs are applied.
+          [&](GpuSampleItem&) -> Status { return Status::Ok(); },
       },
       item);
 }
@@ -710,6 +726,8 @@ void Daemon::Publish(Timestamp now) {
   s->inbox_length = inbox_.size();
   s->metrics = metrics_;
   s->predictions = predictions_;
+  s->gpu_usage = gpu_usage_.Published();
+  s->gpu_devices = gpu_devices_;
   std::lock_guard lock(snapshot_mu_);
   snapshot_ = std::move(s);
 }
@@ -769,6 +787,7 @@ void Daemon::FailStop(Status why, std::vector<Item>& items) {
                    [&](KillRunningItem& i) { i.reply.set_value(refusal); },
                    [&](ReportItem&) {},
                    [&](NodeItem&) {},
+                   [&](GpuSampleItem&) {},
                },
                item);
   }
@@ -806,6 +825,10 @@ bool Daemon::LowOnSpace() {
 bool Daemon::Iterate(std::vector<Item>& items) {
   const Timestamp now = clock_->Now();
   ReleaseHeldReports(items);
+  if (Status recorded = RecordGpuSamples(items); !recorded.ok()) {
+    FailStop(recorded, items);
+    return false;
+  }
   const bool act = now >= wake_at_ || std::ranges::any_of(items, [](const Item& item) {
                      return !std::holds_alternative<QueueItem>(item);
                    });
@@ -832,6 +855,42 @@ bool Daemon::Iterate(std::vector<Item>& items) {
     ++metrics_.store_commits;
   }
   return true;
+}
+
+Status Daemon::RecordGpuSamples(std::vector<Item>& items) {
+  std::vector<GpuSampleItem> samples;
+  for (auto it = items.begin(); it != items.end();) {
+    if (auto* sample = std::get_if<GpuSampleItem>(&*it)) {
+      samples.push_back(std::move(*sample));
+      it = items.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  if (samples.empty()) return Status::Ok();
+  // Each running job's process leads its process group (ProcessExecutor, and adoption).
+  std::map<int, JobId> job_of_group;
+  for (JobId id : scheduler_->running()) {
+    const std::optional<JobExecutor::ProcessInfo> info = executor_->Info(id);
+    const int pid = info ? info->pid : live_jobs_[id.index()].pid;
+    if (pid > 0) job_of_group.emplace(pid, id);
+  }
+  DS_RETURN_IF_ERROR(store_->Begin(/*durable=*/false));
+  Status status = Status::Ok();
+  for (const GpuSampleItem& item : samples) {
+    for (const JobGpuObservation& o :
+         AttributeGpuSample(item.sample, job_of_group, ProcessGroupOf)) {
+      gpu_usage_.Record(o, item.at);
+      if (status.ok()) {
+        status = store_->AppendGpuSample(
+            {static_cast<int64_t>(o.job.value()), item.at, o.memory_mib, o.utilization});
+      }
+    }
+  }
+  gpu_devices_ = std::make_shared<const GpuSample>(std::move(samples.back().sample));
+  if (status.ok()) status = store_->Commit();
+  if (!status.ok()) store_->Rollback();
+  return status;
 }
 
 void Daemon::ReleaseHeldReports(std::vector<Item>& items) {

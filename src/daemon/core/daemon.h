@@ -79,6 +79,8 @@
 #include <variant>
 #include <vector>
 
+#include "daemon/core/gpu_sampler.h"
+#include "daemon/core/gpu_usage.h"
 #include "daemon/core/inbox.h"
 #include "daemon/core/progress_feed.h"
 #include "daemon/core/snapshot.h"
@@ -153,6 +155,11 @@ struct DaemonOptions {
   // Free bytes for unprivileged users on the file system of a path (nullopt: unknown, taken as
   // enough), for the min_free_bytes check; unset: statvfs(3). Called from the scheduler thread.
   std::function<std::optional<int64_t>(const std::string& path)> free_bytes;
+  // Set: the GPUs are sampled every monitor_period (`serve --monitor-period`, NVML) and each
+  // running job's processes' memory and utilisation recorded (gpu_usage.h), persisted in the
+  // store, published with each snapshot and kept across restarts.
+  std::shared_ptr<GpuMonitor> gpu_monitor;
+  Duration monitor_period = std::chrono::seconds(5);
 };
 
 // Why-pending and order of the waiting jobs, computed by the scheduler thread on request.
@@ -256,6 +263,11 @@ class Daemon {
   struct NodeItem {
     NodeReport report;
   };
+  // A GPU monitor's sample (DaemonOptions::gpu_monitor).
+  struct GpuSampleItem {
+    GpuSample sample;
+    Timestamp at;
+  };
   // KillRunningJobs: cancel every running job, then drain.
   struct KillRunningItem {
     std::string reason;
@@ -266,8 +278,8 @@ class Daemon {
     Timestamp due;
     ExecutorReport report;
   };
-  using Item =
-      std::variant<SubmitItem, CancelItem, QueueItem, ReportItem, NodeItem, KillRunningItem>;
+  using Item = std::variant<SubmitItem, CancelItem, QueueItem, ReportItem, NodeItem,
+                            KillRunningItem, GpuSampleItem>;
 
   // Per job, what the daemon knows beyond the Scheduler's Job.
   struct LiveJob {
@@ -356,6 +368,10 @@ class Daemon {
   void FailStop(Status why, std::vector<Item>& items);
   Result<QueueView> ComputeQueue(Timestamp now);
   void Post(Item item);
+  // Takes the GPU samples out of `items`: attributes each to the running jobs (their process
+  // groups), records it in gpu_usage_ and stores it, in a transaction of its own without an
+  // fsync (a sample lost with the machine is harmless). A sample alone runs no cycle.
+  Status RecordGpuSamples(std::vector<Item>& items);
   // Refreshes low_on_space_ (at most once a second); true while launches must wait.
   bool LowOnSpace();
 
@@ -389,6 +405,9 @@ class Daemon {
   uint64_t version_ = 0;
   std::optional<QueueView> queue_cache_;
   std::unique_ptr<ProgressFeed> feed_;  // with a predictor only
+  GpuUsageBook gpu_usage_;
+  std::shared_ptr<const GpuSample> gpu_devices_;  // the latest sample, for /metrics
+  std::unique_ptr<GpuSampler> sampler_;           // with a GPU monitor only
   std::vector<HeldReport> held_reports_;
   // Why launches are paused for lack of disk space ("" while they are not); checked at most
   // once a second.

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "daemon/core/gpu_usage.h"
 #include "daemon/job/job_request.h"
 #include "dlsched/common/time.h"
 #include "dlsched/model/cluster.h"
@@ -115,7 +116,18 @@ struct Snapshot {
   std::shared_ptr<const std::map<JobId, JobPrediction>> predictions =
       std::make_shared<const std::map<JobId, JobPrediction>>();
 
+  // What the GPU monitor observed of each job (never null; empty without a monitor), and its
+  // latest sample of the devices (null before the first).
+  std::shared_ptr<const std::map<JobId, JobGpuUsage>> gpu_usage =
+      std::make_shared<const std::map<JobId, JobGpuUsage>>();
+  std::shared_ptr<const GpuSample> gpu_devices;
+
   int64_t count(JobState s) const { return jobs_by_state[static_cast<size_t>(s)]; }
+  // nullptr when nothing was observed of the job's GPU use.
+  const JobGpuUsage* gpu_usage_of(JobId id) const {
+    const auto it = gpu_usage->find(id);
+    return it == gpu_usage->end() ? nullptr : &it->second;
+  }
   // nullptr when the job has no prediction.
   const JobPrediction* prediction(JobId id) const {
     const auto it = predictions->find(id);

@@ -37,6 +37,17 @@ CREATE TABLE IF NOT EXISTS events(
   detail TEXT NOT NULL DEFAULT '');
 )sql";
 
+// The GPU monitor's samples (GpuSampleRow); added after version 1 was released, so a version 1
+// database that lacks the table gets it.
+constexpr const char* kGpuSampleSchema = R"sql(
+CREATE TABLE IF NOT EXISTS gpu_samples(
+  job INTEGER NOT NULL,
+  time_us INTEGER NOT NULL,
+  memory_mib INTEGER NOT NULL,
+  utilization REAL NOT NULL);
+CREATE INDEX IF NOT EXISTS gpu_samples_by_job ON gpu_samples(job, time_us);
+)sql";
+
 constexpr const char* kJobColumns =
     "id, user, spec, state, submit_us, queued_since_us, segment_start_us, first_start_us, "
     "finish_us, run_time_us, attained_gpu_us, iterations_done, preemptions, placement, reason, "
@@ -191,6 +202,7 @@ Status Store::Init(Durability durability) {
   DS_RETURN_IF_ERROR(Exec(durability == Durability::kFull ? "PRAGMA synchronous=FULL;"
                                                           : "PRAGMA synchronous=NORMAL;"));
   DS_RETURN_IF_ERROR(Exec(kSchema));
+  DS_RETURN_IF_ERROR(Exec(kGpuSampleSchema));
   DS_RETURN_IF_ERROR(CheckSchemaVersion(/*create=*/true));
   return PrepareStatements();
 }
@@ -399,6 +411,54 @@ Status Store::SetMeta(std::string_view key, std::string_view value) {
   BindText(stmt.get(), 2, value);
   if (sqlite3_step(stmt.get()) != SQLITE_DONE) return Error("write meta " + std::string(key));
   return Status::Ok();
+}
+
+Status Store::AppendGpuSample(const GpuSampleRow& row) {
+  StmtOwner stmt;
+  DS_RETURN_IF_ERROR(Prepare(
+      "INSERT INTO gpu_samples(job, time_us, memory_mib, utilization) VALUES(?1, ?2, ?3, ?4)",
+      stmt.out()));
+  sqlite3_bind_int64(stmt.get(), 1, row.job);
+  sqlite3_bind_int64(stmt.get(), 2, Micros(row.time));
+  sqlite3_bind_int64(stmt.get(), 3, row.memory_mib);
+  sqlite3_bind_double(stmt.get(), 4, row.utilization);
+  if (sqlite3_step(stmt.get()) != SQLITE_DONE) return Error("append GPU sample");
+  return Status::Ok();
+}
+
+Result<std::vector<GpuSampleRow>> Store::LoadGpuSamples(int64_t per_job) {
+  StmtOwner stmt;
+  DS_RETURN_IF_ERROR(Prepare(
+      "SELECT job, time_us, memory_mib, utilization FROM ("
+      " SELECT *, ROW_NUMBER() OVER (PARTITION BY job ORDER BY time_us DESC, rowid DESC) AS n"
+      " FROM gpu_samples) WHERE n <= ?1 ORDER BY job, time_us, rowid",
+      stmt.out()));
+  sqlite3_bind_int64(stmt.get(), 1, per_job);
+  std::vector<GpuSampleRow> rows;
+  int rc;
+  while ((rc = sqlite3_step(stmt.get())) == SQLITE_ROW) {
+    sqlite3_stmt* s = stmt.get();
+    rows.push_back({sqlite3_column_int64(s, 0), ColumnTime(s, 1), sqlite3_column_int64(s, 2),
+                    sqlite3_column_double(s, 3)});
+  }
+  if (rc != SQLITE_DONE) return Error("load GPU samples");
+  return rows;
+}
+
+Result<std::vector<GpuSampleTotals>> Store::LoadGpuSampleTotals() {
+  StmtOwner stmt;
+  DS_RETURN_IF_ERROR(
+      Prepare("SELECT job, COUNT(*), MAX(memory_mib) FROM gpu_samples GROUP BY job ORDER BY job",
+              stmt.out()));
+  std::vector<GpuSampleTotals> totals;
+  int rc;
+  while ((rc = sqlite3_step(stmt.get())) == SQLITE_ROW) {
+    sqlite3_stmt* s = stmt.get();
+    totals.push_back(
+        {sqlite3_column_int64(s, 0), sqlite3_column_int64(s, 1), sqlite3_column_int64(s, 2)});
+  }
+  if (rc != SQLITE_DONE) return Error("load GPU sample totals");
+  return totals;
 }
 
 }  // namespace dlsched::daemon

@@ -11,6 +11,8 @@
 //   jobs(id INTEGER PRIMARY KEY, ...)                  see JobRow; ids are the scheduler's
 //                                                      dense JobIds, so they are 0..n-1
 //   events(seq INTEGER PRIMARY KEY, time_us, job, kind, detail)
+//   gpu_samples(job, time_us, memory_mib, utilization)  the GPU monitor's samples per job
+//                                                      (GpuSampleRow); made when missing
 // Times are microseconds since the Unix epoch; "never" is NULL.
 
 #include <cstdint>
@@ -57,6 +59,23 @@ struct EventRow {
   std::string detail;
 };
 
+// What the GPU monitor observed of one job at one instant (daemon/core/gpu_usage.h).
+struct GpuSampleRow {
+  int64_t job = 0;
+  Timestamp time;
+  int64_t memory_mib = 0;  // the most its processes held on one of its GPUs
+  double utilization = 0;  // its GPUs' utilisation, 0..1
+  friend bool operator==(const GpuSampleRow&, const GpuSampleRow&) = default;
+};
+
+// Per job, over all its stored GPU samples.
+struct GpuSampleTotals {
+  int64_t job = 0;
+  int64_t samples = 0;
+  int64_t peak_memory_mib = 0;
+  friend bool operator==(const GpuSampleTotals&, const GpuSampleTotals&) = default;
+};
+
 // How far a commit goes before it returns.
 enum class Durability {
   // fsync at every commit (SQLite synchronous=FULL): a commit survives power loss.
@@ -84,6 +103,9 @@ class StateStore {
   virtual Result<int64_t> CountJobs() = 0;
   virtual Result<std::optional<std::string>> GetMeta(std::string_view key) = 0;
   virtual Status SetMeta(std::string_view key, std::string_view value) = 0;
+  virtual Status AppendGpuSample(const GpuSampleRow& row) = 0;
+  virtual Result<std::vector<GpuSampleRow>> LoadGpuSamples(int64_t per_job) = 0;
+  virtual Result<std::vector<GpuSampleTotals>> LoadGpuSampleTotals() = 0;
 };
 
 class Store final : public StateStore {
@@ -130,6 +152,13 @@ class Store final : public StateStore {
   Result<std::optional<std::string>> GetMeta(std::string_view key) override;
   // Inserts or replaces a `meta` row (inside Begin()/Commit() like every write).
   Status SetMeta(std::string_view key, std::string_view value) override;
+
+  // Appends one GPU sample (inside Begin()/Commit()).
+  Status AppendGpuSample(const GpuSampleRow& row) override;
+  // The newest `per_job` samples of every job, by job, oldest first within a job.
+  Result<std::vector<GpuSampleRow>> LoadGpuSamples(int64_t per_job) override;
+  // Every job with samples, by job.
+  Result<std::vector<GpuSampleTotals>> LoadGpuSampleTotals() override;
 
   const std::string& path() const { return path_; }
 

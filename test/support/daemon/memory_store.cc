@@ -102,4 +102,37 @@ Status MemoryStore::SetMeta(std::string_view key, std::string_view value) {
   return Status::Ok();
 }
 
+Status MemoryStore::AppendGpuSample(const daemon::GpuSampleRow& row) {
+  DS_RETURN_IF_ERROR(CheckWrite());
+  open_->gpu_samples.push_back(row);
+  return Status::Ok();
+}
+
+Result<std::vector<daemon::GpuSampleRow>> MemoryStore::LoadGpuSamples(int64_t per_job) {
+  // As the SQL: per job the newest `per_job` by time (ties: the later inserted), oldest first.
+  std::map<int64_t, std::vector<daemon::GpuSampleRow>> by_job;
+  for (const daemon::GpuSampleRow& row : current().gpu_samples) by_job[row.job].push_back(row);
+  std::vector<daemon::GpuSampleRow> rows;
+  for (auto& [job, samples] : by_job) {
+    std::ranges::stable_sort(samples, {}, &daemon::GpuSampleRow::time);
+    const size_t keep =
+        std::min(samples.size(), static_cast<size_t>(std::max<int64_t>(0, per_job)));
+    rows.insert(rows.end(), samples.end() - static_cast<std::ptrdiff_t>(keep), samples.end());
+  }
+  return rows;
+}
+
+Result<std::vector<daemon::GpuSampleTotals>> MemoryStore::LoadGpuSampleTotals() {
+  std::map<int64_t, daemon::GpuSampleTotals> totals;
+  for (const daemon::GpuSampleRow& row : current().gpu_samples) {
+    daemon::GpuSampleTotals& t = totals[row.job];
+    t.job = row.job;
+    ++t.samples;
+    t.peak_memory_mib = std::max(t.peak_memory_mib, row.memory_mib);
+  }
+  std::vector<daemon::GpuSampleTotals> out;
+  for (const auto& [job, t] : totals) out.push_back(t);
+  return out;
+}
+
 }  // namespace dlsched::testing

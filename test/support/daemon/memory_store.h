@@ -31,6 +31,7 @@ class MemoryStore final : public daemon::StateStore {
     std::map<int64_t, daemon::JobRow> jobs;
     std::vector<daemon::EventRow> events;  // by seq
     std::map<std::string, std::string, std::less<>> meta;
+    std::vector<daemon::GpuSampleRow> gpu_samples;  // in insertion order
     // Commits so far, and how many of them were begun with durable false.
     int64_t commits = 0;
     int64_t lazy_commits = 0;
@@ -54,6 +55,9 @@ class MemoryStore final : public daemon::StateStore {
   Result<int64_t> CountJobs() override;
   Result<std::optional<std::string>> GetMeta(std::string_view key) override;
   Status SetMeta(std::string_view key, std::string_view value) override;
+  Status AppendGpuSample(const daemon::GpuSampleRow& row) override;
+  Result<std::vector<daemon::GpuSampleRow>> LoadGpuSamples(int64_t per_job) override;
+  Result<std::vector<daemon::GpuSampleTotals>> LoadGpuSampleTotals() override;
 
  private:
   // The tables reads see: the open transaction's, else the committed ones.

@@ -1,0 +1,45 @@
+#pragma once
+
+// The live daemon's knowledge of GPU sharing (DESIGN.md, "Knowledge apart from truth"): the same
+// SharingKnowledge the simulator feeds, built from the daemon's jobs and what the GPU monitor
+// observed of them (gpu_usage.h). A daemon running a sharing profile builds it before a cycle
+// and gives it to Scheduler::set_sharing_view; docs/sharing.md, "Running it live", says what it
+// holds.
+
+#include <cstdint>
+
+#include "daemon/core/gpu_usage.h"
+#include "dlsched/model/cluster.h"
+#include "dlsched/model/job.h"
+#include "dlsched/policy/sharing_knowledge.h"
+#include "io/sharing_models.h"
+
+namespace dlsched::daemon {
+
+// What the knowledge assumes of a live job before and while it is observed.
+struct LiveJobFeatures {
+  sharing::SharingJob features;
+  int64_t declared_peak_mib = 0;
+  // Nothing in the spec describes the job (no known model, no memory request): its features are
+  // taken from its observations once there are some.
+  bool from_observation = false;
+};
+
+// A job's features from its spec: the catalog type of its model and batch size (the measured or
+// built-in types of `models`); else, for a memory request (JobSpec::memory_mib) below
+// `gpu_memory_mib`, a job using that fraction of the GPU's memory and SMs; else the cautious
+// assumption that it uses the whole GPU (SM and memory bandwidth busy, `gpu_memory_mib` of
+// memory), so nothing shares with it until it has been observed. The declared peak is the
+// memory request when there is one, else the type's (or the assumption's) memory.
+LiveJobFeatures LiveFeatures(const JobSpec& spec, const SharingModels& models,
+                             int64_t gpu_memory_mib);
+
+// Every job of `jobs` that has not ended, with LiveFeatures (`gpu_memory_mib`: the largest GPU
+// memory of `cluster`, 16 GiB when the cluster does not say) and its history from `usage`; a
+// job whose features come from observation and that has been observed gets them from its
+// history: SM utilisation its mean, memory bandwidth 0.6 of that (Lucid's average ratio), memory
+// its peak. The models are `models`' (one per GPU type of `cluster`).
+SharingKnowledge BuildLiveSharingKnowledge(const Cluster& cluster, const SharingModels& models,
+                                           const JobTable& jobs, const GpuUsageBook& usage);
+
+}  // namespace dlsched::daemon

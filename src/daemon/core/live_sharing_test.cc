@@ -1,0 +1,74 @@
+#include "daemon/core/live_sharing.h"
+
+#include <gtest/gtest.h>
+
+#include "support/builders.h"
+
+namespace dlsched::daemon {
+namespace {
+
+using testing::MakeCluster;
+using testing::MakeJob;
+
+class LiveSharingTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    cluster_ = MakeCluster("1x4xV100");
+    Result<SharingModels> models = LoadSharingModels("", cluster_);  // the built-in ones
+    ASSERT_TRUE(models.ok()) << models.status().ToString();
+    models_ = std::move(models).value();
+  }
+  JobId Add(JobSpec spec, JobState state = JobState::kQueued) {
+    const JobId id = jobs_.Add(std::move(spec));
+    jobs_.at(id).state = state;
+    return id;
+  }
+
+  Cluster cluster_;
+  SharingModels models_;
+  JobTable jobs_;
+  GpuUsageBook usage_;
+};
+
+TEST_F(LiveSharingTest, FeaturesFromTheSpecOrCautiousUntilObserved) {
+  const int64_t gpu_mib = cluster_.node(NodeId(0)).gpus[0].memory_mib;
+  ASSERT_GT(gpu_mib, 0);
+  JobSpec typed = MakeJob(0).Spec();
+  typed.model = "lstm";
+  typed.batch_size = 128;
+  JobSpec fraction = MakeJob(1).Spec();
+  fraction.memory_mib = gpu_mib / 4;
+  const JobSpec unknown = MakeJob(2).Spec();
+  const JobId t = Add(typed, JobState::kRunning);
+  const JobId f = Add(fraction);
+  const JobId u = Add(unknown, JobState::kRunning);
+  const JobId done = Add(unknown, JobState::kSucceeded);
+
+  SharingKnowledge k = BuildLiveSharingKnowledge(cluster_, models_, jobs_, usage_);
+  EXPECT_TRUE(k.Has(t));
+  EXPECT_FALSE(k.Has(done));  // ended: no policy asks about it
+  EXPECT_NE(k.Features(t).type, sharing::SharingJob::kUnknownType);
+  EXPECT_EQ(k.MemoryDemandMib(t, 95), 5632);  // the built-in lstm type's memory
+  EXPECT_DOUBLE_EQ(k.Features(f).sm_util, 0.25);
+  EXPECT_EQ(k.MemoryDemandMib(f, 95), gpu_mib / 4);
+  // Nothing known of it: it is taken to fill the GPU.
+  EXPECT_EQ(k.Features(u).sm_util, 1.0);
+  EXPECT_EQ(k.MemoryDemandMib(u, 95), gpu_mib);
+  EXPECT_NE(k.Interference(GpuTypeId(0)), nullptr);
+
+  // The monitor's observations: the demand is the observed percentile, and the unknown job's
+  // features are its observed ones.
+  for (int64_t mib : {1000, 1200, 1400, 1600}) usage_.Record({u, mib, 0.3}, AtSeconds(mib));
+  usage_.Record({t, 7000, 0.9}, AtSeconds(1));
+  k = BuildLiveSharingKnowledge(cluster_, models_, jobs_, usage_);
+  EXPECT_EQ(k.MemoryDemandMib(u, 100), 1600);
+  EXPECT_EQ(k.MemoryDemandMib(u, 50), 1200);
+  EXPECT_DOUBLE_EQ(k.Features(u).sm_util, 0.3);
+  EXPECT_DOUBLE_EQ(k.Features(u).mem_bw_util, 0.3 * 0.6);
+  EXPECT_EQ(k.Features(u).memory_mib, 1600);
+  EXPECT_EQ(k.MemoryDemandMib(t, 95), 7000);  // observed over the type's profiled memory
+  EXPECT_NE(k.Features(t).type, sharing::SharingJob::kUnknownType);  // a typed job keeps its type
+}
+
+}  // namespace
+}  // namespace dlsched::daemon

@@ -1,0 +1,68 @@
+#include "dlsched/policy/sharing_knowledge.h"
+
+#include <gtest/gtest.h>
+
+namespace dlsched {
+namespace {
+
+SharingKnowledge TwoTypes() { return SharingKnowledge({BuiltInInterferenceModel(), nullptr}); }
+
+TEST(SharingKnowledgeTest, DeclaredPeakUntilObservedThenThePercentileOfTheHistory) {
+  SharingKnowledge k = TwoTypes();
+  const sharing::SharingJob features{sharing::SharingJob::kUnknownType, 0.5, 0.3, 4096};
+  k.Set(JobId(2), features, 4096);
+  EXPECT_FALSE(k.Has(JobId(0)));
+  EXPECT_TRUE(k.Has(JobId(2)));
+  EXPECT_EQ(k.Features(JobId(2)).sm_util, 0.5);
+  EXPECT_EQ(k.MemoryDemandMib(JobId(2), 95), 4096);
+  for (int64_t mib : {1000, 2000, 3000, 4000}) k.Observe(JobId(2), {mib, 0.4});
+  EXPECT_EQ(k.MemoryDemandMib(JobId(2), 50), 2000);
+  EXPECT_EQ(k.MemoryDemandMib(JobId(2), 50), 2000);  // the cache answers the same
+  EXPECT_EQ(k.MemoryDemandMib(JobId(2), 100), 4000);
+  k.Observe(JobId(2), {9000, 0.4});  // a new sample invalidates the cached answer
+  EXPECT_EQ(k.MemoryDemandMib(JobId(2), 100), 9000);
+  EXPECT_EQ(k.History(JobId(2)).size(), 5u);
+
+  sharing::DemandHistory kept(8);
+  kept.Add({700, 0.1});
+  k.SetHistory(JobId(2), kept);
+  EXPECT_EQ(k.MemoryDemandMib(JobId(2), 100), 700);
+
+  k.Set(JobId(2), features, 0);  // re-declared: history cleared, a declared peak of at least 1
+  EXPECT_TRUE(k.History(JobId(2)).empty());
+  EXPECT_EQ(k.MemoryDemandMib(JobId(2), 100), 1);
+}
+
+TEST(SharingKnowledgeTest, ATypeWithoutAModelIsNotShared) {
+  const SharingKnowledge k = TwoTypes();
+  EXPECT_NE(k.Interference(GpuTypeId(0)), nullptr);
+  EXPECT_EQ(k.Interference(GpuTypeId(1)), nullptr);
+  EXPECT_EQ(k.Interference(GpuTypeId(2)), nullptr);
+}
+
+TEST(SharingKnowledgeTest, BuiltInTypesAndTheNearestBatchSize) {
+  const sharing::JobTypeCatalog catalog = BuiltInSharingJobTypes();
+  EXPECT_EQ(catalog.size(), 8);
+  struct Case {
+    std::string model;
+    int batch_size;
+    std::optional<int> want_batch;  // nullopt: no type
+  };
+  const std::vector<Case> cases = {
+      {"large-cnn", 64, 64},  {"large-cnn", 100, 128}, {"large-cnn", 70, 64},
+      {"large-cnn", 0, 64},   {"lstm", 4, 128},        {"gpt", 64, std::nullopt},
+      {"", 64, std::nullopt},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.model + "@" + std::to_string(c.batch_size));
+    const std::optional<int> type = FindSharingJobType(catalog, c.model, c.batch_size);
+    ASSERT_EQ(type.has_value(), c.want_batch.has_value());
+    if (type) {
+      EXPECT_EQ(catalog.at(*type).key.model, c.model);
+      EXPECT_EQ(catalog.at(*type).key.batch_size, *c.want_batch);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace dlsched
