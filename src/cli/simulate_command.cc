@@ -26,6 +26,7 @@
 #include "cli/flag_values.h"
 #include "daemon/core/replay.h"
 #include "dlsched/common/text.h"
+#include "dlsched/perf/noisy_throughput_model.h"
 #include "dlsched/perf/predictor.h"
 #include "dlsched/perf/throughput_model.h"
 #include "io/cluster_spec.h"
@@ -81,7 +82,8 @@ struct Prepared {
   sim::Workload workload;
   std::vector<std::unique_ptr<SchedulingPolicy>> policies;  // moved into their runs
   std::unique_ptr<ThroughputModel> truth;
-  std::unique_ptr<ThroughputModel> estimator;
+  std::unique_ptr<ThroughputModel> estimator;  // unused with --oracle (the truth stands in)
+  std::string speed_estimator;                 // what `estimator` is, for the outputs
   std::optional<sim::DeadlineRule> deadlines;  // --deadlines
   std::unique_ptr<sim::SharingWorld> sharing;  // each run copies it
 };
@@ -117,14 +119,32 @@ Result<std::unique_ptr<ThroughputModel>> MakeTruth(const std::string& spec,
   return InvalidArgument("unknown --throughput '" + spec + "' (want auto, builtin, gavel[:PATH])");
 }
 
-// The policies' estimator: the built-in model, or with --predictor a PerfPredictor fitted to a
-// profile store (falling back to the built-in model for jobs the profiles do not cover).
-Result<std::unique_ptr<ThroughputModel>> MakeEstimator(const std::string& store_path) {
-  if (store_path.empty()) {
-    return std::unique_ptr<ThroughputModel>(std::make_unique<SimpleThroughputModel>());
+// The lognormal sigma of the speed error the policies' built-in model gets when the ground truth
+// is the built-in model too: the held-out error of the performance predictor on Gavel's measured
+// table (MAPE 9.6%, docs/qos.md, "Accuracy"), since E|exp(sigma z) - 1| ~ 0.8 sigma.
+constexpr double kSpeedErrorSigma = 0.12;
+
+// The policies' estimator and what to call it: with --predictor a PerfPredictor fitted to a
+// profile store (falling back to the built-in model for jobs the profiles do not cover); else
+// the built-in model, made wrong per job (NoisyThroughputModel) when it is also the ground truth,
+// so that no policy sees true speeds (docs/estimates.md).
+Status MakeEstimator(const SimulateFlags& flags, const std::string& truth, Prepared& p) {
+  if (!flags.predictor.empty()) {
+    DS_ASSIGN_OR_RETURN(PerfPredictor predictor, FitProfileStore(flags.predictor));
+    p.estimator = std::make_unique<PerfPredictor>(std::move(predictor));
+    p.speed_estimator = "predictor fitted to " + flags.predictor;
+    return Status::Ok();
   }
-  DS_ASSIGN_OR_RETURN(PerfPredictor predictor, FitProfileStore(store_path));
-  return std::unique_ptr<ThroughputModel>(std::make_unique<PerfPredictor>(std::move(predictor)));
+  if (truth != "builtin") {
+    p.estimator = std::make_unique<SimpleThroughputModel>();
+    p.speed_estimator = "builtin model (the truth: " + truth + ")";
+    return Status::Ok();
+  }
+  p.estimator = std::make_unique<NoisyThroughputModel>(
+      std::make_shared<const SimpleThroughputModel>(), kSpeedErrorSigma, flags.seed);
+  p.speed_estimator =
+      fmt::format("builtin model with per-job error (lognormal sigma {})", kSpeedErrorSigma);
+  return Status::Ok();
 }
 
 // The --trace forms sim::LoadWorkload reads (sim/workload.h), checked here so that a typo in
@@ -186,6 +206,11 @@ Result<Prepared> PrepareSetup(const SimulateFlags& flags, std::ostream& err) {
     p.policies.push_back(std::move(policy));
   }
   if (p.policies.empty()) return InvalidArgument("--policy names no policy");
+  if (flags.oracle && (flags.estimate_error > 0 || !flags.predictor.empty())) {
+    return InvalidArgument(
+        "--oracle gives the policies true run times and speeds: it takes neither "
+        "--estimate-error nor --predictor");
+  }
   const std::string cluster_spec = DefaultCluster(flags);
   DS_ASSIGN_OR_RETURN(p.cluster, ParseClusterSpec(cluster_spec, TracesDir(flags)));
   // A type no throughput model knows runs at the reference speed. Typed in the shorthand it is
@@ -233,11 +258,16 @@ Status LoadData(const SimulateFlags& flags, Prepared& p, std::ostream& err) {
     err << "dlsched: left out " << p.workload.excluded_rows << " rows of " << flags.trace
         << " by the format's rules (alibaba: CPU-only and never-run pods)\n";
   }
-  DS_ASSIGN_OR_RETURN(p.truth, MakeTruth(ResolveThroughput(flags), TracesDir(flags), p.workload));
+  const std::string truth = ResolveThroughput(flags);
+  DS_ASSIGN_OR_RETURN(p.truth, MakeTruth(truth, TracesDir(flags), p.workload));
   // After MakeTruth: a deadline follows the ideal run time, which the truth may have set.
   if (p.deadlines) sim::ApplyDeadlineRule(*p.deadlines, p.workload.jobs);
-  // Policies predict with the built-in model or a predictor fitted to profiles, never the truth.
-  DS_ASSIGN_OR_RETURN(p.estimator, MakeEstimator(flags.predictor));
+  // Policies predict with a model that is not the truth, unless --oracle says otherwise.
+  if (flags.oracle) {
+    p.speed_estimator = "the ground truth (" + truth + ", oracle)";
+  } else {
+    DS_RETURN_IF_ERROR(MakeEstimator(flags, truth, p));
+  }
   sim::SharingOptions sharing;
   sharing.traces_dir = flags.sharing_data == "auto"      ? TracesDir(flags)
                        : flags.sharing_data == "builtin" ? ""
@@ -254,6 +284,9 @@ sim::SimOptions MakeOptions(const SimulateFlags& flags) {
   options.checkpoint_delay = Seconds(flags.checkpoint_s);
   options.restore_delay = Seconds(flags.restore_s);
   options.estimate_error = flags.estimate_error;
+  options.runtime_estimates = flags.oracle               ? sim::RuntimeEstimates::kOracle
+                              : flags.estimate_error > 0 ? sim::RuntimeEstimates::kStated
+                                                         : sim::RuntimeEstimates::kHistory;
   if (flags.stop_at_s > 0) options.stop_at = AtSeconds(flags.stop_at_s);
   options.explain_every = Seconds(flags.explain_every_s);
   options.lend_service_gpus = !flags.no_service_lending;
@@ -274,7 +307,9 @@ void RunAll(Prepared& p, const SimulateFlags& flags, Runs& runs, std::ostream& e
   std::mutex err_mutex;
   auto run_one = [&](size_t i) {
     sim::SharingWorld sharing = *p.sharing;  // a run feeds its histories
-    const sim::SimInputs inputs{p.cluster, p.workload, *p.truth, *p.estimator, &sharing};
+    const ThroughputModel& estimator = flags.oracle ? *p.truth : *p.estimator;
+    const sim::SimInputs inputs{p.cluster, p.workload, *p.truth,
+                                estimator, &sharing,   p.speed_estimator};
     sim::SimOptions options = MakeOptions(flags);
     const std::string name = runs.names[i];
     if (!flags.quiet) {
@@ -488,9 +523,13 @@ void AddSimulateFlags(CLI::App& command, SimulateFlags& flags) {
       ->transform(DurationFlag());
   command
       .add_option("--estimate-error", flags.estimate_error,
-                  "Sigma of the lognormal error in users' runtime estimates (0 = exact)")
+                  "Policies see users' runtime estimates with this lognormal error (sigma) "
+                  "instead of the default history-based estimates (docs/estimates.md)")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
+  command.add_flag("--oracle", flags.oracle,
+                   "Policies see every job's true run time and speed (the oracle; runs are "
+                   "labelled '(oracle)' in every output)");
   command
       .add_option("--stop-at-s", flags.stop_at_s,
                   "Stop at this simulated time (seconds, or 12h, 7d); report the rest as "

@@ -32,7 +32,8 @@ struct SimulateFlags {
   uint64_t seed = 1;
   double checkpoint_s = 30;
   double restore_s = 30;
-  double estimate_error = 0;
+  double estimate_error = 0;  // > 0: policies see users' estimates with this lognormal error
+  bool oracle = false;        // policies see true run times and speeds (labelled "(oracle)")
   double stop_at_s = 0;
   double explain_every_s = 3600;    // why-pending sampling interval; 0 = off
   bool no_service_lending = false;  // services keep their idle GPUs

@@ -28,6 +28,7 @@ Scheduler::Scheduler(const Cluster& cluster, std::unique_ptr<SchedulingPolicy> p
       state_(cluster),
       queue_(jobs_, policy_->Order()),
       running_by_rank_(jobs_, policy_->Order()),
+      runtime_estimator_(&stated_estimator_),
       lent_mask_(static_cast<size_t>(cluster.num_nodes()), 0) {}
 
 void Scheduler::ReserveJobs(size_t n) {
@@ -61,15 +62,23 @@ void Scheduler::Enqueue(Job& job, JobState state, Timestamp now) {
   job.queued_since = now;
   job.preempt_requested = false;
   job.migrating = false;
-  job.estimated_total = job.spec.runtime_estimate.value_or(job.spec.ideal_duration());
-  const double left = std::clamp(1.0 - job.iterations_done / job.spec.iterations, 0.0, 1.0);
-  job.estimated_remaining =
-      Duration(static_cast<int64_t>(static_cast<double>(job.estimated_total.count()) * left));
+  RefreshEstimates(job, now);
   if (job.spec.is_service()) {
     waiting_services_.insert(std::ranges::upper_bound(waiting_services_, job.id), job.id);
   } else {
     queue_.Insert(job.id);
   }
+}
+
+void Scheduler::RefreshEstimates(Job& job, Timestamp now) {
+  const RuntimeEstimate estimate =
+      EstimateRuntime(*runtime_estimator_, job.spec, job.iterations_done, now);
+  job.estimated_total = estimate.total;
+  job.estimated_remaining = estimate.remaining;
+}
+
+void Scheduler::set_runtime_estimator(RuntimeEstimator* estimator) {
+  runtime_estimator_ = estimator != nullptr ? estimator : &stated_estimator_;
 }
 
 void Scheduler::Dequeue(const Job& job) {
@@ -84,6 +93,7 @@ void Scheduler::Admit(Timestamp now, CycleResult& result) {
   const SchedulingContext ctx = Context(now);
   for (JobId id : pending_) {
     Job& job = jobs_.at(id);
+    RefreshEstimates(job, now);  // admission (deadline feasibility) reads them
     Fit fit = policy_->Admit(JobView(job, now), ctx);
     if (fit.ok) {
       Enqueue(job, JobState::kQueued, now);
@@ -251,7 +261,10 @@ Status Scheduler::OnFinished(const JobFinished& e, Timestamp now) {
   job.finish_time = now;
   job.preempt_requested = false;
   job.migrating = false;
-  if (e.final_state == JobState::kSucceeded) job.iterations_done = job.spec.iterations;
+  if (e.final_state == JobState::kSucceeded) {
+    job.iterations_done = job.spec.iterations;
+    runtime_estimator_->Observe(job.spec, job.run_time, now);
+  }
   job.reason = e.detail;
   return Status::Ok();
 }
@@ -391,7 +404,10 @@ Result<JobId> Scheduler::Restore(RestoredJob r) {
       job.placement = std::move(r.placement);
       AdoptRunning(job);
       break;
-    default:  // terminal: history only
+    default:  // terminal: history only, and what the run-time estimator learns from
+      if (r.state == JobState::kSucceeded) {
+        runtime_estimator_->Observe(job.spec, job.run_time, job.finish_time);
+      }
       break;
   }
   since_last_cycle_ = CycleTrigger{};  // all causes: the next cycle looks at everything

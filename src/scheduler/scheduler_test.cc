@@ -3,7 +3,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <string>
+#include <string_view>
 #include <utility>
+#include <vector>
 
 #include "dlsched/policy/pipeline.h"
 #include "scheduler/scheduler_test_fixture.h"
@@ -73,6 +76,66 @@ TEST_F(SchedulerTest, FinishReleasesGpusAndRecordsService) {
   EXPECT_EQ(job(a).finish_time, AtSeconds(10));
   EXPECT_EQ(scheduler_->state().free_total(), 4);
   EXPECT_THAT(scheduler_->running(), IsEmpty());
+}
+
+// Records what the scheduler tells it and answers a fixed estimate.
+class RecordingRuntimeEstimator final : public RuntimeEstimator {
+ public:
+  struct Observation {
+    std::string name;
+    Duration run_time;
+    Timestamp finish;
+  };
+  std::string_view Name() const override { return "recording"; }
+  Duration EstimateTotal(const JobSpec&, Timestamp now) override {
+    asked_at.push_back(now);
+    return estimate;
+  }
+  void Observe(const JobSpec& spec, Duration run_time, Timestamp finish) override {
+    observed.push_back({spec.name, run_time, finish});
+  }
+  Duration estimate = seconds(500);
+  std::vector<Timestamp> asked_at;
+  std::vector<Observation> observed;
+};
+
+TEST_F(SchedulerTest, RunTimeEstimatesComeFromTheEstimatorWhichLearnsFromSucceededJobs) {
+  Start("1x8xV100", Profile("srtf", false));
+  RecordingRuntimeEstimator estimator;
+  scheduler_->set_runtime_estimator(&estimator);
+  JobSpec spec = MakeJob(0).Gpus(4).Work(seconds(100)).Spec();
+  spec.name = "a";
+  const JobId a = Submit(spec);
+  spec.name = "b";
+  const JobId b = Submit(spec);
+  scheduler_->RunCycle(AtSeconds(1));
+  // Admission asked at the cycle's time; the job's own work (100 s) is not the estimate.
+  ASSERT_FALSE(estimator.asked_at.empty());
+  EXPECT_EQ(estimator.asked_at.front(), AtSeconds(1));
+  EXPECT_EQ(job(a).estimated_total, seconds(500));
+  EXPECT_EQ(job(b).estimated_remaining, seconds(500));
+  ASSERT_TRUE(scheduler_->Handle(JobFinished{a, JobState::kSucceeded, ""}, AtSeconds(101)).ok());
+  ASSERT_TRUE(scheduler_->Handle(JobFinished{b, JobState::kKilled, ""}, AtSeconds(101)).ok());
+  ASSERT_EQ(estimator.observed.size(), 1u) << "only succeeded jobs teach it";
+  EXPECT_EQ(estimator.observed[0].name, "a");
+  EXPECT_EQ(estimator.observed[0].run_time, seconds(100));
+  EXPECT_EQ(estimator.observed[0].finish, AtSeconds(101));
+
+  // A restored history teaches it too.
+  Start("1x4xV100", Profile("srtf", false));
+  RecordingRuntimeEstimator restored;
+  scheduler_->set_runtime_estimator(&restored);
+  Scheduler::RestoredJob done;
+  done.spec = MakeJob(0).Spec();
+  done.spec.name = "old";
+  done.state = JobState::kSucceeded;
+  done.run_time = seconds(70);
+  done.finish_time = AtSeconds(90);
+  ASSERT_TRUE(scheduler_->Restore(done).ok());
+  ASSERT_EQ(restored.observed.size(), 1u);
+  EXPECT_EQ(restored.observed[0].name, "old");
+  EXPECT_EQ(restored.observed[0].run_time, seconds(70));
+  EXPECT_EQ(restored.observed[0].finish, AtSeconds(90));
 }
 
 TEST_F(SchedulerTest, EventsThatDoNotMatchTheStateChangeNothing) {

@@ -161,6 +161,12 @@ struct SharingSummary {
 // Everything one policy's run produced.
 struct RunResult {
   std::string policy;
+  // What the policy was told (docs/estimates.md): its run-time estimates ("history", "stated",
+  // "oracle": RuntimeEstimatesName) and speed estimator (SimInputs::speed_estimator). `oracle`:
+  // the run saw true run times and speeds; every output labels it so.
+  std::string runtime_estimator = "history";
+  std::string speed_estimator = "builtin";
+  bool oracle = false;
   int total_gpus = 0;
   std::vector<JobRecord> jobs;           // in JobId order
   std::vector<TimeSample> series;        // in time order

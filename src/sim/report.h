@@ -25,7 +25,8 @@ std::string FormatDuration(double seconds);
 
 // Writes a fixed-width text table, one row per run in the given order: policy, jobs, done,
 // rejected, avg / p50 / p95 / p99 JCT, avg queue, makespan (FormatDuration), GPU util %,
-// preemptions, mean slowdown, [qos met %,] wall seconds. The "qos met" column (qos_met_rate)
+// preemptions, mean slowdown, [qos met %,] wall seconds. A run that saw the oracle is named
+// "<policy> (oracle)" here and in the HTML report. The "qos met" column (qos_met_rate)
 // appears only when some run has qos_jobs > 0. Cells without data (no completed job; no job with
 // a deadline) show "-".
 // Numbers are right-aligned. The table is followed by one "Best avg JCT" line. It compares only
@@ -33,7 +34,8 @@ std::string FormatDuration(double seconds);
 // jobs of the run that completed the most, so that a policy is not crowned for rejecting jobs.
 // The others are named as left out, with why ("qos (completed 841 of 3000)", "fifo (3
 // unfinished)"). The lowest avg JCT wins only when no other compared run is within 1% of it;
-// otherwise the line says "no clear winner" and names the runs within 1%, lowest first.
+// otherwise the line says "no clear winner" and names the runs within 1%, lowest first. A last
+// line says which estimates the policies saw ("Estimates the policies saw: run times from ...").
 // With `timings`, four columns follow: "cycles" (the run's scheduling cycles) and the wall time
 // of a cycle, "cycle p50", "cycle p99" and "cycle max" (RunSummary::cycle_times, in ms, three
 // decimals); without, the table holds nothing else that varies between runs but "wall s".
@@ -49,7 +51,8 @@ struct JsonMeta {
 
 // The JSON summary, pretty-printed with 2-space indents and a trailing newline:
 //   {"trace": str, "cluster": str, "seed": uint, "dlsched_version": str,
-//    "runs": [{"policy": str, "jobs": int, "completed": int, "rejected": int, "unfinished": int,
+//    "runs": [{"policy": str, "oracle": bool, "runtime_estimator": str, "speed_estimator": str,
+//              "jobs": int, "completed": int, "rejected": int, "unfinished": int,
 //              "avg_jct_s", "p50_jct_s", "p95_jct_s", "p99_jct_s", "avg_queue_s", "makespan_s",
 //              "gpu_utilization", "preemptions": int, "avg_slowdown", "p95_slowdown",
 //              "avg_ftf", "max_ftf", "wall_s"

@@ -115,8 +115,6 @@ std::vector<Point> SeriesPoints(const RunResult& run, double x_end, ValueFn valu
   return points;
 }
 
-std::string RunLabel(const RunResult& run) { return run.policy; }
-
 // ---------------------------------------------------------------------------------------------
 // The four plots.
 
@@ -225,8 +223,8 @@ void RenderSlowdownBoxes(const std::vector<RunResult>& runs, std::string& out) {
     fmt::format_to(std::back_inserter(out),
                    "<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"end\"><title>{}</title>{}"
                    "</text>\n",
-                   f.left - 8, cy + 4, HtmlEscape(runs[i].policy),
-                   HtmlEscape(Truncate(runs[i].policy, 22)));
+                   f.left - 8, cy + 4, HtmlEscape(RunLabel(runs[i])),
+                   HtmlEscape(Truncate(RunLabel(runs[i]), 22)));
     const double text_x = f.X(1) + 10;
     if (!boxes[i]) {
       fmt::format_to(std::back_inserter(out),
@@ -335,7 +333,7 @@ void RenderSharingTable(const std::vector<RunResult>& runs, std::string& out) {
                    "<tr><td><span class=\"swatch\" style=\"background:{}\"></span>{}</td>"
                    "<td>{:.1f}%</td><td>{:.1f}%</td><td>{:.0f}</td><td>{}</td><td>{:.2f}x</td>"
                    "<td>{:.2f}x</td><td>{}</td><td>{:.1f}</td><td>{}</td></tr>\n",
-                   RunColor(i), HtmlEscape(runs[i].policy), 100 * s.gpu_mem_utilization,
+                   RunColor(i), HtmlEscape(RunLabel(runs[i])), 100 * s.gpu_mem_utilization,
                    100 * s.gpu_sm_utilization, s.shared_gpu_s / 3600, s.jobs_shared, s.p95_slowdown,
                    s.max_slowdown, s.oom_restarts, s.oom_lost_gpu_s / 3600, s.migrations);
   }
@@ -495,8 +493,10 @@ std::string RenderHtml(const std::vector<RunResult>& runs, const ReportMeta& met
                  HtmlEscape(title), kCss);
   fmt::format_to(std::back_inserter(out),
                  "<dl class=\"meta\"><dt>Trace</dt><dd>{}</dd><dt>Cluster</dt><dd>{}</dd>"
-                 "<dt>Seed</dt><dd>{}</dd><dt>Policies</dt><dd>{}</dd></dl>\n",
-                 HtmlEscape(meta.trace), HtmlEscape(meta.cluster), meta.seed, runs.size());
+                 "<dt>Seed</dt><dd>{}</dd><dt>Policies</dt><dd>{}</dd><dt>Estimates</dt>"
+                 "<dd>{}</dd></dl>\n",
+                 HtmlEscape(meta.trace), HtmlEscape(meta.cluster), meta.seed, runs.size(),
+                 HtmlEscape(DescribeAllEstimates(runs)));
 
   out += "<h2>Summary</h2>\n";
   RenderSummaryTable(runs, out);

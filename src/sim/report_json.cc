@@ -24,6 +24,9 @@ std::string RunsToJson(const std::vector<RunResult>& runs, const JsonMeta& meta,
     const RunSummary& s = run.summary;
     Json r = Json::object();
     r["policy"] = run.policy;
+    r["oracle"] = run.oracle;
+    r["runtime_estimator"] = run.runtime_estimator;
+    r["speed_estimator"] = run.speed_estimator;
     r["jobs"] = s.jobs;
     r["completed"] = s.completed;
     r["rejected"] = s.rejected;

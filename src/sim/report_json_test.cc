@@ -28,6 +28,9 @@ TEST(RunsToJsonTest, HasTheContractKeysInOrderAndIsDeterministic) {
   EXPECT_EQ(doc["dlsched_version"], std::string(kVersion));
   ASSERT_EQ(doc["runs"].size(), 2u);
   const std::vector<std::string> want_keys = {"policy",
+                                              "oracle",
+                                              "runtime_estimator",
+                                              "speed_estimator",
                                               "jobs",
                                               "completed",
                                               "rejected",
@@ -58,6 +61,8 @@ TEST(RunsToJsonTest, HasTheContractKeysInOrderAndIsDeterministic) {
   for (const auto& [key, value] : run0.items()) keys.push_back(key);
   EXPECT_EQ(keys, want_keys);
   EXPECT_EQ(run0["policy"], "fifo");
+  EXPECT_EQ(run0["oracle"], false);
+  EXPECT_EQ(run0["runtime_estimator"], "history");
   EXPECT_EQ(run0["jobs"], 40);
   EXPECT_EQ(run0["completed"], runs[0].summary.completed);
   EXPECT_DOUBLE_EQ(run0["avg_jct_s"].get<double>(), runs[0].summary.avg_jct_s);

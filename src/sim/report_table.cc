@@ -105,7 +105,7 @@ std::vector<std::string> SummaryCells(const RunResult& run, bool with_qos) {
     return any_completed ? FormatDuration(seconds) : std::string("-");
   };
   std::vector<std::string> cells = {
-      run.policy,
+      RunLabel(run),
       std::to_string(s.jobs),
       std::to_string(s.completed),
       std::to_string(s.rejected),
@@ -127,6 +127,38 @@ std::vector<std::string> SummaryCells(const RunResult& run, bool with_qos) {
   return cells;
 }
 
+std::string RunLabel(const RunResult& run) {
+  return run.oracle ? run.policy + " (oracle)" : run.policy;
+}
+
+std::string DescribeEstimates(const RunResult& run) {
+  std::string_view runtimes = run.runtime_estimator;
+  if (run.runtime_estimator == "history") {
+    runtimes = "history (past jobs of the same user, model and GPU count)";
+  } else if (run.runtime_estimator == "stated") {
+    runtimes = "users' estimates";
+  } else if (run.runtime_estimator == "oracle") {
+    runtimes = "the oracle (true run times)";
+  }
+  return fmt::format("run times from {}; speeds from {}", runtimes, run.speed_estimator);
+}
+
+std::string DescribeAllEstimates(const std::vector<RunResult>& runs) {
+  std::vector<std::string> kinds;
+  for (const RunResult& run : runs) {
+    std::string kind = DescribeEstimates(run);
+    if (std::ranges::find(kinds, kind) == kinds.end()) kinds.push_back(std::move(kind));
+  }
+  if (kinds.empty()) return "none (no run)";
+  std::string text;
+  for (size_t k = 0; k < kinds.size(); ++k) text += (k == 0 ? "" : " | ") + kinds[k];
+  return text;
+}
+
+std::string EstimatesLine(const std::vector<RunResult>& runs) {
+  return "Estimates the policies saw: " + DescribeAllEstimates(runs);
+}
+
 std::optional<size_t> BestRun(const std::vector<RunResult>& runs) {
   const Verdict v = Judge(runs);
   if (v.tied.size() != 1) return std::nullopt;
@@ -143,7 +175,7 @@ std::string BestRunLine(const std::vector<RunResult>& runs) {
           : fmt::format("Best avg JCT among runs that completed the same {} of {} jobs: ",
                         ref.completed, ref.jobs);
   const auto named = [&](size_t i) {
-    return fmt::format("{} ({})", runs[i].policy, FormatDuration(runs[i].summary.avg_jct_s));
+    return fmt::format("{} ({})", RunLabel(runs[i]), FormatDuration(runs[i].summary.avg_jct_s));
   };
   if (v.tied.size() == 1) {
     line += named(v.tied.front());
@@ -155,7 +187,7 @@ std::string BestRunLine(const std::vector<RunResult>& runs) {
   for (size_t k = 0; k < v.left_out.size(); ++k) {
     const RunSummary& s = runs[v.left_out[k]].summary;
     line += k == 0 ? "; left out: " : ", ";
-    line += runs[v.left_out[k]].policy;
+    line += RunLabel(runs[v.left_out[k]]);
     if (s.unfinished > 0) {
       line += fmt::format(" ({} unfinished)", s.unfinished);
     } else if (s.completed != ref.completed) {
@@ -225,6 +257,7 @@ void WriteComparisonTable(const std::vector<RunResult>& runs, std::ostream& out,
   out << std::string(total_width, '-') << "\n";
   for (const auto& row : rows) write_row(row);
   out << BestRunLine(runs) << "\n";
+  out << EstimatesLine(runs) << "\n";
 }
 
 }  // namespace dlsched::sim

@@ -47,6 +47,18 @@ std::vector<Column> TableColumns(bool with_qos);
 // One table row, in TableColumns(with_qos) order. "-" where a figure has no data behind it.
 std::vector<std::string> SummaryCells(const RunResult& run, bool with_qos);
 
+// The run's name in every table: its policy, suffixed " (oracle)" for a run that saw true run
+// times and speeds (RunResult::oracle).
+std::string RunLabel(const RunResult& run);
+
+// What the run's policy was told, for humans: "run times from history (...); speeds from ...".
+std::string DescribeEstimates(const RunResult& run);
+
+// The distinct DescribeEstimates of the runs, in run order, joined by " | "; "none (no run)".
+std::string DescribeAllEstimates(const std::vector<RunResult>& runs);
+// "Estimates the policies saw: <DescribeAllEstimates>": the line after "Best avg JCT".
+std::string EstimatesLine(const std::vector<RunResult>& runs);
+
 // The clear winner of Judge, if any: the run the HTML report highlights.
 std::optional<size_t> BestRun(const std::vector<RunResult>& runs);
 

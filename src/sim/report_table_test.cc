@@ -19,7 +19,8 @@ std::string BestLine(const std::vector<RunResult>& runs) {
   std::ostringstream out;
   WriteComparisonTable(runs, out);
   std::string text = out.str();
-  text.pop_back();  // the newline
+  text.pop_back();                // the newline
+  text.resize(text.rfind('\n'));  // the estimates line
   return text.substr(text.rfind('\n') + 1);
 }
 
@@ -52,7 +53,7 @@ TEST(ComparisonTableTest, OneRowPerRunAndBestLine) {
   std::istringstream lines(text);
   std::vector<std::string> rows;
   for (std::string line; std::getline(lines, line);) rows.push_back(line);
-  ASSERT_EQ(rows.size(), 6u) << text;  // header, rule, 3 runs, best line
+  ASSERT_EQ(rows.size(), 7u) << text;  // header, rule, 3 runs, best line, estimates
   EXPECT_EQ(rows[0].rfind("policy", 0), 0u);
   EXPECT_NE(rows[0].find("p99 JCT"), std::string::npos);
   EXPECT_NE(rows[0].find("wall s"), std::string::npos);
@@ -62,6 +63,37 @@ TEST(ComparisonTableTest, OneRowPerRunAndBestLine) {
   EXPECT_EQ(rows[2].size(), rows[3].size());
   EXPECT_EQ(rows[5].rfind("Best avg JCT", 0), 0u);
   EXPECT_NE(rows[5].find(": las ("), std::string::npos) << rows[5];
+  EXPECT_EQ(rows[6],
+            "Estimates the policies saw: run times from history (past jobs of the same user, "
+            "model and GPU count); speeds from builtin");
+}
+
+TEST(ComparisonTableTest, OracleRunsAreLabelledAndTheEstimatesNamed) {
+  RunResult oracle = Finished("sjf", {600, 600});
+  oracle.oracle = true;
+  oracle.runtime_estimator = "oracle";
+  oracle.speed_estimator = "the ground truth (builtin, oracle)";
+  RunResult honest = Finished("sjf", {900, 900});
+  honest.speed_estimator = "builtin model with per-job error (lognormal sigma 0.12)";
+  std::ostringstream out;
+  WriteComparisonTable({oracle, honest}, out);
+  std::istringstream lines(out.str());
+  std::vector<std::string> rows;
+  for (std::string line; std::getline(lines, line);) rows.push_back(line);
+  ASSERT_EQ(rows.size(), 6u) << out.str();
+  EXPECT_EQ(rows[2].rfind("sjf (oracle) ", 0), 0u) << rows[2];
+  EXPECT_EQ(rows[3].rfind("sjf ", 0), 0u) << rows[3];
+  EXPECT_NE(rows[4].find("sjf (oracle) ("), std::string::npos) << rows[4];
+  EXPECT_EQ(rows[5],
+            "Estimates the policies saw: run times from the oracle (true run times); speeds from "
+            "the ground truth (builtin, oracle) | run times from history (past jobs of the same "
+            "user, model and GPU count); speeds from builtin model with per-job error (lognormal "
+            "sigma 0.12)");
+
+  std::ostringstream html;
+  ASSERT_TRUE(WriteHtmlReport({oracle, honest}, ReportMeta{}, html).ok());
+  EXPECT_NE(html.str().find("sjf (oracle)"), std::string::npos);
+  EXPECT_NE(html.str().find("<dt>Estimates</dt><dd>run times from the oracle"), std::string::npos);
 }
 
 TEST(ComparisonTableTest, BestLineComparesOnlyRunsThatCompletedTheSameJobs) {
@@ -112,7 +144,7 @@ TEST(ComparisonTableTest, QosColumnOnlyWhenSomeRunHasDeadlines) {
   std::istringstream lines(out.str());
   std::vector<std::string> rows;
   for (std::string line; std::getline(lines, line);) rows.push_back(line);
-  ASSERT_EQ(rows.size(), 5u) << out.str();
+  ASSERT_EQ(rows.size(), 6u) << out.str();
   const size_t column = rows[0].find("qos met");
   ASSERT_NE(column, std::string::npos) << rows[0];
   EXPECT_LT(column, rows[0].find("wall s"));

@@ -16,6 +16,27 @@
 namespace dlsched::sim {
 namespace {
 
+// The oracle: every job's true run time on its reference placement. It lives here, beside the
+// truth, and only --oracle reaches it.
+class OracleRuntimeEstimator final : public RuntimeEstimator {
+ public:
+  std::string_view Name() const override { return "oracle"; }
+  Duration EstimateTotal(const JobSpec& spec, Timestamp) override { return spec.ideal_duration(); }
+  void Observe(const JobSpec&, Duration, Timestamp) override {}
+};
+
+std::unique_ptr<RuntimeEstimator> MakeRuntimeEstimator(RuntimeEstimates estimates) {
+  switch (estimates) {
+    case RuntimeEstimates::kStated:
+      return std::make_unique<StatedRuntimeEstimator>();
+    case RuntimeEstimates::kOracle:
+      return std::make_unique<OracleRuntimeEstimator>();
+    case RuntimeEstimates::kHistory:
+      break;
+  }
+  return std::make_unique<HistoryRuntimeEstimator>();
+}
+
 JobSpec WithRuntimeEstimate(JobSpec spec, size_t index, const SimOptions& options) {
   if (spec.runtime_estimate || options.estimate_error <= 0) return spec;
   // One generator per job, so a job's estimate does not depend on the policy or on other jobs.
@@ -102,6 +123,18 @@ SharingSummary SummarizeSharing(const Scheduler& scheduler, SimExecutor& executo
 
 }  // namespace
 
+std::string_view RuntimeEstimatesName(RuntimeEstimates estimates) {
+  switch (estimates) {
+    case RuntimeEstimates::kStated:
+      return "stated";
+    case RuntimeEstimates::kOracle:
+      return "oracle";
+    case RuntimeEstimates::kHistory:
+      break;
+  }
+  return "history";
+}
+
 RunResult Simulate(const SimInputs& inputs, std::unique_ptr<SchedulingPolicy> policy,
                    const SimOptions& options) {
   const auto wall_start = std::chrono::steady_clock::now();
@@ -111,6 +144,9 @@ RunResult Simulate(const SimInputs& inputs, std::unique_ptr<SchedulingPolicy> po
   Scheduler scheduler(inputs.cluster, std::move(policy), executor, inputs.estimator, options.seed);
   scheduler.set_lend_idle_service_gpus(options.lend_service_gpus);
   scheduler.set_sharing_view(inputs.sharing != nullptr ? &inputs.sharing->knowledge() : nullptr);
+  const std::unique_ptr<RuntimeEstimator> runtime_estimator =
+      MakeRuntimeEstimator(options.runtime_estimates);
+  scheduler.set_runtime_estimator(runtime_estimator.get());
   const std::vector<JobSpec>& jobs = inputs.workload.jobs;
   scheduler.ReserveJobs(jobs.size());
   executor.Reserve(jobs.size());
@@ -201,6 +237,9 @@ RunResult Simulate(const SimInputs& inputs, std::unique_ptr<SchedulingPolicy> po
   }
 
   RunResult run = CollectResult(scheduler, std::move(series), policy_name, last_instant);
+  run.runtime_estimator = RuntimeEstimatesName(options.runtime_estimates);
+  run.speed_estimator = inputs.speed_estimator;
+  run.oracle = options.runtime_estimates == RuntimeEstimates::kOracle;
   if (inputs.sharing != nullptr) run.sharing = SummarizeSharing(scheduler, executor, last_instant);
   run.type_usage = type_usage.Usage();
   const Timestamp end = run.series.empty() ? kTimeZero : run.series.back().time;

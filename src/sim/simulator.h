@@ -2,6 +2,8 @@
 
 #include <functional>
 #include <memory>
+#include <string>
+#include <string_view>
 
 #include "dlsched/common/time.h"
 #include "dlsched/model/cluster.h"
@@ -21,6 +23,16 @@ struct SimProgress {
   double wall_s = 0;
 };
 
+// Where the policies' run-time estimates come from (docs/estimates.md).
+enum class RuntimeEstimates {
+  kHistory,  // HistoryRuntimeEstimator: past jobs of the same user / model / size (the default)
+  kStated,   // StatedRuntimeEstimator: users' estimates (JobSpec::runtime_estimate, or made with
+             // `estimate_error`); a job with neither gets its true run time
+  kOracle,   // the true run time of every job (ideal_duration): the oracle, labelled as such
+};
+// "history", "stated", "oracle".
+std::string_view RuntimeEstimatesName(RuntimeEstimates estimates);
+
 struct SimOptions {
   // A preempted job keeps its GPUs this long while it checkpoints.
   Duration checkpoint_delay = std::chrono::seconds(30);
@@ -31,6 +43,7 @@ struct SimOptions {
   // Sigma of the lognormal error of users' runtime estimates, for jobs without one
   // (0 = estimates equal the ideal duration).
   double estimate_error = 0;
+  RuntimeEstimates runtime_estimates = RuntimeEstimates::kHistory;
   // Sample why waiting jobs wait (Scheduler::ExplainPending) this often in simulated time, for
   // RunSummary::pending_s_by_cause; zero turns sampling off. Sampling never changes decisions.
   // With more than 2,000 jobs waiting the interval is multiplied by waiting / 2,000 (rounded
@@ -65,6 +78,8 @@ struct SimInputs {
   // sharing (policies see no SharingView and the sharing figures stay zero). Fed by the run
   // (observed demand), so one world serves one run at a time.
   SharingWorld* sharing = nullptr;
+  // What `estimator` is, for the outputs (RunResult::speed_estimator), e.g. "builtin+noise(0.2)".
+  std::string speed_estimator = "builtin";
 };
 
 // Replays the workload on the cluster under the policy with a deterministic discrete-event loop:

@@ -59,6 +59,7 @@ TEST(SimulatorTest, PreemptionCostsCheckpointAndRestoreTime) {
   SimOptions options;
   options.checkpoint_delay = seconds(10);
   options.restore_delay = seconds(20);
+  options.runtime_estimates = RuntimeEstimates::kOracle;  // srtf knows which job is short
   // Under srtf the short job arriving at t=100 preempts the long one (min run 60 s).
   const RunResult run =
       Simulated("srtf", cluster, {Job(0, 1, 0, 1000), Job(1, 1, 100, 50)}, options);
@@ -127,6 +128,54 @@ TEST(SimulatorTest, StopAtLeavesUnfinishedJobsWithAReason) {
   EXPECT_EQ(run.summary.unfinished, 2);
   EXPECT_EQ(run.jobs[1].final_state, JobState::kQueued);
   EXPECT_NE(run.jobs[1].reason.find("waiting for 1 GPU (0 free)"), std::string::npos);
+}
+
+JobSpec UserJob(uint32_t id, std::string user, double submit_s, double work_s) {
+  JobSpec spec = Job(id, 1, submit_s, work_s);
+  spec.user = std::move(user);
+  return spec;
+}
+
+TEST(SimulatorTest, OracleAndHistoryEstimatesOrderSjfDifferentlyAndAreLabelled) {
+  // Phase 1 (t = 0..5): u1's jobs take 10 s, u2's 100 s. Phase 2: x holds the GPU from 1000 to
+  // 1050; p (u2, truly 5 s) and q (u1, truly 50 s) wait for it. The history predicts q short
+  // (u1's past) and p long (u2's past); the oracle knows p is the short one.
+  const Cluster cluster = MakeCluster("1x1xV100");
+  std::vector<JobSpec> jobs;
+  for (uint32_t i = 0; i < 3; ++i) jobs.push_back(UserJob(i, "u1", i, 10));
+  for (uint32_t i = 3; i < 6; ++i) jobs.push_back(UserJob(i, "u2", i, 100));
+  jobs.push_back(UserJob(6, "u3", 1000, 50));
+  jobs.push_back(UserJob(7, "u2", 1001, 5));   // p
+  jobs.push_back(UserJob(8, "u1", 1002, 50));  // q
+
+  const RunResult history = Simulated("sjf", cluster, jobs);
+  EXPECT_EQ(history.runtime_estimator, "history");
+  EXPECT_FALSE(history.oracle);
+  EXPECT_EQ(history.jobs[8].first_start, AtSeconds(1050));
+  EXPECT_EQ(history.jobs[7].first_start, AtSeconds(1100));
+
+  SimOptions oracle_options;
+  oracle_options.runtime_estimates = RuntimeEstimates::kOracle;
+  const RunResult oracle = Simulated("sjf", cluster, jobs, oracle_options);
+  EXPECT_EQ(oracle.runtime_estimator, "oracle");
+  EXPECT_TRUE(oracle.oracle);
+  EXPECT_EQ(oracle.jobs[7].first_start, AtSeconds(1050));
+  EXPECT_EQ(oracle.jobs[8].first_start, AtSeconds(1055));
+}
+
+TEST(SimulatorTest, StatedEstimatesAreUsersEstimates) {
+  // With users' estimates, sjf follows what users say: j1 claims to be short.
+  const Cluster cluster = MakeCluster("1x1xV100");
+  std::vector<JobSpec> jobs = {Job(0, 1, 0, 100), Job(1, 1, 1, 500), Job(2, 1, 2, 50)};
+  jobs[1].runtime_estimate = seconds(10);
+  jobs[2].runtime_estimate = seconds(1000);
+  SimOptions options;
+  options.runtime_estimates = RuntimeEstimates::kStated;
+  const RunResult run = Simulated("sjf", cluster, jobs, options);
+  EXPECT_EQ(run.runtime_estimator, "stated");
+  EXPECT_FALSE(run.oracle);
+  EXPECT_EQ(run.jobs[1].first_start, AtSeconds(100));
+  EXPECT_EQ(run.jobs[2].first_start, AtSeconds(600));
 }
 
 TEST(SimulatorTest, SameInputsSameResult) {

@@ -38,6 +38,19 @@ for key in policy jobs completed avg_jct_s p50_jct_s p99_jct_s avg_queue_s makes
   grep -q "\"$key\"" "$tmp/r.json" || fail "JSON lacks $key"
 done
 grep -q '"completed": 1' "$tmp/r.json" || fail "skip-bad-rows did not keep the good row"
+grep -q '"runtime_estimator": "history"' "$tmp/r.json" || fail "default JSON does not name its estimator"
+grep -q '"oracle": false' "$tmp/r.json" || fail "default JSON does not say it is no oracle"
+
+# The oracle is explicit and labelled; it takes no estimate error or predictor.
+expect_exit 2 simulate --oracle --estimate-error 0.5
+grep -q -- "--oracle gives the policies true run times" "$tmp/err" ||
+  fail "--oracle with --estimate-error: $(cat "$tmp/err")"
+expect_exit 0 simulate -q --trace "csv:$tmp/bad.csv" --skip-bad-rows --policy sjf --oracle \
+  --json "$tmp/o.json"
+grep -q '^sjf (oracle) ' "$tmp/out" || fail "oracle table row not labelled: $(cat "$tmp/out")"
+grep -q '^Estimates the policies saw: run times from the oracle' "$tmp/out" ||
+  fail "oracle table does not name its estimates: $(cat "$tmp/out")"
+grep -q '"oracle": true' "$tmp/o.json" || fail "oracle JSON lacks \"oracle\": true"
 
 # Cluster specs: unknown or miscased GPU types are refused, naming the type and the known ones;
 # GPUSxTYPE is one node.

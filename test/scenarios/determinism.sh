@@ -5,13 +5,20 @@ set -euo pipefail
 dlsched=$1
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
+# Twice with the default estimates (history run times, noisy speeds) and twice with users'
+# estimates (--estimate-error), each into its own folder.
 for i in 1 2; do
-  mkdir "$out/$i"
-  "$dlsched" simulate -q --trace synthetic:jobs=1500,seed=11 --cluster 6x8xV100 --seed 5 \
-    --estimate-error 0.5 --policy fifo,fifo-backfill,sjf,srtf,las,tiresias,priority \
-    --json "$out/$i/r.json" --report "$out/$i/r.html" --jobs-csv "$out/$i/jobs-" > "$out/$i/table.txt"
-  grep -v '"wall_s"' "$out/$i/r.json" > "$out/$i/r.nowall.json"
-  rm "$out/$i/r.json" "$out/$i/table.txt"
+  for mode in history stated; do
+    dir="$out/$i/$mode"
+    mkdir -p "$dir"
+    extra=()
+    [ "$mode" = stated ] && extra=(--estimate-error 0.5)
+    "$dlsched" simulate -q --trace synthetic:jobs=1500,seed=11 --cluster 6x8xV100 --seed 5 \
+      "${extra[@]}" --policy fifo,fifo-backfill,sjf,srtf,las,tiresias,priority \
+      --json "$dir/r.json" --report "$dir/r.html" --jobs-csv "$dir/jobs-" > "$dir/table.txt"
+    grep -v '"wall_s"' "$dir/r.json" > "$dir/r.nowall.json"
+    rm "$dir/r.json" "$dir/table.txt"
+  done
 done
 diff -r "$out/1" "$out/2"
-echo "identical: $(ls "$out/1" | wc -l) files"
+echo "identical: $(find "$out/1" -type f | wc -l) files"

@@ -9,6 +9,7 @@
 #include "dlsched/model/cluster_state.h"
 #include "dlsched/model/job.h"
 #include "dlsched/model/job_lifecycle.h"
+#include "dlsched/perf/runtime_estimator.h"
 #include "dlsched/perf/throughput_model.h"
 #include "dlsched/policy/job_queue.h"
 #include "dlsched/policy/policy.h"
@@ -89,6 +90,12 @@ class Scheduler {
   // What policies may know about GPU sharing (SchedulingContext::sharing); nullptr (the
   // default) turns sharing off. `view` must outlive the scheduler.
   void set_sharing_view(const SharingView* view) { sharing_ = view; }
+  // Where the policies' run-time estimates come from (Job::estimated_total / _remaining, set at
+  // admission and whenever a job is queued again); succeeded jobs are reported to it, restored
+  // ones included. nullptr (the default) = the scheduler's own StatedRuntimeEstimator. Set it
+  // before the first Submit or Restore; `estimator` must outlive the scheduler.
+  void set_runtime_estimator(RuntimeEstimator* estimator);
+  const RuntimeEstimator& runtime_estimator() const { return *runtime_estimator_; }
 
   // Online services (JobSpec::service) are the scheduler's own, not the policy's: they are in
   // none of queue(), running() or running_by_rank(), so no policy can order, place or preempt
@@ -139,6 +146,8 @@ class Scheduler {
   void StopRunning(Job& job, Timestamp now);
   // Puts a job into the queue as `state` (kQueued or kSuspended) with fresh estimates.
   void Enqueue(Job& job, JobState state, Timestamp now);
+  // Sets the job's estimated_total / estimated_remaining from the run-time estimator at `now`.
+  void RefreshEstimates(Job& job, Timestamp now);
   // Takes a waiting job out of the queue (or the waiting services).
   void Dequeue(const Job& job);
   // Whether some GPU type the job may use is not among those it failed to start on.
@@ -191,6 +200,8 @@ class Scheduler {
   JobTable jobs_;
   JobQueue queue_;
   RunningIndex running_by_rank_;
+  StatedRuntimeEstimator stated_estimator_;
+  RuntimeEstimator* runtime_estimator_;  // stated_estimator_ or the driver's
   std::vector<JobId> pending_;
   std::vector<JobId> running_;
   std::vector<int32_t> running_pos_;     // per job: index in running_, or -1

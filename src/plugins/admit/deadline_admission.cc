@@ -75,10 +75,11 @@ Result<std::unique_ptr<Plugin>> DeadlineAdmission::Create(const PluginArgs& args
 }
 
 std::optional<DeadlineAdmission::BestCase> DeadlineAdmission::FindBestCase(
-    const JobSpec& spec, const Cluster& cluster, const ThroughputModel& estimator) {
+    const JobSpec& spec, Duration estimate, const Cluster& cluster,
+    const ThroughputModel& estimator) {
   // The estimate is for the reference placement (reference GPU type, consolidated), where the
   // job runs at ref_iters_per_s; elsewhere it scales with the estimator's speed.
-  const double estimate_s = ToSeconds(spec.runtime_estimate.value_or(spec.ideal_duration()));
+  const double estimate_s = ToSeconds(estimate);
   std::optional<BestCase> best;
   for (int t = 0; t < cluster.num_gpu_types(); ++t) {
     const GpuTypeId type(t);
@@ -98,7 +99,8 @@ std::optional<DeadlineAdmission::BestCase> DeadlineAdmission::FindBestCase(
 Fit DeadlineAdmission::Admit(const JobView& job, const SchedulingContext& ctx) const {
   const JobSpec& spec = job.spec();
   if (spec.qos != QosClass::kStrict || !spec.deadline) return Fit::Yes();
-  const std::optional<BestCase> best = FindBestCase(spec, ctx.cluster, ctx.estimator);
+  const std::optional<BestCase> best =
+      FindBestCase(spec, job.estimated_total(), ctx.cluster, ctx.estimator);
   if (!best) return Fit::Yes();  // cannot run at all: feasibility's call
   const Timestamp earliest_finish = ctx.now + best->run_time;
   if (earliest_finish <= *spec.deadline) return Fit::Yes();

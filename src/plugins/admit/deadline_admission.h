@@ -32,12 +32,14 @@ class DeadlineAdmission final : public AdmitPlugin {
     Duration run_time;    // estimated run time of the whole job there
   };
   // Over the GPU types the job may use (JobSpec::gpu_type, or any), the one-type placement with
-  // the shortest estimated run time: runtime_estimate (or ideal_duration()) x ref_iters_per_s /
+  // the shortest estimated run time: `estimate` (the whole job on the reference placement; Admit
+  // passes JobView::estimated_total, the run-time estimator's) x ref_iters_per_s /
   // estimator.ItersPerSecond(placement). Per type the placement takes the nodes with the most
   // GPUs of that type first (ties: lower node id), PickGpus on each. Ties between types go to
   // the lower type id. nullopt when no type has enough GPUs or the estimator says none makes
   // progress.
-  static std::optional<BestCase> FindBestCase(const JobSpec& spec, const Cluster& cluster,
+  static std::optional<BestCase> FindBestCase(const JobSpec& spec, Duration estimate,
+                                              const Cluster& cluster,
                                               const ThroughputModel& estimator);
 };
 

@@ -44,8 +44,9 @@ TEST(DeadlineAdmissionTest, Table) {
     job.spec.gpu_type = std::move(type);
     return job;
   };
+  // The scheduler's run-time estimate (Job::estimated_total), whatever its source.
   auto with_estimate = [](Job job, Duration estimate) {
-    job.spec.runtime_estimate = estimate;
+    job.estimated_total = job.estimated_remaining = estimate;
     return job;
   };
   const Duration hour = seconds(3600);
@@ -78,7 +79,7 @@ TEST(DeadlineAdmissionTest, Table) {
        kTimeZero,
        false,
        {"8 A100 GPUs (2 nodes)", "estimated 37.2m"}},
-      {"the user's estimate, not the ideal duration, counts",
+      {"the run-time estimate, not the ideal duration, counts",
        with_estimate(MakeQosJob(1, hour, QosClass::kStrict, AtSeconds(3000)), 2 * hour),
        kTimeZero,
        false,
@@ -133,7 +134,7 @@ TEST(DeadlineAdmissionTest, BestCasePlacementIsConsolidatedOnTheFastestType) {
   const Cluster cluster = MakeCluster("2x8xV100+3x4xA100");  // nodes 0-1 V100, 2-4 A100
   const SimpleThroughputModel model;
   const JobSpec one = MakeJob(1).Gpus(4).Work(seconds(1900)).Spec();
-  const auto best = DeadlineAdmission::FindBestCase(one, cluster, model);
+  const auto best = DeadlineAdmission::FindBestCase(one, one.ideal_duration(), cluster, model);
   ASSERT_TRUE(best.has_value());
   EXPECT_EQ(cluster.gpu_type_name(best->type), "A100");
   ASSERT_EQ(best->placement.num_nodes(), 1);
@@ -142,7 +143,8 @@ TEST(DeadlineAdmissionTest, BestCasePlacementIsConsolidatedOnTheFastestType) {
   EXPECT_EQ(best->run_time, seconds(1000));
 
   // 10 A100s take all three A100 nodes, in ascending node order.
-  const auto wide = DeadlineAdmission::FindBestCase(MakeJob(2).Gpus(10).Spec(), cluster, model);
+  const auto wide =
+      DeadlineAdmission::FindBestCase(MakeJob(2).Gpus(10).Spec(), Hours(1), cluster, model);
   ASSERT_TRUE(wide.has_value());
   EXPECT_EQ(cluster.gpu_type_name(wide->type), "A100");
   ASSERT_EQ(wide->placement.num_nodes(), 3);
@@ -150,13 +152,14 @@ TEST(DeadlineAdmissionTest, BestCasePlacementIsConsolidatedOnTheFastestType) {
   for (int i = 0; i < 3; ++i) EXPECT_EQ(wide->placement.parts[i].node, NodeId(2 + i));
 
   // 13 GPUs: only the V100 pool (16) is large enough.
-  const auto v100 = DeadlineAdmission::FindBestCase(MakeJob(3).Gpus(13).Spec(), cluster, model);
+  const auto v100 =
+      DeadlineAdmission::FindBestCase(MakeJob(3).Gpus(13).Spec(), Hours(1), cluster, model);
   ASSERT_TRUE(v100.has_value());
   EXPECT_EQ(cluster.gpu_type_name(v100->type), "V100");
   EXPECT_EQ(v100->placement.num_gpus(), 13);
 
-  EXPECT_FALSE(
-      DeadlineAdmission::FindBestCase(MakeJob(4).Gpus(17).Spec(), cluster, model).has_value());
+  EXPECT_FALSE(DeadlineAdmission::FindBestCase(MakeJob(4).Gpus(17).Spec(), Hours(1), cluster, model)
+                   .has_value());
 }
 
 TEST(DeadlineAdmissionTest, CreateTakesNoArguments) {

@@ -106,9 +106,12 @@ void RoundPolicy::ComputeAllocation(const SchedulingContext& ctx) const {
     record.index = index++;
     problem.gang.push_back(job.spec.num_gpus);
     problem.iters_per_s.insert(problem.iters_per_s.end(), record.row.begin(), record.row.end());
-    // Work left at the last checkpoint; never 0, so a job about to finish ranks first.
-    problem.remaining_iters.push_back(std::max(job.spec.iterations - job.iterations_done,
-                                               1e-6 * std::max(1.0, job.spec.iterations)));
+    // Estimated work left at the last checkpoint (the run-time estimator's, in iterations at
+    // the reference speed: the true work is the simulator's); never 0, so a job about to finish
+    // ranks first.
+    const double remaining_iters = ToSeconds(job.estimated_remaining) * job.spec.ref_iters_per_s;
+    problem.remaining_iters.push_back(
+        std::max(remaining_iters, 1e-6 * std::max(1.0, job.spec.ref_iters_per_s)));
   }
   Result<Allocation> x = allocate_(problem);
   if (!x.ok()) x = AllocateGreedy(problem);
