@@ -588,12 +588,12 @@ int RunReplay(const SimulateFlags& flags, std::ostream& out, std::ostream& err) 
     options.profile = std::move(profile).value();
   }
   if (!flags.predictor.empty()) {
-    Result<std::unique_ptr<ThroughputModel>> estimator = MakeEstimator(flags.predictor);
-    if (!estimator.ok()) {
-      err << "dlsched simulate: --predictor: " << estimator.status().message() << "\n";
+    Result<PerfPredictor> predictor = FitProfileStore(flags.predictor);
+    if (!predictor.ok()) {
+      err << "dlsched simulate: --predictor: " << predictor.status().message() << "\n";
       return kExitUsage;
     }
-    options.estimator = std::move(estimator).value();
+    options.estimator = std::make_unique<PerfPredictor>(std::move(predictor).value());
   }
   const Result<daemon::ReplayReport> report = daemon::ReplayEventLog(flags.replay, options);
   if (!report.ok()) {

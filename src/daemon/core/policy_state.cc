@@ -7,7 +7,7 @@ namespace dlsched::daemon {
 
 using nlohmann::json;
 
-Result<std::string> LoadPolicyState(Store& store, const PolicyProfile& profile) {
+Result<std::string> LoadPolicyState(StateStore& store, const PolicyProfile& profile) {
   DS_ASSIGN_OR_RETURN(const std::optional<std::string> row, store.GetMeta(kPolicyStateKey));
   if (!row) return std::string();
   const json doc = json::parse(*row, nullptr, /*allow_exceptions=*/false);
@@ -19,7 +19,7 @@ Result<std::string> LoadPolicyState(Store& store, const PolicyProfile& profile) 
   return doc["state"].get<std::string>();
 }
 
-Status SavePolicyState(Store& store, const PolicyProfile& profile, std::string_view state) {
+Status SavePolicyState(StateStore& store, const PolicyProfile& profile, std::string_view state) {
   return store.SetMeta(kPolicyStateKey,
                        json{{"profile", PolicyProfileToJson(profile)}, {"state", state}}.dump());
 }

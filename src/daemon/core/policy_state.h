@@ -22,9 +22,9 @@ inline constexpr std::string_view kPolicyStateKey = "policy_state";
 // The state stored for `profile` (same PolicyProfileToJson); "" when none is stored or it was
 // saved under another profile (a daemon restarted with a different --profile starts its policy
 // afresh). A malformed row reads as none. Errors are the store's.
-Result<std::string> LoadPolicyState(Store& store, const PolicyProfile& profile);
+Result<std::string> LoadPolicyState(StateStore& store, const PolicyProfile& profile);
 
 // Writes `state` for `profile`, inside the caller's transaction.
-Status SavePolicyState(Store& store, const PolicyProfile& profile, std::string_view state);
+Status SavePolicyState(StateStore& store, const PolicyProfile& profile, std::string_view state);
 
 }  // namespace dlsched::daemon
