@@ -115,15 +115,21 @@ class DaemonIntegrationTest : public ::testing::Test {
 
   // Starts the daemon and waits for its "listening on" line.
   void StartDaemon(const std::vector<std::string>& extra = {}) {
-    std::vector<std::string> args = {DLSCHED_BINARY, "serve",
-                                     "--listen",     "127.0.0.1:0",
-                                     "--gpus",       "1x4xV100",
-                                     "--workdir",    (dir_ / "work").string(),
-                                     "--db",         (dir_ / "state.db").string(),
-                                     "--grace",      "1"};
+    std::vector<std::string> args = {"--gpus", "1x4xV100"};
     args.insert(args.end(), extra.begin(), extra.end());
+    StartServe(args);
+  }
+  // `dlsched serve` on a loopback port of its choosing, in this test's directory, with `args`
+  // (which must name the GPUs); waits for its "listening on" line.
+  void StartServe(const std::vector<std::string>& args) {
+    std::vector<std::string> command = {DLSCHED_BINARY, "serve",
+                                        "--listen",     "127.0.0.1:0",
+                                        "--workdir",    (dir_ / "work").string(),
+                                        "--db",         (dir_ / "state.db").string(),
+                                        "--grace",      "1"};
+    command.insert(command.end(), args.begin(), args.end());
     const fs::path out = dir_ / "daemon.out";
-    pid_ = Spawn(args, out, dir_ / "daemon.err");
+    pid_ = Spawn(command, out, dir_ / "daemon.err");
     ASSERT_GT(pid_, 0);
     ASSERT_TRUE(Eventually([&] {
       const std::optional<std::string> url = ListeningUrl(out);
@@ -192,6 +198,30 @@ class DaemonIntegrationTest : public ::testing::Test {
     }
     sqlite3_close(db);
     return count;
+  }
+
+  // The rows of `sql` on the daemon's database, opened read-only (as a reader beside a running
+  // daemon would), each row's columns joined with '|'.
+  std::vector<std::string> StoredRows(const std::string& sql) {
+    std::vector<std::string> rows;
+    sqlite3* db = nullptr;
+    if (sqlite3_open_v2((dir_ / "state.db").c_str(), &db, SQLITE_OPEN_READONLY, nullptr) ==
+        SQLITE_OK) {
+      sqlite3_stmt* stmt = nullptr;
+      sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr);
+      while (stmt && sqlite3_step(stmt) == SQLITE_ROW) {
+        std::string row;
+        for (int c = 0; c < sqlite3_column_count(stmt); ++c) {
+          if (c > 0) row += "|";
+          const unsigned char* text = sqlite3_column_text(stmt, c);
+          row += text ? reinterpret_cast<const char*>(text) : "NULL";
+        }
+        rows.push_back(row);
+      }
+      sqlite3_finalize(stmt);
+    }
+    sqlite3_close(db);
+    return rows;
   }
 
   // Runs SQL on the daemon's database.

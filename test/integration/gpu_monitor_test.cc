@@ -31,25 +31,9 @@ class GpuMonitorIntegrationTest : public DaemonIntegrationTest {
 
   // `dlsched serve --gpus auto` over the fake NVML, with `extra` flags.
   void StartAutoDaemon(const std::vector<std::string>& extra) {
-    std::vector<std::string> args = {DLSCHED_BINARY,   "serve",
-                                     "--listen",       "127.0.0.1:0",
-                                     "--gpus",         "auto",
-                                     "--nvml-library", DLSCHED_FAKE_NVML,
-                                     "--workdir",      (dir_ / "work").string(),
-                                     "--db",           (dir_ / "state.db").string(),
-                                     "--grace",        "1"};
+    std::vector<std::string> args = {"--gpus", "auto", "--nvml-library", DLSCHED_FAKE_NVML};
     args.insert(args.end(), extra.begin(), extra.end());
-    const fs::path out = dir_ / "daemon.out";
-    pid_ = Spawn(args, out, dir_ / "daemon.err");
-    ASSERT_GT(pid_, 0);
-    ASSERT_TRUE(Eventually([&] {
-      const std::optional<std::string> url = ListeningUrl(out);
-      if (url) url_ = *url;
-      return url.has_value();
-    })) << "daemon did not start: "
-        << ReadTextFile(dir_ / "daemon.err");
-    client_ = std::make_unique<httplib::Client>(url_);
-    client_->set_read_timeout(seconds(10));
+    StartServe(args);
   }
 
   json GpuUsage(int64_t id) { return Job(id)["gpu_usage"]; }
@@ -65,18 +49,9 @@ class GpuMonitorIntegrationTest : public DaemonIntegrationTest {
   }
 
   int64_t StoredSamples(int64_t job) {
-    sqlite3* db = nullptr;
-    int64_t count = -1;
-    if (sqlite3_open_v2((dir_ / "state.db").c_str(), &db, SQLITE_OPEN_READONLY, nullptr) ==
-        SQLITE_OK) {
-      sqlite3_stmt* stmt = nullptr;
-      const std::string sql = "SELECT COUNT(*) FROM gpu_samples WHERE job = " + std::to_string(job);
-      sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr);
-      if (stmt && sqlite3_step(stmt) == SQLITE_ROW) count = sqlite3_column_int64(stmt, 0);
-      sqlite3_finalize(stmt);
-    }
-    sqlite3_close(db);
-    return count;
+    const std::vector<std::string> rows =
+        StoredRows("SELECT COUNT(*) FROM gpu_samples WHERE job = " + std::to_string(job));
+    return rows.size() == 1 ? std::stoll(rows[0]) : -1;
   }
 
   fs::path state_;

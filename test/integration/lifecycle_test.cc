@@ -30,30 +30,6 @@ class LifecycleTest : public DaemonIntegrationTest {
     }
     return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, ReadTextFile(out), ReadTextFile(err)};
   }
-
-  // The rows of `sql` on the daemon's database, opened read-only (as a reader beside a running
-  // daemon would), each row's columns joined with '|'.
-  std::vector<std::string> StoredRows(const std::string& sql) {
-    std::vector<std::string> rows;
-    sqlite3* db = nullptr;
-    if (sqlite3_open_v2((dir_ / "state.db").c_str(), &db, SQLITE_OPEN_READONLY, nullptr) ==
-        SQLITE_OK) {
-      sqlite3_stmt* stmt = nullptr;
-      sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr);
-      while (stmt && sqlite3_step(stmt) == SQLITE_ROW) {
-        std::string row;
-        for (int c = 0; c < sqlite3_column_count(stmt); ++c) {
-          if (c > 0) row += "|";
-          const unsigned char* text = sqlite3_column_text(stmt, c);
-          row += text ? reinterpret_cast<const char*>(text) : "NULL";
-        }
-        rows.push_back(row);
-      }
-      sqlite3_finalize(stmt);
-    }
-    sqlite3_close(db);
-    return rows;
-  }
 };
 
 TEST_F(LifecycleTest, ASecondDaemonOnTheSameDatabaseOrWorkdirIsRefused) {

@@ -3,8 +3,6 @@
 // log replays to the same decisions; a sharing profile runs as its base; `--replay` takes every
 // profile `dlsched policies` prints.
 
-#include <sqlite3.h>
-
 #include <map>
 #include <sstream>
 #include <string>
@@ -27,47 +25,13 @@ class LiveProfilesTest : public DaemonIntegrationTest {
     const fs::path profile = dir_ / "hetero-las-short.json";
     std::ofstream(profile) << R"({"name": "hetero-las-short", "allocator": "max-min", "round_s": )"
                            << kRoundS << "}";
-    const fs::path out = dir_ / "daemon.out";
-    pid_ = Spawn({DLSCHED_BINARY, "serve", "--listen", "127.0.0.1:0", "--gpus", "1x1xV100+1x1xK80",
-                  "--workdir", (dir_ / "work").string(), "--db", (dir_ / "state.db").string(),
-                  "--grace", "1", "--profile", profile.string()},
-                 out, dir_ / "daemon.err");
-    ASSERT_GT(pid_, 0);
-    ASSERT_TRUE(Eventually([&] {
-      const std::optional<std::string> url = ListeningUrl(out);
-      if (url) url_ = *url;
-      return url.has_value();
-    })) << ReadTextFile(dir_ / "daemon.err");
-    client_ = std::make_unique<httplib::Client>(url_);
-    client_->set_read_timeout(seconds(10));
-  }
-
-  // Rows of a query on the daemon's database, each as its columns' text joined by '|'.
-  std::vector<std::string> Query(const std::string& sql) {
-    std::vector<std::string> rows;
-    sqlite3* db = nullptr;
-    if (sqlite3_open_v2((dir_ / "state.db").c_str(), &db, SQLITE_OPEN_READONLY, nullptr) ==
-        SQLITE_OK) {
-      sqlite3_stmt* stmt = nullptr;
-      sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr);
-      while (stmt && sqlite3_step(stmt) == SQLITE_ROW) {
-        std::string row;
-        for (int c = 0; c < sqlite3_column_count(stmt); ++c) {
-          const unsigned char* text = sqlite3_column_text(stmt, c);
-          row += (c > 0 ? "|" : "") + std::string(text ? reinterpret_cast<const char*>(text) : "");
-        }
-        rows.push_back(std::move(row));
-      }
-      sqlite3_finalize(stmt);
-    }
-    sqlite3_close(db);
-    return rows;
+    StartServe({"--gpus", "1x1xV100+1x1xK80", "--profile", profile.string()});
   }
 
   // The logged launches (job|placement), after event `after_seq`, in order.
   std::vector<std::string> Launches(int64_t after_seq = 0) {
-    return Query("SELECT job, detail FROM events WHERE kind = 'launch' AND seq > " +
-                 std::to_string(after_seq) + " ORDER BY seq");
+    return StoredRows("SELECT job, detail FROM events WHERE kind = 'launch' AND seq > " +
+                      std::to_string(after_seq) + " ORDER BY seq");
   }
   // Whether some job was launched on both nodes among `launches`.
   static bool SomeJobMoved(const std::vector<std::string>& launches,
@@ -83,7 +47,7 @@ class LiveProfilesTest : public DaemonIntegrationTest {
   }
   // No stop in flight: every job preempted so far has been launched again.
   bool Settled() {
-    const std::vector<std::string> rows = Query(
+    const std::vector<std::string> rows = StoredRows(
         "SELECT job, SUM(kind = 'launch') - SUM(kind = 'preempt') FROM events "
         "WHERE kind IN ('launch', 'preempt') GROUP BY job");
     if (rows.size() < 2) return false;
@@ -93,7 +57,8 @@ class LiveProfilesTest : public DaemonIntegrationTest {
     return true;
   }
   int64_t LastStartSeq() {
-    const std::vector<std::string> rows = Query("SELECT MAX(seq) FROM events WHERE kind = 'start'");
+    const std::vector<std::string> rows =
+        StoredRows("SELECT MAX(seq) FROM events WHERE kind = 'start'");
     return rows.empty() || rows[0].empty() ? 0 : std::stoll(rows[0]);
   }
 
@@ -117,7 +82,7 @@ TEST_F(LiveProfilesTest, ARoundBasedDaemonMovesJobsBetweenTypesSurvivesKill9AndR
   const std::vector<std::string> before = Launches();
   // The policy's state (allocation, rounds per job) is in the store, written with its cycles.
   const std::vector<std::string> stored =
-      Query("SELECT json_extract(value, '$.state') FROM meta WHERE key = 'policy_state'");
+      StoredRows("SELECT json_extract(value, '$.state') FROM meta WHERE key = 'policy_state'");
   ASSERT_EQ(stored.size(), 1u);
   EXPECT_NE(stored[0].find("round-policy 1"), std::string::npos) << stored[0];
 
@@ -126,7 +91,7 @@ TEST_F(LiveProfilesTest, ARoundBasedDaemonMovesJobsBetweenTypesSurvivesKill9AndR
   const int64_t restart = LastStartSeq();
   // The restarted daemon restored the state the store held at the kill (its start record says
   // which), re-adopted both jobs and goes on moving them.
-  const std::vector<std::string> restored = Query(
+  const std::vector<std::string> restored = StoredRows(
       "SELECT json_extract(detail, '$.policy_state'), json_extract(detail, '$.running') FROM "
       "events WHERE seq = " +
       std::to_string(restart));
