@@ -4,6 +4,7 @@
 #include "plugins/admit/deadline_admission.h"
 #include "plugins/admit/feasibility.h"
 #include "plugins/admit/guarantee_admission.h"
+#include "plugins/filter/avoid_labels.h"
 #include "plugins/preempt/priority_preempt.h"
 #include "plugins/preempt/qos_preempt.h"
 #include "plugins/queue_sort/deadline_sorts.h"
@@ -27,6 +28,7 @@ Status RegisterInTreePlugins(PluginRegistry& registry) {
   DS_RETURN_IF_ERROR(registry.Register<MultiPrioritySort>());
   DS_RETURN_IF_ERROR(registry.Register<EdfSort>());
   DS_RETURN_IF_ERROR(registry.Register<LaxitySort>());
+  DS_RETURN_IF_ERROR(registry.Register<AvoidLabelsFilter>());
   DS_RETURN_IF_ERROR(registry.Register<ConsolidateScore>());
   DS_RETURN_IF_ERROR(registry.Register<SpreadScore>());
   DS_RETURN_IF_ERROR(registry.Register<DeadlineFitScore>());

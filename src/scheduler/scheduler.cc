@@ -386,7 +386,7 @@ Result<JobId> Scheduler::Restore(RestoredJob r) {
   const JobId id = jobs_.Add(std::move(r.spec));
   running_pos_.push_back(-1);
   Job& job = jobs_.at(id);
-  SetLifecycle(job, r.lifecycle());
+  job.lifecycle() = r.lifecycle();
   // Only a running job's segment goes on; the others start their next one afresh.
   if (r.state != JobState::kRunning) job.segment_start = Timestamp();
   switch (r.state) {

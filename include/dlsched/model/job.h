@@ -110,23 +110,38 @@ struct JobSpec {
 // Checks a spec for values no scheduler can honour (zero GPUs, no work, ...). Names the field.
 Status ValidateJobSpec(const JobSpec& spec);
 
-// A job as the scheduler tracks it. Owned by JobTable; mutated only by the Scheduler.
-struct Job {
-  JobId id;
-  JobSpec spec;
+// Where a job is in its life and what it has used: the fields of a Job that a driver keeps
+// across restarts. The daemon stores them in its rows (JobRow), shows them in its records
+// (JobRecord) and gives them back through Scheduler::Restore (RestoredJob); each of them, and
+// the Scheduler's own Job, holds them as this base, so a copy between them is one assignment of
+// lifecycle().
+struct JobLifecycle {
   JobState state = JobState::kPending;
-
-  Placement placement;                      // while running
-  ShareMode share = ShareMode::kExclusive;  // while running: how it holds its GPU
-  Timestamp queued_since;                   // when it last entered the queue
-  Timestamp segment_start;                  // when the current run segment began (running)
+  Timestamp queued_since;   // when it last entered the queue
+  Timestamp segment_start;  // when the current run segment began (running)
   Timestamp first_start = kTimeNever;
   Timestamp finish_time = kTimeNever;
   Duration run_time{0};           // wall time of completed run segments
   Duration attained_gpu_time{0};  // GPU-time (GPUs x wall time) of completed run segments
-  Duration last_segment{0};       // length of the last completed run segment
   double iterations_done = 0;     // at the last checkpoint the executor reported
   int preemptions = 0;
+  std::string reason;  // why rejected or failed, or the last why-pending explanation
+
+  // The fields alone, for a struct that holds them as its base.
+  JobLifecycle& lifecycle() { return *this; }
+  const JobLifecycle& lifecycle() const { return *this; }
+  friend bool operator==(const JobLifecycle&, const JobLifecycle&) = default;
+};
+
+// A job as the scheduler tracks it: its lifecycle (the base) and what only a running scheduler
+// needs. Owned by JobTable; mutated only by the Scheduler.
+struct Job : JobLifecycle {
+  JobId id;
+  JobSpec spec;
+
+  Placement placement;                      // while running
+  ShareMode share = ShareMode::kExclusive;  // while running: how it holds its GPU
+  Duration last_segment{0};                 // length of the last completed run segment
   // GPU types a run of this job could not start on (JobLaunchFailed::never_started); placement
   // avoids them.
   std::vector<GpuTypeId> failed_gpu_types;
@@ -139,7 +154,6 @@ struct Job {
   // The estimator's view, refreshed by the scheduler whenever the job is (re)queued or placed.
   Duration estimated_total{0};      // whole job on its reference placement
   Duration estimated_remaining{0};  // at the last checkpoint, reference placement
-  std::string reason;               // why rejected, or the last why-pending explanation
   // A training job: how many of its GPUs are on loan from services (it yields them when a
   // service needs them back), since when.
   int loaned_gpus = 0;

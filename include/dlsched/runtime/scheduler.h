@@ -8,7 +8,6 @@
 #include "dlsched/model/cluster.h"
 #include "dlsched/model/cluster_state.h"
 #include "dlsched/model/job.h"
-#include "dlsched/model/job_lifecycle.h"
 #include "dlsched/perf/runtime_estimator.h"
 #include "dlsched/perf/throughput_model.h"
 #include "dlsched/policy/job_queue.h"

@@ -11,6 +11,7 @@
 #include <future>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <thread>
 
 #include "daemon/api/dashboard.h"
 #include "daemon/api/http_front.h"
@@ -625,16 +626,28 @@ Result<int> ApiServer::Bind(const std::string& host, int port) {
 }
 
 void ApiServer::Serve() {
+  serving_ = true;
+  if (stopping_) {
+    serving_ = false;
+    return;
+  }
   history_->Start();
   try {
     server_->listen_after_bind();
   } catch (const std::exception& e) {
     std::cerr << "dlsched: HTTP server stopped: " << e.what() << "\n";
   }
+  serving_ = false;
 }
 
 void ApiServer::Stop() {
-  if (server_) server_->stop();
+  stopping_ = true;
+  // httplib's stop() does nothing until listen_after_bind is running (a SIGTERM right after
+  // start-up used to leave Serve listening for ever), so it is asked until Serve is out.
+  while (serving_) {
+    if (server_) server_->stop();
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
   if (history_) history_->Stop();
 }
 

@@ -14,6 +14,7 @@
 // `max_body_bytes` (else 413). A reply sent before the body was read to its end closes the
 // connection.
 
+#include <atomic>
 #include <chrono>
 #include <memory>
 #include <string>
@@ -54,8 +55,11 @@ class ApiServer {
   // Binds the listening socket; port 0 picks a free one. Returns the bound port.
   Result<int> Bind(const std::string& host, int port);
   // Accepts and serves requests until Stop (blocks; run it on its own thread). Also starts the
-  // history GET /v1/history reads (dashboard.h): the daemon must have started.
+  // history GET /v1/history reads (dashboard.h): the daemon must have started. Returns at once
+  // when Stop came first.
   void Serve();
+  // Makes Serve return (whether it has begun listening yet or not) and stops the history.
+  // Blocks until Serve has returned. Idempotent.
   void Stop();
 
  private:
@@ -67,6 +71,10 @@ class ApiServer {
   ApiOptions options_;
   std::unique_ptr<HttpFront> server_;
   std::unique_ptr<History> history_;
+  // Serve is past its check of `stopping_` and has not returned (seq_cst, so Stop sees it or
+  // Serve sees `stopping_`).
+  std::atomic<bool> serving_ = false;
+  std::atomic<bool> stopping_ = false;
 };
 
 }  // namespace dlsched::daemon

@@ -16,7 +16,7 @@
 #include "daemon/exec/job_files.h"
 #include "daemon/exec/process_executor.h"
 #include "dlsched/common/overloaded.h"
-#include "dlsched/model/job_lifecycle.h"
+#include "dlsched/model/job.h"
 
 namespace dlsched::daemon {
 namespace {
@@ -492,7 +492,7 @@ std::shared_ptr<const JobRecord> Daemon::BuildRecord(JobId id) const {
   const Job& job = scheduler_->jobs().at(id);
   const LiveJob& live = live_jobs_[id.index()];
   auto r = std::make_shared<JobRecord>();
-  r->lifecycle() = LifecycleOf(job);
+  r->lifecycle() = job.lifecycle();
   r->id = id;
   r->request = live.request;
   r->placement = job.placement;

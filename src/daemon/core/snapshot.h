@@ -21,7 +21,6 @@
 #include "dlsched/common/time.h"
 #include "dlsched/model/cluster.h"
 #include "dlsched/model/job.h"
-#include "dlsched/model/job_lifecycle.h"
 
 namespace dlsched::daemon {
 

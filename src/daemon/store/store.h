@@ -25,7 +25,6 @@
 #include "dlsched/common/status.h"
 #include "dlsched/common/time.h"
 #include "dlsched/model/job.h"
-#include "dlsched/model/job_lifecycle.h"
 
 struct sqlite3;
 struct sqlite3_stmt;
