@@ -8,7 +8,6 @@
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
-#include <limits>
 #include <string>
 
 #include "dlsched/common/rng.h"
@@ -60,22 +59,6 @@ AllocationProblem GavelMixProblem(int n, int kinds) {
   return p;
 }
 
-double MinNormalised(const AllocationProblem& p, const Allocation& x) {
-  const Allocation equal = EqualShare(p);
-  double worst = std::numeric_limits<double>::infinity();
-  for (int j = 0; j < p.num_jobs(); ++j) {
-    const double eq = equal.EffectiveThroughput(p, j);
-    if (eq > 0) worst = std::min(worst, x.EffectiveThroughput(p, j) / eq);
-  }
-  return worst;
-}
-
-double CompletionRate(const AllocationProblem& p, const Allocation& x) {
-  double sum = 0;
-  for (int j = 0; j < p.num_jobs(); ++j) sum += x.EffectiveThroughput(p, j) / p.remaining_iters[j];
-  return sum;
-}
-
 using Objective = double (*)(const AllocationProblem&, const Allocation&);
 
 void BM_Allocate(benchmark::State& state, const Allocator& allocate, Objective objective,
@@ -96,7 +79,7 @@ void BM_Allocate(benchmark::State& state, const Allocator& allocate, Objective o
 }
 
 // As the policies call them.
-BENCHMARK_CAPTURE(BM_Allocate, max_min, Allocator(AllocateMaxMin), &MinNormalised)
+BENCHMARK_CAPTURE(BM_Allocate, max_min, Allocator(AllocateMaxMin), &MinNormalisedRate)
     ->Arg(100)
     ->Arg(1000)
     ->Arg(10000)
@@ -106,7 +89,7 @@ BENCHMARK_CAPTURE(BM_Allocate, min_jct, Allocator(AllocateMinJct), &CompletionRa
     ->Arg(1000)
     ->Arg(10000)
     ->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(BM_Allocate, greedy, Allocator(AllocateGreedy), &MinNormalised)
+BENCHMARK_CAPTURE(BM_Allocate, greedy, Allocator(AllocateGreedy), &MinNormalisedRate)
     ->Arg(100)
     ->Arg(1000)
     ->Arg(10000)
@@ -122,7 +105,7 @@ void BM_AllocatePartitioned(benchmark::State& state, bool max_min) {
         [jobs_per_lp](const AllocationProblem& p) {
           return AllocateMaxMinPartitioned(p, jobs_per_lp);
         },
-        &MinNormalised);
+        &MinNormalisedRate);
   } else {
     BM_Allocate(
         state,
@@ -147,14 +130,14 @@ void BM_AllocateMix(benchmark::State& state, const Allocator& allocate, Objectiv
   BM_Allocate(state, allocate, objective, 48);
 }
 
-BENCHMARK_CAPTURE(BM_AllocateMix, max_min, Allocator(AllocateMaxMin), &MinNormalised)
+BENCHMARK_CAPTURE(BM_AllocateMix, max_min, Allocator(AllocateMaxMin), &MinNormalisedRate)
     ->Arg(1000)
     ->Arg(10000)
     ->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_AllocateMix, max_min_exact, Allocator([](const AllocationProblem& p) {
                     return AllocateMaxMinPartitioned(p, 0);
                   }),
-                  &MinNormalised)
+                  &MinNormalisedRate)
     ->Arg(1000)
     ->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_AllocateMix, min_jct, Allocator(AllocateMinJct), &CompletionRate)

@@ -1,6 +1,7 @@
 #include "policy/hetero/allocation.h"
 
 #include <algorithm>
+#include <limits>
 #include <numeric>
 #include <string>
 
@@ -115,6 +116,24 @@ Allocation EqualShare(const AllocationProblem& problem) {
     }
   }
   return x;
+}
+
+double MinNormalisedRate(const AllocationProblem& problem, const Allocation& x) {
+  const Allocation equal = EqualShare(problem);
+  double worst = std::numeric_limits<double>::infinity();
+  for (int j = 0; j < problem.num_jobs(); ++j) {
+    const double fair = equal.EffectiveThroughput(problem, j);
+    if (fair > 0) worst = std::min(worst, x.EffectiveThroughput(problem, j) / fair);
+  }
+  return worst;
+}
+
+double CompletionRate(const AllocationProblem& problem, const Allocation& x) {
+  double sum = 0;
+  for (int j = 0; j < problem.num_jobs(); ++j) {
+    sum += x.EffectiveThroughput(problem, j) / problem.remaining_iters[j];
+  }
+  return sum;
 }
 
 Result<Allocation> AllocateGreedy(const AllocationProblem& problem) {

@@ -53,6 +53,12 @@ Status ValidateProblem(const AllocationProblem& problem);
 // Its throughput is job j's "fair" rate: max-min maximises min_j rate_j / equal-share rate_j.
 Allocation EqualShare(const AllocationProblem& problem);
 
+// The two objectives the LP allocators optimise, for checking and comparing allocations:
+// max-min's min_j rate_j / equal-share rate_j over the jobs the equal share gives a rate
+// (+infinity when none has one), and min-JCT's sum_j rate_j / remaining_iters_j.
+double MinNormalisedRate(const AllocationProblem& problem, const Allocation& x);
+double CompletionRate(const AllocationProblem& problem, const Allocation& x);
+
 // The cheap, non-LP allocator (`greedy`), O(n T log n): approximates the max-min allocation.
 // Every job gets the time share an equal split of the cluster's GPUs gives it,
 // s_j = min(1, total_gpus / (n * gang_j)) -- what max-min fairness gives when jobs have equal
