@@ -18,6 +18,7 @@
 #include "daemon/exec/gpu_monitor.h"
 #include "daemon/exec/job_files.h"
 #include "daemon/exec/nvml.h"
+#include "daemon/exec/share_env.h"
 #include "daemon/exec/slurm_executor.h"
 #include "daemon/exec/unix_account.h"
 #include "io/cluster_spec.h"
@@ -68,8 +69,8 @@ void AddServeFlags(CLI::App& command, ServeFlags& flags) {
   command
       .add_option("--profile", flags.profile,
                   "Policy profile of any kind (`dlsched policies`): a built-in name or a .json "
-                  "file. Sharing profiles decide as their base while the daemon has no sharing "
-                  "knowledge.")
+                  "file. Sharing profiles (greedy-share, gandiva, ...) put jobs on shared GPUs, "
+                  "knowing each job's observed GPU memory from the GPU monitor.")
       ->capture_default_str();
   command
       .add_option("--gpus", flags.gpus,
@@ -151,6 +152,20 @@ void AddServeFlags(CLI::App& command, ServeFlags& flags) {
                   "store); at least 0.05, or 0: no monitor. Default: 5 with --gpus auto, else no "
                   "monitor.")
       ->check(CLI::Range(0.0, 3600.0));
+  command
+      .add_option("--sharing-data", flags.sharing_data,
+                  "Job types and interference for a sharing profile: builtin, or a traces folder "
+                  "with Lucid's and Gavel's measurements (as `simulate --sharing-data`).")
+      ->capture_default_str();
+  command
+      .add_option("--share-enforcer", flags.share_enforcer,
+                  "How jobs sharing a GPU are held to their part of it: 'none' (accounting "
+                  "only: each is told its memory bound in DLSCHED_GPU_MEMORY_LIMIT_MIB) or 'mps' "
+                  "(NVIDIA MPS: one control daemon per GPU, a pinned memory limit and an SM "
+                  "share per job, and no two users' jobs on one GPU; needs "
+                  "nvidia-cuda-mps-control on PATH). See docs/sharing.md.")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"none", "mps"}));
   command.add_flag("--kill-jobs-on-exit", flags.kill_jobs_on_exit,
                    "Kill running jobs when the daemon stops: SIGTERM, --grace seconds, then "
                    "SIGKILL, and each is recorded as killed, so a restart does not run it again "
@@ -252,6 +267,24 @@ int RunServe(const ServeFlags& flags, std::ostream& out, std::ostream& err) {
            "Slurm cluster's; leave it out with --executor slurm\n";
     return kExitUsage;
   }
+  const ShareEnforcer share_enforcer =
+      flags.share_enforcer == "mps" ? ShareEnforcer::kMps : ShareEnforcer::kNone;
+  std::string mps_control;
+  if (share_enforcer == ShareEnforcer::kMps) {
+    if (slurm) {
+      err << "dlsched serve: --share-enforcer mps: MPS is run on this machine's GPUs, not a Slurm "
+             "cluster's; leave it at 'none' with --executor slurm\n";
+      return kExitUsage;
+    }
+    const char* path = std::getenv("PATH");
+    mps_control = FindOnPath(kMpsControlProgram, path != nullptr ? path : "");
+    if (mps_control.empty()) {
+      err << "dlsched serve: --share-enforcer mps: " << kMpsControlProgram
+          << " is not on PATH (it comes with the NVIDIA driver's compute utilities); install it, "
+             "or use --share-enforcer none (accounting only)\n";
+      return kExitRuntimeError;
+    }
+  }
   std::shared_ptr<GpuMonitor> gpu_monitor;
   if (monitor_period_s > 0) {
     Result<std::unique_ptr<NvmlGpuMonitor>> opened = NvmlGpuMonitor::Open(flags.nvml_library);
@@ -283,6 +316,10 @@ int RunServe(const ServeFlags& flags, std::ostream& out, std::ostream& err) {
   options.min_free_bytes = flags.min_free_mib << 20;
   options.gpu_monitor = std::move(gpu_monitor);
   if (options.gpu_monitor) options.monitor_period = Seconds(monitor_period_s);
+  if (flags.sharing_data != "builtin") {
+    options.sharing_data = std::filesystem::absolute(flags.sharing_data, ec).string();
+  }
+  options.share_enforcer = share_enforcer;
   if (RunningAsRoot() && tokens && !slurm) {
     options.account_for = [table = tokens.get()](std::string_view user) {
       return ResolveUnixAccount(table->AccountSpec(user));
@@ -333,6 +370,15 @@ int RunServe(const ServeFlags& flags, std::ostream& out, std::ostream& err) {
     return kExitRuntimeError;
   }
   Daemon& d = **daemon;
+  std::optional<MpsControlDaemons> mps;
+  if (!mps_control.empty()) {
+    const char* path = std::getenv("PATH");
+    mps.emplace(mps_control, d.workdir(), path != nullptr ? path : "");
+    if (Status started = mps->Start(d.cluster()); !started.ok()) {
+      err << "dlsched serve: --share-enforcer mps: " << started.message() << "\n";
+      return kExitRuntimeError;
+    }
+  }
   ApiOptions api_options;
   api_options.tokens = tokens.get();
   api_options.threads = flags.http_threads;
@@ -408,6 +454,12 @@ int RunServe(const ServeFlags& flags, std::ostream& out, std::ostream& err) {
   } else {
     err << "dlsched serve: stopped; " << running
         << " jobs left running (a restarted daemon re-adopts them)\n";
+  }
+  // Jobs left running (and re-adopted by a restart) keep their MPS servers.
+  if (mps && (flags.kill_jobs_on_exit || running == 0)) {
+    if (Status stopped = mps->Stop(); !stopped.ok()) {
+      err << "dlsched serve: stopping MPS: " << stopped.message() << "\n";
+    }
   }
   if (failure) {
     err << "dlsched serve: " << failure->ToString() << "\n";

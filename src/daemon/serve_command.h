@@ -23,7 +23,7 @@ struct ServeFlags {
   uint64_t seed = 1;
   int http_threads = 16;
   size_t max_body_bytes = 256 * 1024;
-  double request_timeout_s = 10;  // a client's time to send one request, head and body
+  double request_timeout_s = 10;    // a client's time to send one request, head and body
   std::string durability = "full";  // "full" (fsync per commit) or "process"
   bool kill_jobs_on_exit = false;
   std::string executor = "local";  // "local" (processes) or "slurm"
@@ -36,6 +36,10 @@ struct ServeFlags {
   std::string nvml_library;
   // Seconds between GPU monitor samples; < 0: 5 with --gpus auto, else no monitor; 0: none.
   double monitor_period_s = -1;
+  // A sharing profile's job types and interference: "builtin" or a traces folder (Lucid's and
+  // Gavel's measurements, as `simulate --sharing-data`).
+  std::string sharing_data = "builtin";
+  std::string share_enforcer = "none";  // "none" (accounting only) or "mps"
 };
 
 void AddServeFlags(CLI::App& command, ServeFlags& flags);

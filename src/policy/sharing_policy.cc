@@ -174,7 +174,8 @@ class SharingPolicy final : public SchedulingPolicy {
     return std::ranges::find(job.failed_gpu_types, type) == job.failed_gpu_types.end();
   }
 
-  // Packs candidates beside the jobs on open shared GPUs, one GPU type at a time.
+  // Packs candidates beside the jobs on open shared GPUs, one GPU type and one sharing group
+  // (SharingView::ShareGroup: a GPU's group is its holders') at a time.
   void PlaceCandidates(const SchedulingContext& ctx, const std::vector<JobId>& candidates,
                        std::span<SharedGpu> gpus, Decisions& decisions) const {
     if (candidates.empty()) return;
@@ -183,48 +184,67 @@ class SharingPolicy final : public SchedulingPolicy {
       const GpuTypeId type(static_cast<uint32_t>(t));
       const sharing::InterferenceModel* model = ModelFor(ctx, type);
       if (model == nullptr) continue;
-      std::vector<size_t> slots;  // into gpus
-      for (size_t g = 0; g < gpus.size(); ++g) {
-        if (gpus[g].type == type && gpus[g].open) slots.push_back(g);
+      std::vector<uint64_t> groups;
+      for (const SharedGpu& gpu : gpus) {
+        if (gpu.type == type && gpu.open) groups.push_back(ctx.sharing->ShareGroup(gpu.holders[0]));
       }
-      if (slots.empty()) continue;
-      const int64_t capacity = gpus[slots.front()].memory_mib;
-      std::vector<sharing::PackJob> jobs;
-      for (size_t s = 0; s < slots.size(); ++s) {
-        for (JobId holder : gpus[slots[s]].holders) {
-          jobs.push_back(PackJobOf(ctx, holder, static_cast<int>(s)));
-        }
+      std::ranges::sort(groups);
+      groups.erase(std::ranges::unique(groups).begin(), groups.end());
+      for (const uint64_t group : groups) {
+        PlaceInGroup(ctx, candidates, gpus, type, *model, group, placed, decisions);
       }
-      const size_t first_candidate = jobs.size();
-      std::vector<size_t> offered;  // into candidates
-      for (size_t c = 0; c < candidates.size(); ++c) {
-        if (placed[c] || !MayRunOn(ctx.jobs.at(candidates[c]), type, ctx.cluster)) continue;
-        if (ctx.sharing->MemoryDemandMib(candidates[c], config_.memory_percentile) > capacity) {
-          continue;  // it could not run here even alone
-        }
-        jobs.push_back(PackJobOf(ctx, candidates[c], -1));
-        offered.push_back(c);
+    }
+  }
+
+  // PlaceCandidates for the open GPUs of `type` in `group` and the candidates of that group.
+  void PlaceInGroup(const SchedulingContext& ctx, const std::vector<JobId>& candidates,
+                    std::span<SharedGpu> gpus, GpuTypeId type,
+                    const sharing::InterferenceModel& model, uint64_t group,
+                    std::vector<bool>& placed, Decisions& decisions) const {
+    std::vector<size_t> slots;  // into gpus
+    for (size_t g = 0; g < gpus.size(); ++g) {
+      if (gpus[g].type == type && gpus[g].open &&
+          ctx.sharing->ShareGroup(gpus[g].holders[0]) == group) {
+        slots.push_back(g);
       }
-      if (offered.empty()) continue;
-      sharing::PackOptions options;
-      options.gpu_memory_mib = capacity;
-      options.max_jobs_per_gpu = config_.max_jobs_per_gpu;
-      options.max_slowdown = config_.interference_aware ? config_.max_slowdown : 1.0;
-      options.max_gpus = static_cast<int>(slots.size());
-      Result<sharing::Packing> packing = config_.packer == SharingPolicyConfig::Packer::kHeuristic
-                                             ? sharing::HeuristicPack(jobs, *model, options)
-                                             : sharing::GreedyPack(jobs, *model, options);
-      if (!packing.ok()) continue;  // a pinned slot the world changed under; try next cycle
-      for (size_t o = 0; o < offered.size(); ++o) {
-        const int slot = packing->gpu_of[first_candidate + o];
-        if (slot < 0) continue;
-        SharedGpu& gpu = gpus[slots[static_cast<size_t>(slot)]];
-        const JobId id = candidates[offered[o]];
-        decisions.launches.push_back(
-            {id, Placement{{NodeGpus{gpu.node, GpuMask{1} << gpu.gpu}}}, config_.mode});
-        gpu.holders.push_back(id);
-        placed[offered[o]] = true;
+    }
+    const int64_t capacity = gpus[slots.front()].memory_mib;
+    std::vector<sharing::PackJob> jobs;
+    for (size_t s = 0; s < slots.size(); ++s) {
+      for (JobId holder : gpus[slots[s]].holders) {
+        jobs.push_back(PackJobOf(ctx, holder, static_cast<int>(s)));
       }
+    }
+    const size_t first_candidate = jobs.size();
+    std::vector<size_t> offered;  // into candidates
+    for (size_t c = 0; c < candidates.size(); ++c) {
+      if (placed[c] || !MayRunOn(ctx.jobs.at(candidates[c]), type, ctx.cluster)) continue;
+      if (ctx.sharing->ShareGroup(candidates[c]) != group) continue;
+      if (ctx.sharing->MemoryDemandMib(candidates[c], config_.memory_percentile) > capacity) {
+        continue;  // it could not run here even alone
+      }
+      jobs.push_back(PackJobOf(ctx, candidates[c], -1));
+      offered.push_back(c);
+    }
+    if (offered.empty()) return;
+    sharing::PackOptions options;
+    options.gpu_memory_mib = capacity;
+    options.max_jobs_per_gpu = config_.max_jobs_per_gpu;
+    options.max_slowdown = config_.interference_aware ? config_.max_slowdown : 1.0;
+    options.max_gpus = static_cast<int>(slots.size());
+    Result<sharing::Packing> packing = config_.packer == SharingPolicyConfig::Packer::kHeuristic
+                                           ? sharing::HeuristicPack(jobs, model, options)
+                                           : sharing::GreedyPack(jobs, model, options);
+    if (!packing.ok()) return;  // a pinned slot the world changed under; try next cycle
+    for (size_t o = 0; o < offered.size(); ++o) {
+      const int slot = packing->gpu_of[first_candidate + o];
+      if (slot < 0) continue;
+      SharedGpu& gpu = gpus[slots[static_cast<size_t>(slot)]];
+      const JobId id = candidates[offered[o]];
+      decisions.launches.push_back(
+          {id, Placement{{NodeGpus{gpu.node, GpuMask{1} << gpu.gpu}}}, config_.mode});
+      gpu.holders.push_back(id);
+      placed[offered[o]] = true;
     }
   }
 

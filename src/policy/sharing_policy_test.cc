@@ -39,9 +39,14 @@ class FakeSharingView final : public SharingView {
     auto it = memory_mib.find(job.value());
     return it == memory_mib.end() ? 4096 : it->second;
   }
+  uint64_t ShareGroup(JobId job) const override {
+    auto it = group.find(job.value());
+    return it == group.end() ? 0 : it->second;
+  }
 
   std::map<uint32_t, bool> heavy;
   std::map<uint32_t, int64_t> memory_mib;
+  std::map<uint32_t, uint64_t> group;
 
  private:
   TwoTypeModel model_;
@@ -111,6 +116,23 @@ TEST_F(SharingPolicyTest, WaitingJobsJoinRunningOnesUpToK) {
   EXPECT_EQ(Sharers(a), 2);
   EXPECT_EQ(Sharers(b), 2);
   EXPECT_EQ(scheduler_->state().free_total(), 0);
+}
+
+// A job joins only a GPU whose holders are of its sharing group (the live daemon under MPS: its
+// user's jobs).
+TEST_F(SharingPolicyTest, JobsShareOnlyWithTheirGroup) {
+  Start("1x2xV100", Config());
+  view_.group = {{0, 7}, {1, 9}, {2, 9}, {3, 5}};
+  const JobId a = Submit(0);
+  const JobId b = Submit(1);
+  scheduler_->RunCycle(kTimeZero);
+  const JobId c = Submit(2, AtSeconds(1));
+  const JobId d = Submit(3, AtSeconds(1));
+  scheduler_->RunCycle(AtSeconds(1));
+  EXPECT_EQ(job(c).state, JobState::kRunning);
+  EXPECT_EQ(job(c).placement, job(b).placement) << "c joins its group's GPU, not a's";
+  EXPECT_EQ(Sharers(a), 1);
+  EXPECT_EQ(job(d).state, JobState::kQueued) << "no GPU of its group";
 }
 
 TEST_F(SharingPolicyTest, NoJobIsPlacedWhereItsMemoryOrSlowdownBreaksTheBound) {

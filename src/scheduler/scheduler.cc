@@ -377,10 +377,10 @@ Result<JobId> Scheduler::Restore(RestoredJob r) {
         return InvalidArgument("running job's placement names GPUs the cluster lacks");
       }
     }
-    if (!CanKeepGpus(r.spec, r.placement)) {
+    if (!CanKeepGpus(r.spec, r.placement, r.share)) {
       return FailedPrecondition("running job's GPUs are already taken");
     }
-  } else if (!r.placement.empty()) {
+  } else if (!r.placement.empty() || r.share != ShareMode::kExclusive) {
     return InvalidArgument("only a running job holds GPUs");
   }
   const JobId id = jobs_.Add(std::move(r.spec));
@@ -402,6 +402,7 @@ Result<JobId> Scheduler::Restore(RestoredJob r) {
       Dequeue(job);                                     // ...but a running job is not waiting
       job.state = JobState::kRunning;
       job.placement = std::move(r.placement);
+      job.share = r.share;
       AdoptRunning(job);
       break;
     default:  // terminal: history only, and what the run-time estimator learns from

@@ -523,6 +523,44 @@ TEST_F(SchedulerTest, RestoreRefusesWhatCannotBeTrueAndChangesNothing) {
   }
 }
 
+// Two jobs that shared a GPU come back sharing it; an exclusive job cannot join them, nor a
+// shared one take an exclusive job's GPU, and the shared GPU frees with its last holder.
+TEST_F(SchedulerTest, RestoreKeepsSharedGpusShared) {
+  Start("1x2xV100", Profile("fifo", true));
+  auto a = Restored(MakeJob(0).Gpus(1).Spec(), JobState::kRunning);
+  a.placement = Placement{{{NodeId(0), 0b01}}};
+  a.share = ShareMode::kPacked;
+  auto b = a;
+  b.spec = MakeJob(1).Gpus(1).Spec();
+  auto exclusive_there = a;
+  exclusive_there.share = ShareMode::kExclusive;
+  ASSERT_TRUE(scheduler_->Restore(a).ok());
+  EXPECT_FALSE(scheduler_->CanKeepGpus(exclusive_there.spec, exclusive_there.placement));
+  EXPECT_FALSE(scheduler_->Restore(exclusive_there).ok());
+  ASSERT_TRUE(scheduler_->Restore(b).ok());
+  EXPECT_EQ(scheduler_->state().sharers(NodeId(0), 0), 2);
+  EXPECT_EQ(job(JobId(1)).share, ShareMode::kPacked);
+  EXPECT_EQ(scheduler_->state().free_total(), 1);
+
+  auto c = Restored(MakeJob(2).Gpus(1).Spec(), JobState::kRunning);
+  c.placement = Placement{{{NodeId(0), 0b10}}};
+  ASSERT_TRUE(scheduler_->Restore(c).ok());
+  auto shared_on_exclusive = a;
+  shared_on_exclusive.spec = MakeJob(3).Gpus(1).Spec();
+  shared_on_exclusive.placement = c.placement;
+  EXPECT_FALSE(scheduler_->Restore(shared_on_exclusive).ok());
+  auto queued_shared = Restored(MakeJob(3).Gpus(1).Spec(), JobState::kQueued);
+  queued_shared.share = ShareMode::kPacked;
+  EXPECT_FALSE(scheduler_->Restore(queued_shared).ok());
+
+  ASSERT_TRUE(
+      scheduler_->Handle(JobFinished{JobId(0), JobState::kSucceeded, ""}, AtSeconds(1)).ok());
+  EXPECT_EQ(scheduler_->state().free_total(), 0);
+  ASSERT_TRUE(
+      scheduler_->Handle(JobFinished{JobId(1), JobState::kSucceeded, ""}, AtSeconds(2)).ok());
+  EXPECT_EQ(scheduler_->state().free_total(), 1);
+}
+
 // Gangs are placed all or nothing, so no two half-placed gangs can hold GPUs each other needs:
 // random gangs under a preemptive policy always all finish, and at every step each running job
 // holds exactly its gang while waiting jobs hold nothing.

@@ -265,7 +265,15 @@ Duration Scheduler::lent_gpu_time(Timestamp now) const {
   return total;
 }
 
-bool Scheduler::CanKeepGpus(const JobSpec& spec, const Placement& placement) const {
+bool Scheduler::CanKeepGpus(const JobSpec& spec, const Placement& placement,
+                            ShareMode share) const {
+  if (share != ShareMode::kExclusive) {
+    if (spec.is_service() || placement.parts.size() != 1 || placement.num_gpus() != 1) {
+      return false;
+    }
+    const NodeGpus& part = placement.parts.front();
+    return state_.CanShare(part.node, std::countr_zero(part.gpus));
+  }
   if (state_.IsFree(placement)) return true;
   const Placement taken =
       Select(placement, [&](NodeId node, GpuMask gpus) { return gpus & ~state_.free_mask(node); });
@@ -277,6 +285,13 @@ bool Scheduler::CanKeepGpus(const JobSpec& spec, const Placement& placement) con
 }
 
 void Scheduler::AdoptRunning(Job& job) {
+  if (job.share != ShareMode::kExclusive) {
+    const NodeGpus& part = job.placement.parts.front();
+    state_.AllocateShared(part.node, std::countr_zero(part.gpus));
+    AddRunning(job.id);
+    running_by_rank_.InsertAtNextRefresh(job.id);
+    return;
+  }
   const Placement taken = Select(
       job.placement, [&](NodeId node, GpuMask gpus) { return gpus & ~state_.free_mask(node); });
   state_.Allocate(Select(job.placement,

@@ -55,17 +55,22 @@ class SharingKnowledge final : public SharingView {
   // monitor). Precondition: Has(job).
   void SetHistory(JobId job, const sharing::DemandHistory& history);
   const sharing::DemandHistory& History(JobId job) const { return jobs_[job.index()].history; }
+  // Puts a job in a sharing group (SharingView::ShareGroup; 0 until set, also after Set).
+  // Precondition: Has(job).
+  void SetShareGroup(JobId job, uint64_t group) { jobs_[job.index()].group = group; }
 
   // SharingView. Features and MemoryDemandMib require Has(job).
   const sharing::InterferenceModel* Interference(GpuTypeId type) const override;
   sharing::SharingJob Features(JobId job) const override { return jobs_[job.index()].features; }
   int64_t MemoryDemandMib(JobId job, double p) const override;
+  uint64_t ShareGroup(JobId job) const override { return jobs_[job.index()].group; }
 
  private:
   struct JobInfo {
     bool set = false;
     sharing::SharingJob features;
     int64_t declared_peak_mib = 1;
+    uint64_t group = 0;
     sharing::DemandHistory history{kDefaultHistory};
     // MemoryDemandMib's last answer, until the history changes (percentiles cost O(history)).
     mutable double cached_percentile = -1.0;

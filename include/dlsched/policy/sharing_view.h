@@ -22,6 +22,9 @@ class SharingView {
   // ran; before anything was observed, its declared peak (the user's request or its model's
   // profiled memory). > 0.
   virtual int64_t MemoryDemandMib(JobId job, double p) const = 0;
+  // Jobs share a GPU only with jobs of the same group. One group for all unless the driver says
+  // otherwise (the live daemon under MPS: one per user, since MPS serialises users).
+  virtual uint64_t ShareGroup(JobId /*job*/) const { return 0; }
 };
 
 }  // namespace dlsched

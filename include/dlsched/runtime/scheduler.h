@@ -121,6 +121,8 @@ class Scheduler {
   struct RestoredJob : JobLifecycle {
     JobSpec spec;
     Placement placement;  // kRunning only: the GPUs it holds
+    // kRunning only: how it holds them; a shared mode needs one GPU (ClusterState::CanShare).
+    ShareMode share = ShareMode::kExclusive;
   };
   // Puts back a job from durable state when a driver restarts (the daemon re-reading its
   // store), before any Submit. Ids are dense and assigned in call order, as Submit assigns them,
@@ -133,8 +135,11 @@ class Scheduler {
   Result<JobId> Restore(RestoredJob restored);
   // Whether Restore would let a running job with `spec` keep `placement` now: its GPUs are free,
   // or the overlap is a loan between it and running services (a training job on a service's GPUs,
-  // or a service under its borrowers). Placement validity (size, nodes) is not checked here.
-  bool CanKeepGpus(const JobSpec& spec, const Placement& placement) const;
+  // or a service under its borrowers). Held in a shared mode (`share`), the placement must be one
+  // GPU that is free or already shared (ClusterState::CanShare). Placement validity (size, nodes)
+  // is not checked here.
+  bool CanKeepGpus(const JobSpec& spec, const Placement& placement,
+                   ShareMode share = ShareMode::kExclusive) const;
 
  private:
   SchedulingContext Context(Timestamp now);
@@ -182,7 +187,8 @@ class Scheduler {
   void SettleLoan(Job& job, Timestamp now);
   // The earliest change of a running service's load.
   Timestamp NextLoadChange(Timestamp now) const;
-  // Restore: a running job takes its placement's free GPUs; the rest become loans.
+  // Restore: a running job takes its placement's free GPUs; the rest become loans. A job held in
+  // a shared mode joins its GPU's holders instead.
   void AdoptRunning(Job& job);
 
   Status OnFinished(const JobFinished& e, Timestamp now);

@@ -3,6 +3,7 @@
 #include <sys/statvfs.h>
 
 #include <algorithm>
+#include <bit>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -44,6 +45,7 @@ JobRow RowFor(const JobRecord& r, bool with_spec) {
   if (with_spec) row.spec_json = JobRequestToJson(*r.request).dump();
   row.submit_time = r.submit_time();
   row.placement = r.placement_text;
+  row.share = r.share;
   row.pid = r.pid;
   row.pid_start = static_cast<int64_t>(r.pid_start);
   row.exit_code = r.exit_code;
@@ -151,8 +153,12 @@ Result<std::unique_ptr<Daemon>> Daemon::Create(Cluster cluster, DaemonOptions op
   }
   d->scheduler_ = std::make_unique<Scheduler>(d->cluster_, std::move(policy), d->port_,
                                               *d->estimator_, d->options_.seed);
-  if (d->options_.sharing_view != nullptr) {
-    d->scheduler_->set_sharing_view(d->options_.sharing_view);
+  if (std::holds_alternative<SharingProfile>(d->options_.profile.kind)) {
+    DS_ASSIGN_OR_RETURN(SharingModels models,
+                        LoadSharingModels(d->options_.sharing_data, d->cluster_));
+    d->sharing_ = std::make_unique<LiveSharingKnowledge>(
+        d->cluster_, std::move(models), d->options_.share_enforcer == ShareEnforcer::kMps);
+    d->scheduler_->set_sharing_view(&d->sharing_->knowledge());
   }
   d->started_at_ = clock.Now();
   DS_RETURN_IF_ERROR(d->Restore());
@@ -271,7 +277,8 @@ Status Daemon::Restore() {
       now, -1, event_kind::kStart,
       StartDetail(options_.profile, cluster_, options_.seed, static_cast<int64_t>(rows.size()),
                   static_cast<int64_t>(adoptions.size()), saved_policy_state_,
-                  options_.predictor_source));
+                  options_.predictor_source, options_.sharing_data,
+                  ShareEnforcerName(options_.share_enforcer)));
   for (JobId id : requeued_ids) MarkDirty(id);
   for (JobId id : failed_ids) MarkDirty(id);
   // The stored state is this run's from now on, also when it starts afresh under another profile.
@@ -484,8 +491,40 @@ Result<LaunchSpec> Daemon::LaunchSpecFor(const Job& job, const Placement& placem
     }
     account = std::move(found).value();
   }
-  return BuildLaunchSpec(*live.request, job, placement, cluster_, JobDir(job.id), inherited_env_,
-                         port, account);
+  LaunchSpec spec = BuildLaunchSpec(*live.request, job, placement, cluster_, JobDir(job.id),
+                                    inherited_env_, port, account);
+  if (job.share != ShareMode::kExclusive) {
+    AddShareEnv(GpuShareFor(job, placement), options_.share_enforcer, options_.workdir, spec.env);
+  }
+  return spec;
+}
+
+GpuShare Daemon::GpuShareFor(const Job& job, const Placement& placement) const {
+  const NodeGpus& part = placement.parts.front();
+  const int gpu = std::countr_zero(part.gpus);
+  const NodeSpec& node = cluster_.node(part.node);
+  const int64_t gpu_mib = node.gpus[static_cast<size_t>(gpu)].memory_mib;
+  GpuShare share{node.name, gpu, gpu_mib, 100};
+  const auto* profile = std::get_if<SharingProfile>(&options_.profile.kind);
+  if (profile == nullptr || !sharing_) return share;  // no knowledge: the whole GPU
+  const SharingPolicyConfig& config = profile->config;
+  share.active_thread_percentage = 100 / std::max(1, config.max_jobs_per_gpu);
+  const SharingKnowledge& view = sharing_->knowledge();
+  const int64_t own = view.MemoryDemandMib(job.id, config.memory_percentile);
+  if (config.mode == ShareMode::kTimeSliced || gpu_mib <= 0) {
+    share.memory_limit_mib = std::max(own, gpu_mib);
+    return share;
+  }
+  int64_t others = 0;
+  for (JobId id : scheduler_->running()) {
+    const Job& other = scheduler_->jobs().at(id);
+    if (id == job.id || other.share == ShareMode::kExclusive || other.placement != placement) {
+      continue;
+    }
+    others += view.MemoryDemandMib(id, config.memory_percentile);
+  }
+  share.memory_limit_mib = std::max(own, gpu_mib - others);
+  return share;
 }
 
 std::shared_ptr<const JobRecord> Daemon::BuildRecord(JobId id) const {
@@ -497,6 +536,7 @@ std::shared_ptr<const JobRecord> Daemon::BuildRecord(JobId id) const {
   r->request = live.request;
   r->placement = job.placement;
   r->placement_text = PlacementText(cluster_, job.placement);
+  r->share = job.share;
   r->exit_code = live.exit_code;
   if (job.state == JobState::kRunning) {
     r->stopping = StopIntentName(live.stopping);
@@ -881,9 +921,15 @@ Status Daemon::RecordGpuSamples(std::vector<Item>& items) {
     for (const JobGpuObservation& o :
          AttributeGpuSample(item.sample, job_of_group, ProcessGroupOf)) {
       gpu_usage_.Record(o, item.at);
+      if (sharing_) sharing_->Observed(o.job);
       if (status.ok()) {
         status = store_->AppendGpuSample(
             {static_cast<int64_t>(o.job.value()), item.at, o.memory_mib, o.utilization});
+      }
+      // What the sharing knowledge is built from, for the replay (event_log.h).
+      if (status.ok()) {
+        status = store_->AppendEvent(item.at, o.job.value(), event_kind::kGpuSample,
+                                     GpuSampleDetail(o.memory_mib, o.utilization));
       }
     }
   }
@@ -926,6 +972,7 @@ std::optional<CycleResult> Daemon::Decide(Timestamp now) {
     return std::nullopt;
   }
   const auto t0 = std::chrono::steady_clock::now();
+  if (sharing_) sharing_->Refresh(scheduler_->jobs(), gpu_usage_);
   CycleResult cycle = scheduler_->RunCycle(now);
   metrics_.RecordCycle(
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());

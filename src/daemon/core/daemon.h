@@ -82,10 +82,12 @@
 #include "daemon/core/gpu_sampler.h"
 #include "daemon/core/gpu_usage.h"
 #include "daemon/core/inbox.h"
+#include "daemon/core/live_sharing.h"
 #include "daemon/core/progress_feed.h"
 #include "daemon/core/snapshot.h"
 #include "daemon/exec/job_executor.h"
 #include "daemon/exec/job_files.h"
+#include "daemon/exec/share_env.h"
 #include "daemon/exec/unix_account.h"
 #include "daemon/job/job_request.h"
 #include "daemon/store/ownership.h"
@@ -117,10 +119,17 @@ Duration LaunchRetryDelay(const LaunchRetry& retry, int failures);
 struct DaemonOptions {
   std::string db_path;
   std::string workdir;  // job directories live in <workdir>/jobs/<id>
-  // Any kind (io/profile.h). A sharing profile decides as its base until `sharing_view` is set.
+  // Any kind (io/profile.h).
   PolicyProfile profile;
-  // Set: what sharing policies may know (Scheduler::set_sharing_view); must outlive the daemon.
-  const SharingView* sharing_view = nullptr;
+  // A sharing profile's knowledge (live_sharing.h: models, job features, the GPU monitor's
+  // histories) is refreshed before each cycle and handed to the scheduler; its models come from
+  // this traces folder's measurements (LoadSharingModels; "" = the built-in ones, `serve
+  // --sharing-data`), logged in the start record for the replay.
+  std::string sharing_data;
+  // How jobs that share a GPU are held to their part of it (share_env.h, `serve
+  // --share-enforcer`); under kMps no two users' jobs share a GPU. The MPS control daemons are
+  // `serve`'s to start.
+  ShareEnforcer share_enforcer = ShareEnforcer::kNone;
   Duration grace = std::chrono::seconds(10);  // SIGTERM -> SIGKILL for preemption and cancel
   uint64_t seed = 1;
   size_t max_inbox = 100000;  // further posts are refused (HTTP 429)
@@ -354,9 +363,15 @@ class Daemon {
   void Reply(std::vector<Item>& items, Timestamp now);
   // Applies one input inside the open transaction; collects replies to send after commit.
   Status Apply(Item& item, Timestamp now);
-  // What a new run segment of `job` on `placement` runs (BuildLaunchSpec), or why it cannot
-  // run (its user has no Unix account). Forgets the previous segment's exit code.
+  // What a new run segment of `job` on `placement` runs (BuildLaunchSpec; a job in a shared mode
+  // also its GpuShareFor), or why it cannot run (its user has no Unix account). Forgets the
+  // previous segment's exit code.
   Result<LaunchSpec> LaunchSpecFor(const Job& job, const Placement& placement);
+  // A shared job's part of its GPU (docs/sharing.md, "Running it live"): the memory the GPU has
+  // less what its other holders demand at the policy's memory percentile (time-sliced: the
+  // whole GPU's), never less than its own demand; and 100 / the policy's jobs per GPU percent of
+  // the SMs.
+  GpuShare GpuShareFor(const Job& job, const Placement& placement) const;
   void MarkDirty(JobId id);
   std::shared_ptr<const JobRecord> BuildRecord(JobId id) const;
   // Writes the rows of the dirty jobs and refreshes their records in the index.
@@ -406,6 +421,8 @@ class Daemon {
   std::optional<QueueView> queue_cache_;
   std::unique_ptr<ProgressFeed> feed_;  // with a predictor only
   GpuUsageBook gpu_usage_;
+  // With a sharing profile: the scheduler's SharingView, refreshed before each cycle.
+  std::unique_ptr<LiveSharingKnowledge> sharing_;
   std::shared_ptr<const GpuSample> gpu_devices_;  // the latest sample, for /metrics
   std::unique_ptr<GpuSampler> sampler_;           // with a GPU monitor only
   std::vector<HeldReport> held_reports_;

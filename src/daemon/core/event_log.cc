@@ -75,6 +75,30 @@ Result<Event> ParseEvent(std::string_view kind, JobId job, std::string_view deta
   return InvalidArgument("'" + std::string(kind) + "' is not an executor report or cancellation");
 }
 
+std::string GpuSampleDetail(int64_t memory_mib, double utilization) {
+  return "memory_mib=" + std::to_string(memory_mib) + " utilization=" + ShortestNumber(utilization);
+}
+
+Result<LoggedGpuSample> ParseGpuSampleDetail(std::string_view detail) {
+  constexpr std::string_view kMemory = "memory_mib=";
+  constexpr std::string_view kUtilization = " utilization=";
+  const size_t split = detail.find(kUtilization);
+  if (!detail.starts_with(kMemory) || split == std::string_view::npos) {
+    return Malformed(event_kind::kGpuSample, "want 'memory_mib=N utilization=U'");
+  }
+  LoggedGpuSample sample;
+  const std::string_view memory = detail.substr(kMemory.size(), split - kMemory.size());
+  const std::string_view utilization = detail.substr(split + kUtilization.size());
+  const auto m = std::from_chars(memory.data(), memory.data() + memory.size(), sample.memory_mib);
+  const auto u = std::from_chars(utilization.data(), utilization.data() + utilization.size(),
+                                 sample.utilization);
+  if (m.ec != std::errc() || m.ptr != memory.data() + memory.size() || u.ec != std::errc() ||
+      u.ptr != utilization.data() + utilization.size() || !std::isfinite(sample.utilization)) {
+    return Malformed(event_kind::kGpuSample, "'" + std::string(detail) + "' has no numbers");
+  }
+  return sample;
+}
+
 json ClusterLogJson(const Cluster& cluster) {
   json types = json::array();
   for (int t = 0; t < cluster.num_gpu_types(); ++t)
@@ -139,14 +163,17 @@ Result<Cluster> ParseClusterLogJson(const json& doc) {
 
 std::string StartDetail(const PolicyProfile& profile, const Cluster& cluster, uint64_t seed,
                         int64_t jobs, int64_t running, std::string_view policy_state,
-                        std::string_view predictor) {
+                        std::string_view predictor, std::string_view sharing_data,
+                        std::string_view share_enforcer) {
   return json{{"profile", json::parse(PolicyProfileToJson(profile))},
               {"cluster", ClusterLogJson(cluster)},
               {"seed", seed},
               {"jobs", jobs},
               {"running", running},
               {"policy_state", policy_state},
-              {"predictor", predictor}}
+              {"predictor", predictor},
+              {"sharing_data", sharing_data},
+              {"share_enforcer", share_enforcer}}
       .dump();
 }
 
@@ -171,8 +198,10 @@ Result<StartRecord> ParseStartDetail(std::string_view detail) {
   record.seed = doc["seed"].get<uint64_t>();
   record.jobs = doc["jobs"].get<int64_t>();
   record.running = doc["running"].get<int64_t>();
-  for (const auto& [key, field] : {std::pair{"policy_state", &record.policy_state},
-                                   std::pair{"predictor", &record.predictor}}) {
+  for (const auto& [key, field] :
+       {std::pair{"policy_state", &record.policy_state}, std::pair{"predictor", &record.predictor},
+        std::pair{"sharing_data", &record.sharing_data},
+        std::pair{"share_enforcer", &record.share_enforcer}}) {
     const auto it = doc.find(key);
     if (it == doc.end()) continue;
     if (!it->is_string()) return Malformed(event_kind::kStart, std::string(key) + " must be text");

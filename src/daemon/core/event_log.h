@@ -13,12 +13,15 @@
 //              wherever the daemon ran one, so time-driven decisions match too)
 //   decisions  kill | preempt | launch, in the order the executor received them (a kill comes
 //              from a cancel applied before the cycle), then reject, by ascending job id
+// With a GPU monitor, each job a sample shows (gpu_usage.h) gets one gpu_sample row, at the
+// sample's time, before the iteration that first sees it: what the sharing knowledge was built
+// from (live_sharing.h), so the replay rebuilds the same knowledge before each cycle.
 // A daemon stopping with --kill-jobs-on-exit (Daemon::KillRunningJobs) runs no cycle from then
 // on: its iterations log a cancel and a kill per running job, then only the outcomes.
 //
 // Details by kind:
 //   start          StartDetail: {"profile", "cluster", "seed", "jobs", "running",
-//                  "policy_state", "predictor"}
+//                  "policy_state", "predictor", "sharing_data", "share_enforcer"}
 //   submit         "" (the job's spec and user are its row in the jobs table)
 //   cancel         ""
 //   finished       "<final state>: <detail>"          ("failed: exit code 3")
@@ -29,6 +32,7 @@
 //   launch         the placement (PlacementText: "n0000:0,1")
 //   preempt, kill  ""
 //   reject         the reason
+//   gpu_sample     GpuSampleDetail: "memory_mib=<N> utilization=<U>" (U shortest exact form)
 
 #include <cstdint>
 #include <nlohmann/json_fwd.hpp>
@@ -55,6 +59,7 @@ inline constexpr std::string_view kLaunch = "launch";
 inline constexpr std::string_view kPreempt = "preempt";
 inline constexpr std::string_view kKill = "kill";
 inline constexpr std::string_view kReject = "reject";
+inline constexpr std::string_view kGpuSample = "gpu_sample";
 
 }  // namespace dlsched::daemon::event_kind
 
@@ -68,11 +73,21 @@ std::string EventDetail(const Event& event);
 // detail.
 Result<Event> ParseEvent(std::string_view kind, JobId job, std::string_view detail);
 
+// A gpu_sample row's detail, and back (InvalidArgument when malformed).
+std::string GpuSampleDetail(int64_t memory_mib, double utilization);
+struct LoggedGpuSample {
+  int64_t memory_mib = 0;
+  double utilization = 0;
+};
+Result<LoggedGpuSample> ParseGpuSampleDetail(std::string_view detail);
+
 // What a daemon start logs: the profile (PolicyProfileToJson: any kind), the cluster
 // (ClusterLogJson), the policy's seed, how many jobs it restored and how many of those kept
 // running, the policy's state it restored (SchedulingPolicy::SaveState's text; "" when it
-// started fresh or keeps none), and the profile store its predictor was fitted to ("" for the
-// built-in model).
+// started fresh or keeps none), the profile store its predictor was fitted to ("" for the
+// built-in model), the traces folder its sharing models were read from (DaemonOptions::
+// sharing_data; "" for the built-in ones) and its share enforcer ("none", "mps": under mps each
+// user's jobs share only among themselves).
 struct StartRecord {
   PolicyProfile profile;
   Cluster cluster;
@@ -81,12 +96,15 @@ struct StartRecord {
   int64_t running = 0;
   std::string policy_state;
   std::string predictor;
+  std::string sharing_data;
+  std::string share_enforcer;
 };
 std::string StartDetail(const PolicyProfile& profile, const Cluster& cluster, uint64_t seed,
                         int64_t jobs, int64_t running, std::string_view policy_state,
-                        std::string_view predictor);
-// InvalidArgument naming what is missing or malformed. "policy_state" and "predictor" may be
-// missing (logs of older versions): empty.
+                        std::string_view predictor, std::string_view sharing_data,
+                        std::string_view share_enforcer);
+// InvalidArgument naming what is missing or malformed. "policy_state", "predictor",
+// "sharing_data" and "share_enforcer" may be missing (logs of older versions): empty.
 Result<StartRecord> ParseStartDetail(std::string_view detail);
 
 // The exact JSON of a cluster: GPU type and rack names in id order, and every node with its

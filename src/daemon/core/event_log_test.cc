@@ -104,8 +104,9 @@ TEST(EventLogTest, TheStartRecordHoldsWhatAFreshSchedulerNeeds) {
     SCOPED_TRACE(name);
     Result<PolicyProfile> profile = LoadPolicyProfile(name);
     ASSERT_TRUE(profile.ok());
-    Result<StartRecord> record = ParseStartDetail(
-        StartDetail(*profile, cluster, 42, 10, 3, "round 7\nx 1", "/var/lib/profiles.json"));
+    Result<StartRecord> record =
+        ParseStartDetail(StartDetail(*profile, cluster, 42, 10, 3, "round 7\nx 1",
+                                     "/var/lib/profiles.json", "/data/traces", "mps"));
     ASSERT_TRUE(record.ok()) << record.status().ToString();
     EXPECT_EQ(PolicyProfileToJson(record->profile), PolicyProfileToJson(*profile));
     EXPECT_EQ(record->profile.kind.index(), profile->kind.index());
@@ -115,19 +116,39 @@ TEST(EventLogTest, TheStartRecordHoldsWhatAFreshSchedulerNeeds) {
     EXPECT_EQ(record->running, 3);
     EXPECT_EQ(record->policy_state, "round 7\nx 1");
     EXPECT_EQ(record->predictor, "/var/lib/profiles.json");
+    EXPECT_EQ(record->sharing_data, "/data/traces");
+    EXPECT_EQ(record->share_enforcer, "mps");
   }
-  // A start record of an older version: no policy state, no predictor.
-  nlohmann::json old = nlohmann::json::parse(
-      StartDetail(*LoadPolicyProfile("fifo"), cluster, 1, 0, 0, "ignored", "ignored"));
+  // A start record of an older version: no policy state, no predictor, no sharing data.
+  nlohmann::json old = nlohmann::json::parse(StartDetail(
+      *LoadPolicyProfile("fifo"), cluster, 1, 0, 0, "ignored", "ignored", "ignored", "ignored"));
   old.erase("policy_state");
   old.erase("predictor");
+  old.erase("sharing_data");
+  old.erase("share_enforcer");
   Result<StartRecord> record = ParseStartDetail(old.dump());
   ASSERT_TRUE(record.ok()) << record.status().ToString();
   EXPECT_EQ(record->policy_state, "");
   EXPECT_EQ(record->predictor, "");
+  EXPECT_EQ(record->sharing_data, "");
+  EXPECT_EQ(record->share_enforcer, "");
   for (const char* bad : {"", "3 jobs, 1 running", R"({"seed": 1, "jobs": 0, "running": 0})"}) {
     SCOPED_TRACE(bad);
     EXPECT_EQ(ParseStartDetail(bad).status().code(), StatusCode::kInvalidArgument);
+  }
+}
+
+TEST(EventLogTest, AGpuSampleRowReadsBackExactly) {
+  for (const double utilization : {0.0, 0.1, 1.0 / 3, 1.0}) {
+    Result<LoggedGpuSample> sample = ParseGpuSampleDetail(GpuSampleDetail(5120, utilization));
+    ASSERT_TRUE(sample.ok()) << sample.status().ToString();
+    EXPECT_EQ(sample->memory_mib, 5120);
+    EXPECT_EQ(sample->utilization, utilization);
+  }
+  for (const char* bad : {"", "memory_mib=1", "memory_mib=x utilization=0.5",
+                          "memory_mib=1 utilization=nan", "memory_mib=1 utilization=0.5 more"}) {
+    SCOPED_TRACE(bad);
+    EXPECT_EQ(ParseGpuSampleDetail(bad).status().code(), StatusCode::kInvalidArgument);
   }
 }
 

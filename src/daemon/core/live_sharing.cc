@@ -1,6 +1,7 @@
 #include "daemon/core/live_sharing.h"
 
 #include <algorithm>
+#include <utility>
 
 namespace dlsched::daemon {
 namespace {
@@ -40,6 +41,26 @@ LiveJobFeatures LiveFeatures(const JobSpec& spec, const SharingModels& models,
   return out;
 }
 
+namespace {
+
+// Declares `id` in `knowledge` from its spec and what `usage` observed of it.
+void DeclareLiveJob(SharingKnowledge& knowledge, JobId id, const JobSpec& spec,
+                    const SharingModels& models, int64_t gpu_memory_mib,
+                    const GpuUsageBook& usage) {
+  LiveJobFeatures live = LiveFeatures(spec, models, gpu_memory_mib);
+  const sharing::DemandHistory* history = usage.History(id);
+  if (live.from_observation && history != nullptr) {
+    const double sm = std::clamp(history->MeanSm().value_or(1.0), 0.0, 1.0);
+    live.features.sm_util = sm;
+    live.features.mem_bw_util = sm * kMemBwPerSm;
+    live.features.memory_mib = std::max<int64_t>(1, history->PeakMemoryMib().value_or(1));
+  }
+  knowledge.Set(id, live.features, live.declared_peak_mib, GpuUsageBook::kHistory);
+  if (history != nullptr) knowledge.SetHistory(id, *history);
+}
+
+}  // namespace
+
 SharingKnowledge BuildLiveSharingKnowledge(const Cluster& cluster, const SharingModels& models,
                                            const JobTable& jobs, const GpuUsageBook& usage) {
   SharingKnowledge knowledge(models.models);
@@ -48,18 +69,41 @@ SharingKnowledge BuildLiveSharingKnowledge(const Cluster& cluster, const Sharing
     const JobId id(static_cast<uint32_t>(i));
     const Job& job = jobs.at(id);
     if (IsTerminal(job.state)) continue;
-    LiveJobFeatures live = LiveFeatures(job.spec, models, gpu_memory_mib);
-    const sharing::DemandHistory* history = usage.History(id);
-    if (live.from_observation && history != nullptr) {
-      const double sm = std::clamp(history->MeanSm().value_or(1.0), 0.0, 1.0);
-      live.features.sm_util = sm;
-      live.features.mem_bw_util = sm * kMemBwPerSm;
-      live.features.memory_mib = std::max<int64_t>(1, history->PeakMemoryMib().value_or(1));
-    }
-    knowledge.Set(id, live.features, live.declared_peak_mib, GpuUsageBook::kHistory);
-    if (history != nullptr) knowledge.SetHistory(id, *history);
+    DeclareLiveJob(knowledge, id, job.spec, models, gpu_memory_mib, usage);
   }
   return knowledge;
+}
+
+LiveSharingKnowledge::LiveSharingKnowledge(const Cluster& cluster, SharingModels models,
+                                           bool group_by_user)
+    : models_(std::move(models)),
+      gpu_memory_mib_(LargestGpuMemoryMib(cluster)),
+      group_by_user_(group_by_user),
+      knowledge_(models_.models) {}
+
+void LiveSharingKnowledge::Declare(JobId id, const Job& job, const GpuUsageBook& usage) {
+  DeclareLiveJob(knowledge_, id, job.spec, models_, gpu_memory_mib_, usage);
+  if (!group_by_user_) return;
+  const auto [it, added] = user_groups_.try_emplace(job.spec.user, user_groups_.size());
+  knowledge_.SetShareGroup(id, it->second);
+}
+
+const SharingKnowledge& LiveSharingKnowledge::Refresh(const JobTable& jobs,
+                                                      const GpuUsageBook& usage) {
+  for (; declared_ < jobs.size(); ++declared_) {
+    const JobId id(static_cast<uint32_t>(declared_));
+    const Job& job = jobs.at(id);
+    if (!IsTerminal(job.state)) Declare(id, job, usage);
+  }
+  std::ranges::sort(observed_);
+  const auto [first, last] = std::ranges::unique(observed_);
+  observed_.erase(first, last);
+  for (JobId id : observed_) {
+    if (id.index() >= jobs.size() || IsTerminal(jobs.at(id).state)) continue;
+    Declare(id, jobs.at(id), usage);
+  }
+  observed_.clear();
+  return knowledge_;
 }
 
 }  // namespace dlsched::daemon

@@ -7,6 +7,9 @@
 // holds.
 
 #include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
 
 #include "daemon/core/gpu_usage.h"
 #include "dlsched/model/cluster.h"
@@ -41,5 +44,36 @@ LiveJobFeatures LiveFeatures(const JobSpec& spec, const SharingModels& models,
 // its peak. The models are `models`' (one per GPU type of `cluster`).
 SharingKnowledge BuildLiveSharingKnowledge(const Cluster& cluster, const SharingModels& models,
                                            const JobTable& jobs, const GpuUsageBook& usage);
+
+// The same knowledge kept up to date across cycles, for a driver that refreshes it before each
+// one (the daemon, the replay): Refresh declares the jobs added since the last call and
+// re-reads the jobs marked Observed, so a cycle costs what changed, not every job. For the jobs
+// that have not ended its answers are BuildLiveSharingKnowledge's over the same inputs (jobs that
+// ended keep what they had: no policy asks about them). Not thread-safe.
+class LiveSharingKnowledge {
+ public:
+  // With `group_by_user`, each user's jobs are a sharing group of their own (SharingView::
+  // ShareGroup): jobs of different users never share a GPU (the MPS enforcer, share_env.h).
+  LiveSharingKnowledge(const Cluster& cluster, SharingModels models, bool group_by_user);
+  // `job`'s history in the usage book changed (a new sample).
+  void Observed(JobId job) { observed_.push_back(job); }
+  // Brings the knowledge up to date with `jobs` and `usage`; the reference stays valid (and the
+  // same object) for the life of this one.
+  const SharingKnowledge& Refresh(const JobTable& jobs, const GpuUsageBook& usage);
+  // As of the last Refresh.
+  const SharingKnowledge& knowledge() const { return knowledge_; }
+  const SharingModels& models() const { return models_; }
+
+ private:
+  void Declare(JobId id, const Job& job, const GpuUsageBook& usage);
+
+  SharingModels models_;
+  int64_t gpu_memory_mib_;
+  bool group_by_user_;
+  std::map<std::string, uint64_t, std::less<>> user_groups_;  // in order of first sight
+  SharingKnowledge knowledge_;
+  size_t declared_ = 0;  // jobs [0, declared_) were seen by Refresh
+  std::vector<JobId> observed_;
+};
 
 }  // namespace dlsched::daemon

@@ -70,5 +70,60 @@ TEST_F(LiveSharingTest, FeaturesFromTheSpecOrCautiousUntilObserved) {
   EXPECT_NE(k.Features(t).type, sharing::SharingJob::kUnknownType);  // a typed job keeps its type
 }
 
+// The incremental knowledge answers as a full rebuild does, after submissions, observations and
+// ends, and re-reads only what it was told changed.
+TEST_F(LiveSharingTest, TheIncrementalKnowledgeAnswersAsAFullRebuild) {
+  LiveSharingKnowledge live(cluster_, models_, /*group_by_user=*/false);
+  const JobId a = Add(MakeJob(0).Spec(), JobState::kRunning);
+  const JobId b = Add(MakeJob(1).Spec());
+  const SharingKnowledge& k = live.Refresh(jobs_, usage_);
+  EXPECT_TRUE(k.Has(a));
+  EXPECT_TRUE(k.Has(b));
+  EXPECT_EQ(k.Features(a).sm_util, 1.0);
+
+  usage_.Record({a, 2000, 0.4}, AtSeconds(1));
+  EXPECT_EQ(live.Refresh(jobs_, usage_).MemoryDemandMib(a, 100), k.MemoryDemandMib(b, 100))
+      << "not told of the sample: unchanged";
+  live.Observed(a);
+  usage_.Record({a, 3000, 0.6}, AtSeconds(2));
+  live.Observed(a);
+  const JobId c = Add(MakeJob(2).Spec());
+  const JobId ended = Add(MakeJob(3).Spec(), JobState::kFailed);
+  EXPECT_EQ(&live.Refresh(jobs_, usage_), &k);
+  const SharingKnowledge full = BuildLiveSharingKnowledge(cluster_, models_, jobs_, usage_);
+  for (JobId id : {a, b, c}) {
+    SCOPED_TRACE(id.value());
+    ASSERT_TRUE(k.Has(id));
+    for (double p : {0.0, 50.0, 95.0, 100.0}) {
+      EXPECT_EQ(k.MemoryDemandMib(id, p), full.MemoryDemandMib(id, p));
+    }
+    EXPECT_EQ(k.Features(id).sm_util, full.Features(id).sm_util);
+    EXPECT_EQ(k.Features(id).memory_mib, full.Features(id).memory_mib);
+  }
+  EXPECT_EQ(k.MemoryDemandMib(a, 100), 3000);
+  EXPECT_DOUBLE_EQ(k.Features(a).sm_util, 0.5);
+  EXPECT_FALSE(k.Has(ended));
+  EXPECT_EQ(k.ShareGroup(a), k.ShareGroup(c));
+}
+
+// Under MPS, each user's jobs are a sharing group: the policy never puts two users on a GPU.
+TEST_F(LiveSharingTest, GroupedByUserEachUsersJobsAreAGroup) {
+  LiveSharingKnowledge live(cluster_, models_, /*group_by_user=*/true);
+  const auto of = [](uint32_t n, const char* user) {
+    JobSpec spec = MakeJob(n).Spec();
+    spec.user = user;
+    return spec;
+  };
+  const JobId a = Add(of(0, "alice"));
+  const JobId b = Add(of(1, "bob"));
+  const JobId c = Add(of(2, "alice"));
+  const SharingKnowledge& k = live.Refresh(jobs_, usage_);
+  EXPECT_EQ(k.ShareGroup(a), k.ShareGroup(c));
+  EXPECT_NE(k.ShareGroup(a), k.ShareGroup(b));
+  live.Observed(b);  // re-declared: keeps its group
+  usage_.Record({b, 100, 0.1}, AtSeconds(1));
+  EXPECT_NE(live.Refresh(jobs_, usage_).ShareGroup(b), k.ShareGroup(a));
+}
+
 }  // namespace
 }  // namespace dlsched::daemon

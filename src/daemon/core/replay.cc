@@ -8,8 +8,11 @@
 #include <utility>
 
 #include "daemon/core/event_log.h"
+#include "daemon/core/gpu_usage.h"
+#include "daemon/core/live_sharing.h"
 #include "daemon/core/restore.h"
 #include "daemon/exec/job_env.h"
+#include "daemon/exec/share_env.h"
 #include "daemon/job/job_request.h"
 #include "daemon/store/store.h"
 #include "dlsched/perf/predictor.h"
@@ -51,6 +54,8 @@ struct DaemonRun {
   std::shared_ptr<const ThroughputModel> estimator;
   std::unique_ptr<Cluster> cluster;
   std::unique_ptr<RecordingExecutor> executor;
+  // With a sharing profile: the knowledge its scheduler sees, refreshed before each cycle.
+  std::unique_ptr<LiveSharingKnowledge> sharing;
   std::unique_ptr<Scheduler> scheduler;
 };
 
@@ -102,10 +107,12 @@ class Replayer {
       Compare(e);
       return Status::Ok();
     }
+    if (e.kind == event_kind::kGpuSample) return RecordSample(e);
     if (e.kind == event_kind::kCycle) {
       // The previous cycle's decisions must all have been logged before this one.
       CheckLeftBefore(e.seq, cycles_run_ + 1);
       if (report_.divergence) return Status::Ok();
+      if (run_.sharing) run_.sharing->Refresh(run_.scheduler->jobs(), usage_);
       CycleResult cycle = run_.scheduler->RunCycle(now);
       ++cycles_run_;
       ++report_.cycles;
@@ -160,6 +167,36 @@ class Replayer {
     return s.Handle(*event, now);
   }
 
+  // A monitor's sample of a job, as the daemon recorded it (RecordGpuSamples).
+  Status RecordSample(const EventRow& e) {
+    if (e.job < 0 || e.job >= static_cast<int64_t>(run_.scheduler->jobs().size())) {
+      return NotFound("no job " + std::to_string(e.job));
+    }
+    DS_ASSIGN_OR_RETURN(const LoggedGpuSample sample, ParseGpuSampleDetail(e.detail));
+    const JobId job(static_cast<uint32_t>(e.job));
+    usage_.Record({job, sample.memory_mib, sample.utilization}, e.time);
+    samples_[e.job].push_back({e.job, e.time, sample.memory_mib, sample.utilization});
+    if (run_.sharing) run_.sharing->Observed(job);
+    return Status::Ok();
+  }
+
+  // The usage book as a restarted daemon reloads it from its store (Daemon::Restore): each job's
+  // sample count and peak, and its newest GpuUsageBook::kHistory samples in time order.
+  void ReloadUsage() {
+    std::vector<GpuSampleTotals> totals;
+    std::vector<GpuSampleRow> newest;
+    for (auto& [job, rows] : samples_) {
+      std::ranges::stable_sort(rows, {}, &GpuSampleRow::time);
+      GpuSampleTotals t{job, static_cast<int64_t>(rows.size()), 0};
+      for (const GpuSampleRow& row : rows)
+        t.peak_memory_mib = std::max(t.peak_memory_mib, row.memory_mib);
+      totals.push_back(t);
+      const size_t keep = std::min(rows.size(), GpuUsageBook::kHistory);
+      newest.insert(newest.end(), rows.end() - static_cast<std::ptrdiff_t>(keep), rows.end());
+    }
+    usage_.Restore(totals, newest);
+  }
+
   // A new daemon run: a fresh Scheduler, with the jobs replayed so far restored into it.
   Status Start(const EventRow& e) {
     CheckNoneLeft(e.seq, "the daemon's restart");
@@ -206,6 +243,15 @@ class Replayer {
               std::to_string(record.running) + " of them running",
           "has " + std::to_string(jobs) + " jobs, " + std::to_string(running) + " of them running");
       return Status::Ok();
+    }
+    ReloadUsage();
+    if (std::holds_alternative<SharingProfile>(profile.kind)) {
+      DS_ASSIGN_OR_RETURN(SharingModels models,
+                          LoadSharingModels(record.sharing_data, *next.cluster));
+      next.sharing = std::make_unique<LiveSharingKnowledge>(
+          *next.cluster, std::move(models),
+          record.share_enforcer == ShareEnforcerName(ShareEnforcer::kMps));
+      next.scheduler->set_sharing_view(&next.sharing->knowledge());
     }
     run_ = std::move(next);
     ++report_.runs;
@@ -255,6 +301,7 @@ class Replayer {
     row.iterations_done = job.iterations_done;
     row.preemptions = job.preemptions;
     row.placement = PlacementText(cluster, job.placement);
+    row.share = job.share;
     row.reason = job.reason;
     return row;
   }
@@ -335,6 +382,10 @@ class Replayer {
   std::shared_ptr<const ThroughputModel> builtin_ = std::make_shared<const SimpleThroughputModel>();
   std::map<std::string, std::shared_ptr<const ThroughputModel>> predictors_;
   DaemonRun run_;
+  // The monitor's samples as logged: the usage book the knowledge reads, and every sample by job
+  // (what a restarted daemon reloads from its store).
+  GpuUsageBook usage_;
+  std::map<int64_t, std::vector<GpuSampleRow>> samples_;
   // Decisions the replay made and the log has not shown yet, oldest first, each tagged with the
   // cycle whose block of the log must show it.
   std::deque<ReplayedDecision> made_;

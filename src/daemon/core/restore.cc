@@ -20,8 +20,9 @@ RestartedJob RestartJob(const JobRow& row, JobSpec spec, const Cluster& cluster,
   if (row.state != JobState::kRunning) return out;
   Result<Placement> placement = ParsePlacementText(cluster, row.placement);
   if (placement.ok() && placement->num_gpus() == r.spec.num_gpus &&
-      scheduler.CanKeepGpus(r.spec, *placement)) {
+      scheduler.CanKeepGpus(r.spec, *placement, row.share)) {
     r.placement = *std::move(placement);
+    r.share = row.share;
     out.keeps_gpus = true;
     return out;
   }

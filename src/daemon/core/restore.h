@@ -25,7 +25,8 @@ struct RestartedJob {
 Scheduler::RestoredJob RestoredFromRow(const JobRow& row, JobSpec spec);
 
 // `row` is the stored job, `spec` its parsed spec (submit_time set), `scheduler` holds the jobs
-// restored before it (Scheduler::CanKeepGpus: free GPUs, or a service's loan). Placements are
+// restored before it (Scheduler::CanKeepGpus: free GPUs, a service's loan, or, for a row stored
+// with a share mode, a GPU free or already shared: the job keeps that mode). Placements are
 // read by node name (ParsePlacementText), so a running job keeps its GPUs across a change of
 // --gpus that keeps its node.
 RestartedJob RestartJob(const JobRow& row, JobSpec spec, const Cluster& cluster,

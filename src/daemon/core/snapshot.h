@@ -30,8 +30,9 @@ struct JobRecord : JobLifecycle {
   JobId id;
   std::shared_ptr<const JobRequest> request;  // spec.submit_time is the acceptance time
   Placement placement;
-  std::string placement_text;  // PlacementText
-  int pid = 0;                 // while running
+  std::string placement_text;               // PlacementText
+  ShareMode share = ShareMode::kExclusive;  // while running: how it holds its GPU
+  int pid = 0;                              // while running
   uint64_t pid_start = 0;
   std::string stopping;  // a stop signal was sent: "preempt", "kill" or "timeout"
   std::optional<int> exit_code;

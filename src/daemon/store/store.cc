@@ -53,6 +53,23 @@ constexpr const char* kJobColumns =
     "finish_us, run_time_us, attained_gpu_us, iterations_done, preemptions, placement, reason, "
     "pid, pid_start, exit_code";
 
+// A running job's share mode (JobRow::share: "" exclusive, else ShareModeName); added after
+// version 1 was released, so a version 1 database that lacks the column gets it (AddShareColumn).
+constexpr const char* kShareColumn = "share";
+
+// Never a null view: SQLite binds a null pointer as NULL, which the column refuses.
+std::string_view ShareText(ShareMode mode) {
+  return mode == ShareMode::kExclusive ? std::string_view("") : ShareModeName(mode);
+}
+
+// Unknown text reads as exclusive: the job then cannot keep a GPU another job holds.
+ShareMode ParseShareText(std::string_view text) {
+  for (ShareMode mode : {ShareMode::kPacked, ShareMode::kTimeSliced}) {
+    if (text == ShareModeName(mode)) return mode;
+  }
+  return ShareMode::kExclusive;
+}
+
 int64_t Micros(Timestamp t) { return t.time_since_epoch().count(); }
 
 void BindTime(sqlite3_stmt* stmt, int index, Timestamp t) {
@@ -100,6 +117,7 @@ void BindMutable(sqlite3_stmt* stmt, int first, const JobRow& row) {
   } else {
     sqlite3_bind_null(stmt, i++);
   }
+  BindText(stmt, i++, ShareText(row.share));
 }
 
 // Resets a statement for reuse when it goes out of scope.
@@ -203,6 +221,7 @@ Status Store::Init(Durability durability) {
                                                           : "PRAGMA synchronous=NORMAL;"));
   DS_RETURN_IF_ERROR(Exec(kSchema));
   DS_RETURN_IF_ERROR(Exec(kGpuSampleSchema));
+  DS_RETURN_IF_ERROR(AddShareColumn());
   DS_RETURN_IF_ERROR(CheckSchemaVersion(/*create=*/true));
   return PrepareStatements();
 }
@@ -211,17 +230,32 @@ Status Store::PrepareStatements() {
   DS_RETURN_IF_ERROR(Prepare(
       "INSERT INTO jobs(id, user, spec, submit_us, state, queued_since_us, segment_start_us, "
       "first_start_us, finish_us, run_time_us, attained_gpu_us, iterations_done, preemptions, "
-      "placement, reason, pid, pid_start, exit_code) "
-      "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
+      "placement, reason, pid, pid_start, exit_code, share) "
+      "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, "
+      "?19)",
       &insert_job_));
   DS_RETURN_IF_ERROR(Prepare(
       "UPDATE jobs SET state=?2, queued_since_us=?3, segment_start_us=?4, first_start_us=?5, "
       "finish_us=?6, run_time_us=?7, attained_gpu_us=?8, iterations_done=?9, preemptions=?10, "
-      "placement=?11, reason=?12, pid=?13, pid_start=?14, exit_code=?15 WHERE id=?1",
+      "placement=?11, reason=?12, pid=?13, pid_start=?14, exit_code=?15, share=?16 WHERE id=?1",
       &update_job_));
   DS_RETURN_IF_ERROR(Prepare(
       "INSERT INTO events(time_us, job, kind, detail) VALUES(?1, ?2, ?3, ?4)", &insert_event_));
   return Status::Ok();
+}
+
+Result<bool> Store::HasShareColumn() {
+  StmtOwner stmt;
+  DS_RETURN_IF_ERROR(
+      Prepare("SELECT COUNT(*) FROM pragma_table_info('jobs') WHERE name='share'", stmt.out()));
+  if (sqlite3_step(stmt.get()) != SQLITE_ROW) return Error("read the jobs table's columns");
+  return sqlite3_column_int(stmt.get(), 0) > 0;
+}
+
+Status Store::AddShareColumn() {
+  DS_ASSIGN_OR_RETURN(const bool has, HasShareColumn());
+  if (has) return Status::Ok();
+  return Exec("ALTER TABLE jobs ADD COLUMN share TEXT NOT NULL DEFAULT '';");
 }
 
 Status Store::CheckSchemaVersion(bool create) {
@@ -318,7 +352,10 @@ Status Store::AppendEvent(Timestamp time, int64_t job, std::string_view kind,
 
 Result<std::vector<JobRow>> Store::LoadJobs() {
   StmtOwner stmt;
-  const std::string sql = std::string("SELECT ") + kJobColumns + " FROM jobs ORDER BY id";
+  // A read-only open of a database older than the column reads every job as exclusive.
+  DS_ASSIGN_OR_RETURN(const bool has_share, HasShareColumn());
+  const std::string sql = std::string("SELECT ") + kJobColumns + ", " +
+                          (has_share ? kShareColumn : "''") + " FROM jobs ORDER BY id";
   DS_RETURN_IF_ERROR(Prepare(sql.c_str(), stmt.out()));
   std::vector<JobRow> rows;
   int rc;
@@ -349,6 +386,7 @@ Result<std::vector<JobRow>> Store::LoadJobs() {
     row.pid = sqlite3_column_int64(s, 15);
     row.pid_start = sqlite3_column_int64(s, 16);
     if (sqlite3_column_type(s, 17) != SQLITE_NULL) row.exit_code = sqlite3_column_int(s, 17);
+    row.share = ParseShareText(ColumnText(s, 18));
     rows.push_back(std::move(row));
   }
   if (rc != SQLITE_DONE) return Error("load jobs");

@@ -43,6 +43,9 @@ struct JobRow : JobLifecycle {
   int64_t pid = 0;        // the job's process (group leader) while running; 0 = none
   int64_t pid_start = 0;  // its start time in clock ticks since boot (/proc/PID/stat field 22)
   std::optional<int> exit_code;
+  // How a running job holds its GPU (a sharing policy's packed or time-sliced mode); kExclusive
+  // otherwise.
+  ShareMode share = ShareMode::kExclusive;
   // Set by LoadJobs for a row it could not read whole (an unknown state); such a row is
   // otherwise as read, its state kFailed. Never stored.
   std::string load_error;
@@ -175,6 +178,9 @@ class Store final : public StateStore {
   // database that has none yet.
   Status CheckSchemaVersion(bool create);
   Status PrepareStatements();
+  // Whether the jobs table has the share column, and adding it to one that lacks it.
+  Result<bool> HasShareColumn();
+  Status AddShareColumn();
 
   sqlite3* db_;
   std::string path_;
