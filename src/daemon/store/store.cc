@@ -227,18 +227,25 @@ Status Store::Init(Durability durability) {
 }
 
 Status Store::PrepareStatements() {
-  DS_RETURN_IF_ERROR(Prepare(
-      "INSERT INTO jobs(id, user, spec, submit_us, state, queued_since_us, segment_start_us, "
-      "first_start_us, finish_us, run_time_us, attained_gpu_us, iterations_done, preemptions, "
-      "placement, reason, pid, pid_start, exit_code, share) "
-      "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, "
-      "?19)",
-      &insert_job_));
-  DS_RETURN_IF_ERROR(Prepare(
-      "UPDATE jobs SET state=?2, queued_since_us=?3, segment_start_us=?4, first_start_us=?5, "
-      "finish_us=?6, run_time_us=?7, attained_gpu_us=?8, iterations_done=?9, preemptions=?10, "
-      "placement=?11, reason=?12, pid=?13, pid_start=?14, exit_code=?15, share=?16 WHERE id=?1",
-      &update_job_));
+  // A read-only open of a database older than the share column writes nothing: its statements
+  // only have to prepare (binding the share parameter then fails harmlessly).
+  DS_ASSIGN_OR_RETURN(const bool has_share, HasShareColumn());
+  const std::string insert =
+      std::string(
+          "INSERT INTO jobs(id, user, spec, submit_us, state, queued_since_us, segment_start_us, "
+          "first_start_us, finish_us, run_time_us, attained_gpu_us, iterations_done, preemptions, "
+          "placement, reason, pid, pid_start, exit_code") +
+      (has_share ? ", share" : "") +
+      ") VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18" +
+      (has_share ? ", ?19" : "") + ")";
+  DS_RETURN_IF_ERROR(Prepare(insert.c_str(), &insert_job_));
+  const std::string update =
+      std::string(
+          "UPDATE jobs SET state=?2, queued_since_us=?3, segment_start_us=?4, first_start_us=?5, "
+          "finish_us=?6, run_time_us=?7, attained_gpu_us=?8, iterations_done=?9, preemptions=?10, "
+          "placement=?11, reason=?12, pid=?13, pid_start=?14, exit_code=?15") +
+      (has_share ? ", share=?16" : "") + " WHERE id=?1";
+  DS_RETURN_IF_ERROR(Prepare(update.c_str(), &update_job_));
   DS_RETURN_IF_ERROR(Prepare(
       "INSERT INTO events(time_us, job, kind, detail) VALUES(?1, ?2, ?3, ?4)", &insert_event_));
   return Status::Ok();

@@ -55,6 +55,7 @@ TEST_F(StoreTest, RowsSurviveReopeningWithEveryField) {
   full.pid = 4242;
   full.pid_start = 99;
   full.exit_code = 3;
+  full.share = ShareMode::kPacked;
   {
     auto store = Open();
     ASSERT_NE(store, nullptr);
@@ -77,6 +78,44 @@ TEST_F(StoreTest, RowsSurviveReopeningWithEveryField) {
   ASSERT_EQ(events->size(), 1u);
   EXPECT_EQ((*events)[0].kind, "submit");
   EXPECT_EQ((*events)[0].job, 0);
+}
+
+// A database of a dlsched older than the share column: read-only, its jobs read as exclusive;
+// opened for writing, it gets the column, and share modes are kept from then on.
+TEST_F(StoreTest, ADatabaseWithoutTheShareColumnGetsIt) {
+  {
+    auto store = Open();
+    ASSERT_NE(store, nullptr);
+    ASSERT_TRUE(store->Begin().ok());
+    ASSERT_TRUE(store->InsertJob(Row(0)).ok());
+    ASSERT_TRUE(store->Commit().ok());
+  }
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path_.c_str(), &db), SQLITE_OK);
+  EXPECT_EQ(sqlite3_exec(db, "ALTER TABLE jobs DROP COLUMN share", nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(db);
+  {
+    auto reader = Store::OpenReadOnly(path_);
+    ASSERT_TRUE(reader.ok()) << reader.status().ToString();
+    Result<std::vector<JobRow>> rows = (*reader)->LoadJobs();
+    ASSERT_TRUE(rows.ok()) << rows.status().ToString();
+    ASSERT_EQ(rows->size(), 1u);
+    EXPECT_EQ((*rows)[0].share, ShareMode::kExclusive);
+  }
+  auto store = Open();
+  ASSERT_NE(store, nullptr);
+  JobRow shared = Row(0);
+  shared.state = JobState::kRunning;
+  shared.placement = "n0000:1";
+  shared.share = ShareMode::kTimeSliced;
+  ASSERT_TRUE(store->Begin().ok());
+  ASSERT_TRUE(store->UpdateJob(shared).ok());
+  ASSERT_TRUE(store->Commit().ok());
+  Result<std::vector<JobRow>> rows = store->LoadJobs();
+  ASSERT_TRUE(rows.ok()) << rows.status().ToString();
+  ASSERT_EQ(rows->size(), 1u);
+  EXPECT_EQ((*rows)[0], shared);
 }
 
 // A row with a column nobody can read (here a state no build writes) loads with load_error set,
