@@ -1,7 +1,7 @@
 // Every kind of profile runs live (issue 18): a round-based heterogeneity-aware daemon moves
 // jobs between GPU types across rounds, survives kill -9 with its policy's state, and its event
-// log replays to the same decisions; a sharing profile runs as its base; `--replay` takes every
-// profile `dlsched policies` prints.
+// log replays to the same decisions; a sharing profile runs live (GPU sharing itself:
+// live_sharing_test.cc); `--replay` takes every profile `dlsched policies` prints.
 
 #include <map>
 #include <sstream>
@@ -138,7 +138,7 @@ TEST_F(LiveProfilesTest, ARoundBasedDaemonMovesJobsBetweenTypesSurvivesKill9AndR
   EXPECT_GE(replayed, 16);
 }
 
-TEST_F(LiveProfilesTest, ASharingProfileRunsLiveAsItsBaseAndReplays) {
+TEST_F(LiveProfilesTest, ASharingProfileRunsLiveAndReplays) {
   StartDaemon({"--profile", "greedy-share"});
   auto [s1, a] = Submit(Script("true", 2));
   auto [s2, b] = Submit(Script("true", 1));
