@@ -166,6 +166,40 @@ TEST_F(LiveSharingIntegrationTest, KillNineMidShareReadoptsBothAndTheReplayIsIde
   EXPECT_EQ(replay.out.find("divergence"), std::string::npos) << replay.out;
 }
 
+// A job nobody described is taken to fill its GPU until the monitor has seen it; once seen
+// small, a waiting job joins it (at the next cycle: here a submission's). The replay decides so
+// only with the logged samples: without them it diverges.
+TEST_F(LiveSharingIntegrationTest, ObservedDemandLetsAJobJoinAndTheReplayUsesTheSamples) {
+  StartSharingDaemon();
+  json undescribed = Script("echo $$ > a.pid; while [ ! -e a.stop ]; do sleep 0.05; done");
+  const int64_t a = Submit(undescribed).second["id"];
+  ASSERT_TRUE(WaitForState(a, "running"));
+  const int64_t b = SubmitJob("b", 8192).second["id"];
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  ASSERT_EQ(Job(b)["state"], "queued") << "a may fill the GPU, for all anyone knows";
+
+  WriteNvmlState(std::string(kGpu) + "process 0 " + ShellPid("a") + " 2000\n");
+  ASSERT_TRUE(Eventually([&] { return !Job(a)["gpu_usage"].is_null(); }));
+  const int64_t c = SubmitJob("c", 8192).second["id"];  // an arrival: a cycle
+  ASSERT_TRUE(WaitForState(b, "running")) << Job(b).dump();
+  EXPECT_EQ(Job(b)["placement"], Job(a)["placement"]);
+  EXPECT_EQ(Job(c)["state"], "queued");
+  Finish("a");
+  Finish("b");
+  Finish("c");
+  ASSERT_TRUE(WaitForState(c, "succeeded"));
+  ASSERT_EQ(StopDaemon(), 0);
+
+  const std::string db = (dir_ / "state.db").string();
+  const RunResult replay = Dlsched({"simulate", "--replay", db});
+  EXPECT_EQ(replay.code, 0) << replay.out << replay.err;
+  EXPECT_NE(replay.out.find("decisions identical"), std::string::npos) << replay.out;
+  EXPECT_EQ(replay.out.find("divergence"), std::string::npos) << replay.out;
+  Sql("DELETE FROM events WHERE kind = 'gpu_sample'");
+  const RunResult blind = Dlsched({"simulate", "--replay", db});
+  EXPECT_NE(blind.out.find("divergence"), std::string::npos) << blind.out;
+}
+
 TEST_F(LiveSharingIntegrationTest, MpsWithoutItsControlProgramIsRefusedAtStart) {
   // A PATH without the control program, also on a machine that has it.
   const std::string path = getenv("PATH") != nullptr ? getenv("PATH") : "";
