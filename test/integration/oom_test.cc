@@ -72,7 +72,10 @@ TEST_F(OomIntegrationTest, AJobOverItsLimitIsRequeuedOutOfMemoryWhileItsPartnerR
 
   // Within its limit plus the slack (256 MiB): left alone.
   WriteNvmlState(gpus + "process 0 " + first + " 1200\nprocess 1 " + partner_pid + " 900\n");
-  ASSERT_TRUE(Eventually([&] { return Job(g)["gpu_usage"].value("memory_mib", 0) == 1200; }));
+  ASSERT_TRUE(Eventually([&] {
+    const json usage = Job(g)["gpu_usage"];
+    return usage.is_object() && usage.value("memory_mib", 0) == 1200;
+  }));
   std::this_thread::sleep_for(milliseconds(300));  // 6 samples
   EXPECT_EQ(Job(g)["oom_restarts"], 0);
   EXPECT_EQ(Pids("greedy.pids").size(), 1u);
