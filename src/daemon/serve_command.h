@@ -6,6 +6,8 @@
 #include <iosfwd>
 #include <string>
 
+#include "daemon/core/oom_watchdog.h"
+
 namespace CLI {
 class App;
 }
@@ -40,6 +42,7 @@ struct ServeFlags {
   // Gavel's measurements, as `simulate --sharing-data`).
   std::string sharing_data = "builtin";
   std::string share_enforcer = "none";  // "none" (accounting only) or "mps"
+  OomWatchdogOptions oom;  // --oom-slack-mib, --oom-samples
 };
 
 void AddServeFlags(CLI::App& command, ServeFlags& flags);

@@ -95,9 +95,9 @@ TEST_F(LiveSharingIntegrationTest, TwoSingleGpuJobsShareTheGpuUnderGreedyShare) 
   ASSERT_TRUE(WaitForState(b["id"], "running")) << Job(b["id"]).dump();
   EXPECT_EQ(Job(a["id"])["state"], "running");
   EXPECT_EQ(Job(a["id"])["placement"], Job(b["id"])["placement"]);
-  // The same device; a alone on it was bounded by the GPU, b by what a's 8 GiB leave.
-  EXPECT_EQ(SeenEnv("a"), "0 " + std::to_string(kGpuMib) + "\n");
-  EXPECT_EQ(SeenEnv("b"), "0 " + std::to_string(kGpuMib - 8192) + "\n");
+  // The same device, each bounded by its memory request.
+  EXPECT_EQ(SeenEnv("a"), "0 8192\n");
+  EXPECT_EQ(SeenEnv("b"), "0 8192\n");
   EXPECT_EQ(StoredShare(a["id"]), "packed");
   EXPECT_EQ(StoredShare(b["id"]), "packed");
   // A third job finds no room: two jobs per GPU at most.
@@ -171,7 +171,9 @@ TEST_F(LiveSharingIntegrationTest, KillNineMidShareReadoptsBothAndTheReplayIsIde
 // only with the logged samples: without them it diverges.
 TEST_F(LiveSharingIntegrationTest, ObservedDemandLetsAJobJoinAndTheReplayUsesTheSamples) {
   StartSharingDaemon();
-  json undescribed = Script("echo $$ > a.pid; while [ ! -e a.stop ]; do sleep 0.05; done");
+  json undescribed = Script(
+      "echo $$ > a.pid; echo \"$CUDA_VISIBLE_DEVICES $DLSCHED_GPU_MEMORY_LIMIT_MIB\" > a.env; "
+      "while [ ! -e a.stop ]; do sleep 0.05; done");
   const int64_t a = Submit(undescribed).second["id"];
   ASSERT_TRUE(WaitForState(a, "running"));
   const int64_t b = SubmitJob("b", 8192).second["id"];
@@ -184,6 +186,9 @@ TEST_F(LiveSharingIntegrationTest, ObservedDemandLetsAJobJoinAndTheReplayUsesThe
   ASSERT_TRUE(WaitForState(b, "running")) << Job(b).dump();
   EXPECT_EQ(Job(b)["placement"], Job(a)["placement"]);
   EXPECT_EQ(Job(c)["state"], "queued");
+  // Without a request, a alone on the GPU was bounded by the whole GPU; b by its request.
+  EXPECT_EQ(SeenEnv("a"), "0 " + std::to_string(kGpuMib) + "\n");
+  EXPECT_EQ(SeenEnv("b"), "0 8192\n");
   Finish("a");
   Finish("b");
   Finish("c");

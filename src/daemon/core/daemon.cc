@@ -22,6 +22,9 @@
 namespace dlsched::daemon {
 namespace {
 
+// A run's logs in its job directory, as LiveJob::log_start holds their sizes.
+constexpr std::array<const char*, 2> kRunLogs = {"/stdout.log", "/stderr.log"};
+
 Status Unavailable(std::string message) {
   return Status(StatusCode::kUnavailable, std::move(message));
 }
@@ -153,7 +156,9 @@ Result<std::unique_ptr<Daemon>> Daemon::Create(Cluster cluster, DaemonOptions op
   }
   d->scheduler_ = std::make_unique<Scheduler>(d->cluster_, std::move(policy), d->port_,
                                               *d->estimator_, d->options_.seed);
-  if (std::holds_alternative<SharingProfile>(d->options_.profile.kind)) {
+  if (d->options_.sharing_view != nullptr) {
+    d->scheduler_->set_sharing_view(d->options_.sharing_view);
+  } else if (std::holds_alternative<SharingProfile>(d->options_.profile.kind)) {
     DS_ASSIGN_OR_RETURN(SharingModels models,
                         LoadSharingModels(d->options_.sharing_data, d->cluster_));
     d->sharing_ = std::make_unique<LiveSharingKnowledge>(
@@ -481,6 +486,11 @@ void Daemon::ExecutorPort::Kill(const Job& job, Timestamp now) {
 Result<LaunchSpec> Daemon::LaunchSpecFor(const Job& job, const Placement& placement) {
   LiveJob& live = live_jobs_[job.id.index()];
   live.exit_code.reset();  // a new run segment
+  for (size_t k = 0; k < kRunLogs.size(); ++k) {
+    std::error_code ec;
+    const auto size = std::filesystem::file_size(JobDir(job.id) + kRunLogs[k], ec);
+    live.log_start[k] = ec ? 0 : static_cast<int64_t>(size);
+  }
   const int port = FrameworkPort(live.request->framework);
   std::optional<UnixAccount> account;
   if (options_.account_for) {
@@ -506,9 +516,16 @@ GpuShare Daemon::GpuShareFor(const Job& job, const Placement& placement) const {
   const int64_t gpu_mib = node.gpus[static_cast<size_t>(gpu)].memory_mib;
   GpuShare share{node.name, gpu, gpu_mib, 100};
   const auto* profile = std::get_if<SharingProfile>(&options_.profile.kind);
+  if (profile != nullptr) {
+    share.active_thread_percentage = 100 / std::max(1, profile->config.max_jobs_per_gpu);
+  }
+  // A memory request is the limit the OOM watchdog holds the job to: it is the bound.
+  if (const std::optional<int64_t> requested = GpuMemoryLimitMib(job)) {
+    share.memory_limit_mib = *requested;
+    return share;
+  }
   if (profile == nullptr || !sharing_) return share;  // no knowledge: the whole GPU
   const SharingPolicyConfig& config = profile->config;
-  share.active_thread_percentage = 100 / std::max(1, config.max_jobs_per_gpu);
   const SharingKnowledge& view = sharing_->knowledge();
   const int64_t own = view.MemoryDemandMib(job.id, config.memory_percentile);
   if (config.mode == ShareMode::kTimeSliced || gpu_mib <= 0) {
@@ -538,6 +555,8 @@ std::shared_ptr<const JobRecord> Daemon::BuildRecord(JobId id) const {
   r->placement_text = PlacementText(cluster_, job.placement);
   r->share = job.share;
   r->exit_code = live.exit_code;
+  r->oom_restarts = live.oom_restarts;
+  r->migrations = job.migrations;
   if (job.state == JobState::kRunning) {
     r->stopping = StopIntentName(live.stopping);
     r->pid = live.pid;
@@ -615,7 +634,9 @@ Status Daemon::Apply(Item& item, Timestamp now) {
             if (!scheduler_->jobs().contains(id)) return Status::Ok();
             LiveJob& live = live_jobs_[id.index()];
             const LaunchRetry& retry = options_.launch_retry;
-            if (const auto* failed = std::get_if<JobLaunchFailed>(&event)) {
+            MarkOutOfMemory(i.report, id);
+            if (const auto* failed = std::get_if<JobLaunchFailed>(&event);
+                failed && !failed->out_of_memory) {
               if (live.stopping == StopIntent::kKill) {
                 // Cancelled while it could not start: it ends as cancelled, not requeued.
                 event = JobFinished{id, JobState::kKilled, "cancelled"};
@@ -630,7 +651,7 @@ Status Daemon::Apply(Item& item, Timestamp now) {
                                     "could not be started " + std::to_string(retry.max_failures) +
                                         " times; last: " + failed->reason};
               }
-            } else {
+            } else if (!failed) {
               live.launch_failures = 0;
             }
             ++metrics_.events;
@@ -917,9 +938,21 @@ Status Daemon::RecordGpuSamples(std::vector<Item>& items) {
   }
   DS_RETURN_IF_ERROR(store_->Begin(/*durable=*/false));
   Status status = Status::Ok();
+  // The watchdog may stop the jobs it finds over their limit (and not stopping already).
+  const auto limit_of = [&](JobId id) -> std::optional<int64_t> {
+    const LiveJob& live = live_jobs_[id.index()];
+    const Job& job = scheduler_->jobs().at(id);
+    if (job.state != JobState::kRunning || job.preempt_requested || !live.oom_stop.empty() ||
+        live.stopping != StopIntent::kNone) {
+      return std::nullopt;
+    }
+    return GpuMemoryLimitMib(job);
+  };
+  bool stopped = false;
   for (const GpuSampleItem& item : samples) {
-    for (const JobGpuObservation& o :
-         AttributeGpuSample(item.sample, job_of_group, ProcessGroupOf)) {
+    const std::vector<JobGpuObservation> observed =
+        AttributeGpuSample(item.sample, job_of_group, ProcessGroupOf);
+    for (const JobGpuObservation& o : observed) {
       gpu_usage_.Record(o, item.at);
       if (sharing_) sharing_->Observed(o.job);
       if (status.ok()) {
@@ -932,11 +965,73 @@ Status Daemon::RecordGpuSamples(std::vector<Item>& items) {
                                      GpuSampleDetail(o.memory_mib, o.utilization));
       }
     }
+    for (const OomVerdict& verdict : oom_watchdog_.Check(observed, limit_of)) {
+      StopOutOfMemory(verdict, item.at);
+      stopped = true;
+    }
   }
+  if (stopped && status.ok()) status = FlushDirty();  // their records show the stop
   gpu_devices_ = std::make_shared<const GpuSample>(std::move(samples.back().sample));
   if (status.ok()) status = store_->Commit();
   if (!status.ok()) store_->Rollback();
   return status;
+}
+
+void Daemon::StopOutOfMemory(const OomVerdict& verdict, Timestamp now) {
+  std::cerr << "dlsched: job " << verdict.job.value() << ": " << verdict.reason << "; stopping it"
+            << std::endl;
+  live_jobs_[verdict.job.index()].oom_stop = verdict.reason;
+  // Nothing else is queued at the start of an iteration (CarryOut flushed the last one's
+  // decisions), so this flushes only the stop. It is no scheduler decision: it is not logged as
+  // one (the replay would expect its policy to make it); the run's outcome is logged.
+  DS_CHECK(executor_->Queued().empty()) << "an OOM stop would flush uncommitted decisions";
+  executor_->Preempt(scheduler_->jobs().at(verdict.job), now);
+  executor_->Flush();
+  MarkDirty(verdict.job);
+}
+
+void Daemon::MarkOutOfMemory(ExecutorReport& report, JobId id) {
+  LiveJob& live = live_jobs_[id.index()];
+  Event& event = report.event;
+  std::string reason;
+  if (std::holds_alternative<JobSuspended>(event) && !live.oom_stop.empty()) {
+    reason = live.oom_stop;
+  } else if (const auto* finished = std::get_if<JobFinished>(&event);
+             finished && finished->final_state == JobState::kFailed && report.exit_code &&
+             *report.exit_code != 0 && live.stopping == StopIntent::kNone &&
+             finished->detail.starts_with("exit code")) {
+    // The log of this run only: from where it began, at most its last kOomLogTailBytes.
+    std::string tail;
+    for (size_t k = 0; k < kRunLogs.size(); ++k) {
+      const std::string path = JobDir(id) + kRunLogs[k];
+      std::error_code ec;
+      const auto size = static_cast<int64_t>(std::filesystem::file_size(path, ec));
+      if (ec) continue;
+      const int64_t begin = live.log_start[k] <= size ? live.log_start[k] : 0;
+      const int64_t from = std::max(begin, size - kOomLogTailBytes);
+      if (Result<std::string> text = ReadLogRange(path, from, size - from); text.ok()) {
+        tail += *text;
+      }
+    }
+    if (const std::optional<std::string_view> pattern = FindCudaOutOfMemory(tail)) {
+      reason = std::string(kOutOfMemoryReason) + "it exited with " + finished->detail +
+               ", its log reporting \"" + std::string(*pattern) + "\"";
+    }
+  }
+  live.oom_stop.clear();
+  if (reason.empty()) {
+    if (!std::holds_alternative<JobLaunchFailed>(event)) live.oom_in_a_row = 0;
+    return;
+  }
+  if (++live.oom_in_a_row >= options_.oom.max_restarts) {
+    event = JobFinished{id, JobState::kFailed,
+                        reason + "; out of GPU memory " + std::to_string(live.oom_in_a_row) +
+                            " times in a row, not restarted"};
+    return;
+  }
+  ++live.oom_restarts;
+  ++metrics_.oom_restarts;
+  event = JobLaunchFailed{id, std::move(reason), /*never_started=*/false, /*out_of_memory=*/true};
 }
 
 void Daemon::ReleaseHeldReports(std::vector<Item>& items) {
@@ -979,6 +1074,7 @@ std::optional<CycleResult> Daemon::Decide(Timestamp now) {
   wake_at_ = cycle.wake_at;
   metrics_.launches += cycle.launched();
   metrics_.preemptions += cycle.preempted();
+  for (const CycleResult::Preemption& p : cycle.preemptions) metrics_.migrations += p.migration;
   return cycle;
 }
 

@@ -68,6 +68,7 @@
 // (ProgressFeed): the observed speed of its run segment corrects the prediction, and the
 // corrected prediction is published with each snapshot (Snapshot::predictions) for the ETA.
 
+#include <array>
 #include <functional>
 #include <future>
 #include <map>
@@ -83,6 +84,7 @@
 #include "daemon/core/gpu_usage.h"
 #include "daemon/core/inbox.h"
 #include "daemon/core/live_sharing.h"
+#include "daemon/core/oom_watchdog.h"
 #include "daemon/core/progress_feed.h"
 #include "daemon/core/snapshot.h"
 #include "daemon/exec/job_executor.h"
@@ -130,6 +132,9 @@ struct DaemonOptions {
   // --share-enforcer`); under kMps no two users' jobs share a GPU. The MPS control daemons are
   // `serve`'s to start.
   ShareEnforcer share_enforcer = ShareEnforcer::kNone;
+  // Set: what sharing policies see instead of the live knowledge (a test's fixed view; nothing
+  // is refreshed then); must outlive the daemon.
+  const SharingView* sharing_view = nullptr;
   Duration grace = std::chrono::seconds(10);  // SIGTERM -> SIGKILL for preemption and cancel
   uint64_t seed = 1;
   size_t max_inbox = 100000;  // further posts are refused (HTTP 429)
@@ -169,6 +174,9 @@ struct DaemonOptions {
   // store, published with each snapshot and kept across restarts.
   std::shared_ptr<GpuMonitor> gpu_monitor;
   Duration monitor_period = std::chrono::seconds(5);
+  // Out of GPU memory (oom_watchdog.h): the watchdog over gpu_monitor's samples, and the
+  // restarts allowed in a row (`serve --oom-slack-mib`, `--oom-samples`).
+  OomWatchdogOptions oom;
 };
 
 // Why-pending and order of the waiting jobs, computed by the scheduler thread on request.
@@ -303,6 +311,14 @@ class Daemon {
     uint64_t pid_start = 0;
     // Being killed by KillRunningJobs: its kKilled outcome carries the shutdown's reason.
     bool killed_at_shutdown = false;
+    // Set while the OOM watchdog stops the run: why (its outcome becomes an out-of-memory
+    // restart).
+    std::string oom_stop;
+    int oom_in_a_row = 0;  // out-of-memory ends of its runs in a row
+    int oom_restarts = 0;  // out-of-memory restarts since the daemon started
+    // The sizes of its stdout.log and stderr.log when the run started: the log the run wrote
+    // begins there (FindCudaOutOfMemory reads no earlier run's).
+    std::array<int64_t, 2> log_start{};
   };
 
   // The Scheduler's Executor (see the header comment). Scheduler thread only.
@@ -367,10 +383,11 @@ class Daemon {
   // also its GpuShareFor), or why it cannot run (its user has no Unix account). Forgets the
   // previous segment's exit code.
   Result<LaunchSpec> LaunchSpecFor(const Job& job, const Placement& placement);
-  // A shared job's part of its GPU (docs/sharing.md, "Running it live"): the memory the GPU has
-  // less what its other holders demand at the policy's memory percentile (time-sliced: the
-  // whole GPU's), never less than its own demand; and 100 / the policy's jobs per GPU percent of
-  // the SMs.
+  // A shared job's part of its GPU (docs/sharing.md, "Running it live"): its memory request
+  // (GpuMemoryLimitMib, what the OOM watchdog holds it to) when it has one; else the memory the
+  // GPU has less what its other holders demand at the policy's memory percentile (time-sliced:
+  // the whole GPU's), never less than its own demand; and 100 / the policy's jobs per GPU
+  // percent of the SMs.
   GpuShare GpuShareFor(const Job& job, const Placement& placement) const;
   void MarkDirty(JobId id);
   std::shared_ptr<const JobRecord> BuildRecord(JobId id) const;
@@ -387,6 +404,14 @@ class Daemon {
   // groups), records it in gpu_usage_ and stores it, in a transaction of its own without an
   // fsync (a sample lost with the machine is harmless). A sample alone runs no cycle.
   Status RecordGpuSamples(std::vector<Item>& items);
+  // The watchdog's stop of a run over its GPU memory limit (oom_watchdog.h): SIGTERM through the
+  // executor at once (at the start of an iteration, when nothing else is queued), recorded in
+  // live_jobs_ so that its outcome becomes an out-of-memory restart.
+  void StopOutOfMemory(const OomVerdict& verdict, Timestamp now);
+  // Turns the report of a run that ran out of GPU memory (the watchdog stopped it, or it exited
+  // non-zero with a CUDA out-of-memory message in its log) into JobLaunchFailed with
+  // out_of_memory, or into a failure after OomWatchdogOptions::max_restarts in a row.
+  void MarkOutOfMemory(ExecutorReport& report, JobId id);
   // Refreshes low_on_space_ (at most once a second); true while launches must wait.
   bool LowOnSpace();
 
@@ -423,6 +448,7 @@ class Daemon {
   GpuUsageBook gpu_usage_;
   // With a sharing profile: the scheduler's SharingView, refreshed before each cycle.
   std::unique_ptr<LiveSharingKnowledge> sharing_;
+  OomWatchdog oom_watchdog_{options_.oom};
   std::shared_ptr<const GpuSample> gpu_devices_;  // the latest sample, for /metrics
   std::unique_ptr<GpuSampler> sampler_;           // with a GPU monitor only
   std::vector<HeldReport> held_reports_;

@@ -36,6 +36,8 @@ struct JobRecord : JobLifecycle {
   uint64_t pid_start = 0;
   std::string stopping;  // a stop signal was sent: "preempt", "kill" or "timeout"
   std::optional<int> exit_code;
+  int oom_restarts = 0;  // out-of-memory restarts since the daemon started (oom_watchdog.h)
+  int migrations = 0;    // completed migrations (Job::migrations)
 
   const std::string& user() const { return request->spec.user; }
   Timestamp submit_time() const { return request->spec.submit_time; }
@@ -86,6 +88,8 @@ struct DaemonMetrics {
   uint64_t store_commits = 0;
   uint64_t launches = 0;
   uint64_t preemptions = 0;
+  uint64_t migrations = 0;    // of the preemptions, migrations (PreemptDecision::migration)
+  uint64_t oom_restarts = 0;  // runs requeued out of GPU memory (oom_watchdog.h)
 
   void RecordCycle(double seconds);
 };
