@@ -292,7 +292,8 @@ class PipelinePolicy final : public SchedulingPolicy {
   // Whether `victim` runs within its tenant's guarantee, which shields it from other tenants'
   // jobs. Counts the preemptions committed earlier this cycle, not the victims chosen earlier
   // in the same search.
-  bool GuaranteeProtects(Cycle& cycle, const JobView& job, const Job& victim) const;
+  // `job_tenant`: TenantOf the job.
+  bool GuaranteeProtects(Cycle& cycle, int job_tenant, const Job& victim) const;
   // Reclaims GPUs for a job within its guarantee from borrowing tenants' jobs (any rank).
   bool TryReclaimFor(Cycle& cycle, const JobView& job) const;
   // Asks for the victims' preemption, reserves the free part of `placement` for `job`, and
@@ -355,6 +356,13 @@ class PipelinePolicy final : public SchedulingPolicy {
   mutable std::vector<const std::string*> tenant_names_;  // by index: keys of tenant_ids_
   mutable std::vector<const PipelineConfig::Quota*> tenant_quotas_;  // by index: QuotaOf
   mutable std::vector<JobTenant> job_tenants_;
+  // The last cycle's count of the tenants' GPUs over the running jobs, by tenant index, and the
+  // running jobs (of which job table) it counted. A cycle with the same running jobs reuses it:
+  // a running job's tenant and gang do not change while it runs (as the queue's by-tenant index
+  // takes them to be frozen while it waits).
+  mutable const JobTable* counted_jobs_ = nullptr;
+  mutable std::vector<JobId> counted_running_;
+  mutable std::vector<int> counted_held_;
   mutable uint64_t decide_count_ = 0;
 };
 
@@ -376,9 +384,18 @@ Decisions PipelinePolicy::Decide(const SchedulingContext& ctx) const {
     for (const PipelineConfig::Quota* quota : tenant_quotas_) {
       cycle.tenants.push_back(UseOf(ctx, quota));
     }
-    for (JobId id : ctx.running) {
-      const Job& job = ctx.jobs.at(id);
-      cycle.tenants[TenantOf(cycle, job)].held += job.spec.num_gpus;
+    if (&ctx.jobs == counted_jobs_ && std::ranges::equal(ctx.running, counted_running_)) {
+      // The jobs of the last count: the same tenants' GPUs (a tenant interned since holds none).
+      for (size_t t = 0; t < counted_held_.size(); ++t) cycle.tenants[t].held = counted_held_[t];
+    } else {
+      for (JobId id : ctx.running) {
+        const Job& job = ctx.jobs.at(id);
+        cycle.tenants[TenantOf(cycle, job)].held += job.spec.num_gpus;
+      }
+      counted_jobs_ = &ctx.jobs;
+      counted_running_.assign(ctx.running.begin(), ctx.running.end());
+      counted_held_.clear();
+      for (const TenantUse& tenant : cycle.tenants) counted_held_.push_back(tenant.held);
     }
   }
   // Starvation guard: jobs that waited past the limit go first, longest-waiting first.
@@ -626,12 +643,13 @@ bool PipelinePolicy::TryPreemptFor(Cycle& cycle, const JobView& job) const {
   std::vector<JobId>& chosen = cycle.chosen;
   Timestamp retry_at = kTimeNever;  // when a pair the guards refuse becomes fair game
   const RankKey mine = order_.KeyOf(job);
+  const int job_tenant = config_.quotas.empty() ? -1 : TenantOf(cycle, job.job());
   const RunningIndex& running = ctx.running_by_rank;
   for (auto it = running.victims().rbegin(); it != running.victims().rend(); ++it) {
     if (!(mine < running.KeyAt(it->id, ctx.now))) break;  // the rest rank at or above the job
     const JobView victim = ctx.View(it->id);
     if (Unavailable(cycle, victim.job())) continue;
-    if (!config_.quotas.empty() && GuaranteeProtects(cycle, job, victim.job())) continue;
+    if (job_tenant >= 0 && GuaranteeProtects(cycle, job_tenant, victim.job())) continue;
     if (!MayPreempt(job, victim, ctx, retry_at)) continue;
     what_if.Release(victim.job().placement);
     chosen.push_back(victim.id());
@@ -748,9 +766,9 @@ bool PipelinePolicy::WithinGuarantee(Cycle& cycle, const JobView& job) const {
   return tenant.has_quota && tenant.held + job.num_gpus() <= tenant.guaranteed;
 }
 
-bool PipelinePolicy::GuaranteeProtects(Cycle& cycle, const JobView& job, const Job& victim) const {
+bool PipelinePolicy::GuaranteeProtects(Cycle& cycle, int job_tenant, const Job& victim) const {
   const int t = TenantOf(cycle, victim);
-  if (t == TenantOf(cycle, job.job())) return false;
+  if (t == job_tenant) return false;
   const TenantUse& tenant = cycle.tenants[t];
   return tenant.has_quota && tenant.held - victim.spec.num_gpus < tenant.guaranteed;
 }

@@ -33,8 +33,9 @@ bool Contains(const std::vector<JobId>& sorted, JobId id) {
   return std::ranges::binary_search(sorted, id);
 }
 
-std::vector<JobId> SortedIds(const auto& items) {
-  std::vector<JobId> ids;
+// The items' jobs, sorted, into `ids` (a buffer reused across cycles).
+const std::vector<JobId>& SortedIds(const auto& items, std::vector<JobId>& ids) {
+  ids.clear();
   for (const auto& item : items) ids.push_back(item.job);
   std::ranges::sort(ids);
   return ids;
@@ -65,12 +66,15 @@ class SharingPolicy final : public SchedulingPolicy {
     if (!t.arrivals && !t.departures && !t.suspensions && !t.timer && decisions.empty()) {
       return decisions;
     }
-    const std::vector<JobId> candidates = Candidates(ctx, decisions);
+    const std::vector<JobId>& candidates = Candidates(ctx, decisions);
     // Observed demand changes only when a run segment ends; GPUs free up for jobs to move to
     // only when nothing waits (every waiting job is launched this cycle).
     const bool may_migrate = config_.migrate && (t.departures || t.suspensions ||
                                                  ctx.queue.size() <= decisions.launches.size());
     if (candidates.empty() && !may_migrate) return decisions;
+    // Candidates join only GPUs shared with room left (CollectSharedGpus's open ones): without
+    // one, and with no migration to look for, the collection would find nothing to do.
+    if (!may_migrate && !AnySharedGpuWithRoom(ctx)) return decisions;
     const std::span<SharedGpu> gpus = CollectSharedGpus(ctx, decisions);
     PlaceCandidates(ctx, candidates, gpus, decisions);
     if (may_migrate) Migrate(ctx, gpus, base_launches, decisions);
@@ -96,31 +100,56 @@ class SharingPolicy final : public SchedulingPolicy {
     }
   }
 
+  // Whether a GPU of an online node is shared by fewer than max_jobs_per_gpu jobs. O(nodes),
+  // from the cluster state alone (the collection reads every running job).
+  bool AnySharedGpuWithRoom(const SchedulingContext& ctx) const {
+    for (int n = 0; n < ctx.cluster.num_nodes(); ++n) {
+      const NodeId node(static_cast<uint32_t>(n));
+      GpuMask shared = ctx.state.shared_mask(node);
+      if (shared == 0 || ctx.state.offline(node)) continue;
+      for (; shared != 0; shared &= shared - 1) {
+        if (ctx.state.sharers(node, std::countr_zero(shared)) < config_.max_jobs_per_gpu) {
+          return true;
+        }
+      }
+    }
+    return false;
+  }
+
   // The GPUs running jobs hold in a shared mode, by node and GPU. A GPU whose holder is being
   // preempted is closed: its holders are leaving, and a base policy's preemption counts on it.
   // The result views shared_gpus_, valid until the next call.
   std::span<SharedGpu> CollectSharedGpus(const SchedulingContext& ctx,
                                          const Decisions& decisions) const {
-    const std::vector<JobId> preempted = SortedIds(decisions.preemptions);
-    std::vector<std::pair<uint64_t, JobId>>& held = held_;  // (node x 64 + GPU, holder)
+    const std::vector<JobId>& preempted = SortedIds(decisions.preemptions, preempted_);
+    std::vector<HeldGpu>& held = held_;
     held.clear();
     for (JobId id : ctx.running) {
       const Job& job = ctx.jobs.at(id);
       if (job.share == ShareMode::kExclusive) continue;
       const NodeGpus& part = job.placement.parts.front();
-      held.emplace_back(uint64_t{part.node.value()} * kMaxGpusPerNode +
-                            static_cast<uint64_t>(std::countr_zero(part.gpus)),
-                        id);
+      held.push_back({ctx.cluster.first_gpu(part.node) + std::countr_zero(part.gpus), part.node, id,
+                      job.preempt_requested || Contains(preempted, id)});
     }
-    std::ranges::sort(held);
+    // Into GPU order by counting (the cluster numbers its GPUs in node order): O(holders +
+    // GPUs), where a sort was the collection's largest cost.
+    std::vector<int>& next = gpu_next_;  // per GPU: where its next holder goes in by_gpu
+    next.assign(static_cast<size_t>(ctx.cluster.total_gpus()) + 1, 0);
+    for (const HeldGpu& h : held) ++next[static_cast<size_t>(h.gpu) + 1];
+    for (size_t g = 1; g < next.size(); ++g) next[g] += next[g - 1];
+    std::vector<HeldGpu>& by_gpu = held_by_gpu_;
+    by_gpu.resize(held.size());
+    for (const HeldGpu& h : held)
+      by_gpu[static_cast<size_t>(next[static_cast<size_t>(h.gpu)]++)] = h;
     // The GPUs (and their holders' buffers) are reused from the last cycle: a cycle is too short
     // to pay for fresh ones.
     std::vector<SharedGpu>& gpus = shared_gpus_;
     size_t count = 0;
-    for (size_t i = 0; i < held.size(); ++i) {
-      if (i == 0 || held[i].first != held[i - 1].first) {
-        const NodeId node(static_cast<uint32_t>(held[i].first / kMaxGpusPerNode));
-        const int gpu = static_cast<int>(held[i].first % kMaxGpusPerNode);
+    for (size_t i = 0; i < by_gpu.size(); ++i) {
+      if (i == 0 || by_gpu[i].gpu != by_gpu[i - 1].gpu) {
+        if (count > 0) std::ranges::sort(gpus[count - 1].holders);
+        const NodeId node = by_gpu[i].node;
+        const int gpu = by_gpu[i].gpu - ctx.cluster.first_gpu(node);
         const GpuSpec& spec = ctx.cluster.node(node).gpus[static_cast<size_t>(gpu)];
         if (count == gpus.size()) gpus.emplace_back();
         SharedGpu& shared = gpus[count++];
@@ -133,10 +162,10 @@ class SharingPolicy final : public SchedulingPolicy {
             !ctx.state.offline(node) && ctx.state.sharers(node, gpu) < config_.max_jobs_per_gpu;
       }
       SharedGpu& shared = gpus[count - 1];
-      const JobId id = held[i].second;
-      shared.holders.push_back(id);
-      if (ctx.jobs.at(id).preempt_requested || Contains(preempted, id)) shared.open = false;
+      shared.holders.push_back(by_gpu[i].id);
+      if (by_gpu[i].leaving) shared.open = false;
     }
+    if (count > 0) std::ranges::sort(gpus[count - 1].holders);
     return std::span<SharedGpu>(gpus.data(), count);
   }
 
@@ -144,11 +173,14 @@ class SharingPolicy final : public SchedulingPolicy {
   // selectors or preferences (the packer places by GPU type only), and not killed out of memory
   // within min_residence. The first ones, as many GPUs as the base's preemptions free, are left
   // to the base: those preemptions are likely for them.
-  std::vector<JobId> Candidates(const SchedulingContext& ctx, const Decisions& decisions) const {
-    std::vector<JobId> candidates;
+  // The result is a buffer valid until the next call.
+  const std::vector<JobId>& Candidates(const SchedulingContext& ctx,
+                                       const Decisions& decisions) const {
+    std::vector<JobId>& candidates = candidates_;
+    candidates.clear();
     const auto singles = ctx.queue.by_gang_order().find(1);
     if (singles == ctx.queue.by_gang_order().end()) return candidates;
-    const std::vector<JobId> launched = SortedIds(decisions.launches);
+    const std::vector<JobId>& launched = SortedIds(decisions.launches, launched_);
     int left_to_base = 0;
     for (const PreemptDecision& p : decisions.preemptions) {
       left_to_base += ctx.jobs.at(p.job).spec.num_gpus;
@@ -178,25 +210,29 @@ class SharingPolicy final : public SchedulingPolicy {
   void PlaceCandidates(const SchedulingContext& ctx, const std::vector<JobId>& candidates,
                        std::span<SharedGpu> gpus, Decisions& decisions) const {
     if (candidates.empty()) return;
-    std::vector<bool> placed(candidates.size(), false);
+    std::vector<bool>& placed = placed_;
+    placed.assign(candidates.size(), false);
     for (int t = 0; t < ctx.cluster.num_gpu_types(); ++t) {
       const GpuTypeId type(static_cast<uint32_t>(t));
       const sharing::InterferenceModel* model = ModelFor(ctx, type);
       if (model == nullptr) continue;
-      std::vector<size_t> slots;  // into gpus
+      std::vector<size_t>& slots = slots_;  // into gpus
+      slots.clear();
       for (size_t g = 0; g < gpus.size(); ++g) {
         if (gpus[g].type == type && gpus[g].open) slots.push_back(g);
       }
       if (slots.empty()) continue;
       const int64_t capacity = gpus[slots.front()].memory_mib;
-      std::vector<sharing::PackJob> jobs;
+      std::vector<sharing::PackJob>& jobs = pack_jobs_;
+      jobs.clear();
       for (size_t s = 0; s < slots.size(); ++s) {
         for (JobId holder : gpus[slots[s]].holders) {
           jobs.push_back(PackJobOf(ctx, holder, static_cast<int>(s)));
         }
       }
       const size_t first_candidate = jobs.size();
-      std::vector<size_t> offered;  // into candidates
+      std::vector<size_t>& offered = offered_;  // into candidates
+      offered.clear();
       for (size_t c = 0; c < candidates.size(); ++c) {
         if (placed[c] || !MayRunOn(ctx.jobs.at(candidates[c]), type, ctx.cluster)) continue;
         if (ctx.sharing->MemoryDemandMib(candidates[c], config_.memory_percentile) > capacity) {
@@ -274,8 +310,8 @@ class SharingPolicy final : public SchedulingPolicy {
   // off shared GPUs onto free ones once nothing waits.
   void Migrate(const SchedulingContext& ctx, std::span<const SharedGpu> gpus, size_t base_launches,
                Decisions& decisions) const {
-    const std::vector<JobId> launched = SortedIds(decisions.launches);
-    const std::vector<JobId> preempted = SortedIds(decisions.preemptions);
+    const std::vector<JobId>& launched = SortedIds(decisions.launches, launched_);
+    const std::vector<JobId>& preempted = SortedIds(decisions.preemptions, preempted_);
     const auto migrate = [&](JobId id, std::string reason) {
       decisions.preemptions.push_back({id, std::move(reason), /*migration=*/true});
     };
@@ -337,9 +373,26 @@ class SharingPolicy final : public SchedulingPolicy {
   SharingPolicyConfig config_;
   std::unique_ptr<SchedulingPolicy> base_;
   NoInterference no_interference_;
-  // CollectSharedGpus's buffers, kept between cycles (Decide runs on one thread at a time).
-  mutable std::vector<std::pair<uint64_t, JobId>> held_;
+  // Buffers kept between cycles (Decide runs on one thread at a time): CollectSharedGpus's,
+  struct HeldGpu {
+    int gpu = 0;  // the cluster's index (Cluster::first_gpu)
+    NodeId node;
+    JobId id;              // the holder
+    bool leaving = false;  // it is being preempted
+  };
+  mutable std::vector<HeldGpu> held_;         // in ctx.running order
+  mutable std::vector<HeldGpu> held_by_gpu_;  // the same in GPU order
+  mutable std::vector<int> gpu_next_;
   mutable std::vector<SharedGpu> shared_gpus_;
+  // PlaceCandidates',
+  mutable std::vector<bool> placed_;
+  mutable std::vector<size_t> slots_;
+  mutable std::vector<sharing::PackJob> pack_jobs_;
+  mutable std::vector<size_t> offered_;
+  // and Candidates', SortedIds' (the launches, the preemptions).
+  mutable std::vector<JobId> candidates_;
+  mutable std::vector<JobId> launched_;
+  mutable std::vector<JobId> preempted_;
 };
 
 }  // namespace
