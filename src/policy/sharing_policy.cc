@@ -128,28 +128,21 @@ class SharingPolicy final : public SchedulingPolicy {
       const Job& job = ctx.jobs.at(id);
       if (job.share == ShareMode::kExclusive) continue;
       const NodeGpus& part = job.placement.parts.front();
-      held.push_back({ctx.cluster.first_gpu(part.node) + std::countr_zero(part.gpus), part.node, id,
-                      job.preempt_requested || Contains(preempted, id)});
+      held.push_back({uint64_t{part.node.value()} * kMaxGpusPerNode +
+                          static_cast<uint64_t>(std::countr_zero(part.gpus)),
+                      id, job.preempt_requested || Contains(preempted, id)});
     }
-    // Into GPU order by counting (the cluster numbers its GPUs in node order): O(holders +
-    // GPUs), where a sort was the collection's largest cost.
-    std::vector<int>& next = gpu_next_;  // per GPU: where its next holder goes in by_gpu
-    next.assign(static_cast<size_t>(ctx.cluster.total_gpus()) + 1, 0);
-    for (const HeldGpu& h : held) ++next[static_cast<size_t>(h.gpu) + 1];
-    for (size_t g = 1; g < next.size(); ++g) next[g] += next[g - 1];
-    std::vector<HeldGpu>& by_gpu = held_by_gpu_;
-    by_gpu.resize(held.size());
-    for (const HeldGpu& h : held)
-      by_gpu[static_cast<size_t>(next[static_cast<size_t>(h.gpu)]++)] = h;
+    std::ranges::sort(held, [](const HeldGpu& a, const HeldGpu& b) {
+      return a.gpu != b.gpu ? a.gpu < b.gpu : a.id < b.id;
+    });
     // The GPUs (and their holders' buffers) are reused from the last cycle: a cycle is too short
     // to pay for fresh ones.
     std::vector<SharedGpu>& gpus = shared_gpus_;
     size_t count = 0;
-    for (size_t i = 0; i < by_gpu.size(); ++i) {
-      if (i == 0 || by_gpu[i].gpu != by_gpu[i - 1].gpu) {
-        if (count > 0) std::ranges::sort(gpus[count - 1].holders);
-        const NodeId node = by_gpu[i].node;
-        const int gpu = by_gpu[i].gpu - ctx.cluster.first_gpu(node);
+    for (size_t i = 0; i < held.size(); ++i) {
+      if (i == 0 || held[i].gpu != held[i - 1].gpu) {
+        const NodeId node(static_cast<uint32_t>(held[i].gpu / kMaxGpusPerNode));
+        const int gpu = static_cast<int>(held[i].gpu % kMaxGpusPerNode);
         const GpuSpec& spec = ctx.cluster.node(node).gpus[static_cast<size_t>(gpu)];
         if (count == gpus.size()) gpus.emplace_back();
         SharedGpu& shared = gpus[count++];
@@ -162,10 +155,9 @@ class SharingPolicy final : public SchedulingPolicy {
             !ctx.state.offline(node) && ctx.state.sharers(node, gpu) < config_.max_jobs_per_gpu;
       }
       SharedGpu& shared = gpus[count - 1];
-      shared.holders.push_back(by_gpu[i].id);
-      if (by_gpu[i].leaving) shared.open = false;
+      shared.holders.push_back(held[i].id);
+      if (held[i].leaving) shared.open = false;
     }
-    if (count > 0) std::ranges::sort(gpus[count - 1].holders);
     return std::span<SharedGpu>(gpus.data(), count);
   }
 
@@ -375,14 +367,11 @@ class SharingPolicy final : public SchedulingPolicy {
   NoInterference no_interference_;
   // Buffers kept between cycles (Decide runs on one thread at a time): CollectSharedGpus's,
   struct HeldGpu {
-    int gpu = 0;  // the cluster's index (Cluster::first_gpu)
-    NodeId node;
+    uint64_t gpu = 0;      // node x kMaxGpusPerNode + GPU
     JobId id;              // the holder
     bool leaving = false;  // it is being preempted
   };
-  mutable std::vector<HeldGpu> held_;         // in ctx.running order
-  mutable std::vector<HeldGpu> held_by_gpu_;  // the same in GPU order
-  mutable std::vector<int> gpu_next_;
+  mutable std::vector<HeldGpu> held_;
   mutable std::vector<SharedGpu> shared_gpus_;
   // PlaceCandidates',
   mutable std::vector<bool> placed_;
