@@ -33,9 +33,8 @@ bool Contains(const std::vector<JobId>& sorted, JobId id) {
   return std::ranges::binary_search(sorted, id);
 }
 
-// The items' jobs, sorted, into `ids` (a buffer reused across cycles).
-const std::vector<JobId>& SortedIds(const auto& items, std::vector<JobId>& ids) {
-  ids.clear();
+std::vector<JobId> SortedIds(const auto& items) {
+  std::vector<JobId> ids;
   for (const auto& item : items) ids.push_back(item.job);
   std::ranges::sort(ids);
   return ids;
@@ -66,7 +65,7 @@ class SharingPolicy final : public SchedulingPolicy {
     if (!t.arrivals && !t.departures && !t.suspensions && !t.timer && decisions.empty()) {
       return decisions;
     }
-    const std::vector<JobId>& candidates = Candidates(ctx, decisions);
+    const std::vector<JobId> candidates = Candidates(ctx, decisions);
     // Observed demand changes only when a run segment ends; GPUs free up for jobs to move to
     // only when nothing waits (every waiting job is launched this cycle).
     const bool may_migrate = config_.migrate && (t.departures || t.suspensions ||
@@ -121,28 +120,26 @@ class SharingPolicy final : public SchedulingPolicy {
   // The result views shared_gpus_, valid until the next call.
   std::span<SharedGpu> CollectSharedGpus(const SchedulingContext& ctx,
                                          const Decisions& decisions) const {
-    const std::vector<JobId>& preempted = SortedIds(decisions.preemptions, preempted_);
-    std::vector<HeldGpu>& held = held_;
+    const std::vector<JobId> preempted = SortedIds(decisions.preemptions);
+    std::vector<std::pair<uint64_t, JobId>>& held = held_;  // (node x 64 + GPU, holder)
     held.clear();
     for (JobId id : ctx.running) {
       const Job& job = ctx.jobs.at(id);
       if (job.share == ShareMode::kExclusive) continue;
       const NodeGpus& part = job.placement.parts.front();
-      held.push_back({uint64_t{part.node.value()} * kMaxGpusPerNode +
-                          static_cast<uint64_t>(std::countr_zero(part.gpus)),
-                      id, job.preempt_requested || Contains(preempted, id)});
+      held.emplace_back(uint64_t{part.node.value()} * kMaxGpusPerNode +
+                            static_cast<uint64_t>(std::countr_zero(part.gpus)),
+                        id);
     }
-    std::ranges::sort(held, [](const HeldGpu& a, const HeldGpu& b) {
-      return a.gpu != b.gpu ? a.gpu < b.gpu : a.id < b.id;
-    });
+    std::ranges::sort(held);
     // The GPUs (and their holders' buffers) are reused from the last cycle: a cycle is too short
     // to pay for fresh ones.
     std::vector<SharedGpu>& gpus = shared_gpus_;
     size_t count = 0;
     for (size_t i = 0; i < held.size(); ++i) {
-      if (i == 0 || held[i].gpu != held[i - 1].gpu) {
-        const NodeId node(static_cast<uint32_t>(held[i].gpu / kMaxGpusPerNode));
-        const int gpu = static_cast<int>(held[i].gpu % kMaxGpusPerNode);
+      if (i == 0 || held[i].first != held[i - 1].first) {
+        const NodeId node(static_cast<uint32_t>(held[i].first / kMaxGpusPerNode));
+        const int gpu = static_cast<int>(held[i].first % kMaxGpusPerNode);
         const GpuSpec& spec = ctx.cluster.node(node).gpus[static_cast<size_t>(gpu)];
         if (count == gpus.size()) gpus.emplace_back();
         SharedGpu& shared = gpus[count++];
@@ -155,8 +152,9 @@ class SharingPolicy final : public SchedulingPolicy {
             !ctx.state.offline(node) && ctx.state.sharers(node, gpu) < config_.max_jobs_per_gpu;
       }
       SharedGpu& shared = gpus[count - 1];
-      shared.holders.push_back(held[i].id);
-      if (held[i].leaving) shared.open = false;
+      const JobId id = held[i].second;
+      shared.holders.push_back(id);
+      if (ctx.jobs.at(id).preempt_requested || Contains(preempted, id)) shared.open = false;
     }
     return std::span<SharedGpu>(gpus.data(), count);
   }
@@ -165,14 +163,11 @@ class SharingPolicy final : public SchedulingPolicy {
   // selectors or preferences (the packer places by GPU type only), and not killed out of memory
   // within min_residence. The first ones, as many GPUs as the base's preemptions free, are left
   // to the base: those preemptions are likely for them.
-  // The result is a buffer valid until the next call.
-  const std::vector<JobId>& Candidates(const SchedulingContext& ctx,
-                                       const Decisions& decisions) const {
-    std::vector<JobId>& candidates = candidates_;
-    candidates.clear();
+  std::vector<JobId> Candidates(const SchedulingContext& ctx, const Decisions& decisions) const {
+    std::vector<JobId> candidates;
     const auto singles = ctx.queue.by_gang_order().find(1);
     if (singles == ctx.queue.by_gang_order().end()) return candidates;
-    const std::vector<JobId>& launched = SortedIds(decisions.launches, launched_);
+    const std::vector<JobId> launched = SortedIds(decisions.launches);
     int left_to_base = 0;
     for (const PreemptDecision& p : decisions.preemptions) {
       left_to_base += ctx.jobs.at(p.job).spec.num_gpus;
@@ -202,29 +197,25 @@ class SharingPolicy final : public SchedulingPolicy {
   void PlaceCandidates(const SchedulingContext& ctx, const std::vector<JobId>& candidates,
                        std::span<SharedGpu> gpus, Decisions& decisions) const {
     if (candidates.empty()) return;
-    std::vector<bool>& placed = placed_;
-    placed.assign(candidates.size(), false);
+    std::vector<bool> placed(candidates.size(), false);
     for (int t = 0; t < ctx.cluster.num_gpu_types(); ++t) {
       const GpuTypeId type(static_cast<uint32_t>(t));
       const sharing::InterferenceModel* model = ModelFor(ctx, type);
       if (model == nullptr) continue;
-      std::vector<size_t>& slots = slots_;  // into gpus
-      slots.clear();
+      std::vector<size_t> slots;  // into gpus
       for (size_t g = 0; g < gpus.size(); ++g) {
         if (gpus[g].type == type && gpus[g].open) slots.push_back(g);
       }
       if (slots.empty()) continue;
       const int64_t capacity = gpus[slots.front()].memory_mib;
-      std::vector<sharing::PackJob>& jobs = pack_jobs_;
-      jobs.clear();
+      std::vector<sharing::PackJob> jobs;
       for (size_t s = 0; s < slots.size(); ++s) {
         for (JobId holder : gpus[slots[s]].holders) {
           jobs.push_back(PackJobOf(ctx, holder, static_cast<int>(s)));
         }
       }
       const size_t first_candidate = jobs.size();
-      std::vector<size_t>& offered = offered_;  // into candidates
-      offered.clear();
+      std::vector<size_t> offered;  // into candidates
       for (size_t c = 0; c < candidates.size(); ++c) {
         if (placed[c] || !MayRunOn(ctx.jobs.at(candidates[c]), type, ctx.cluster)) continue;
         if (ctx.sharing->MemoryDemandMib(candidates[c], config_.memory_percentile) > capacity) {
@@ -302,8 +293,8 @@ class SharingPolicy final : public SchedulingPolicy {
   // off shared GPUs onto free ones once nothing waits.
   void Migrate(const SchedulingContext& ctx, std::span<const SharedGpu> gpus, size_t base_launches,
                Decisions& decisions) const {
-    const std::vector<JobId>& launched = SortedIds(decisions.launches, launched_);
-    const std::vector<JobId>& preempted = SortedIds(decisions.preemptions, preempted_);
+    const std::vector<JobId> launched = SortedIds(decisions.launches);
+    const std::vector<JobId> preempted = SortedIds(decisions.preemptions);
     const auto migrate = [&](JobId id, std::string reason) {
       decisions.preemptions.push_back({id, std::move(reason), /*migration=*/true});
     };
@@ -365,23 +356,9 @@ class SharingPolicy final : public SchedulingPolicy {
   SharingPolicyConfig config_;
   std::unique_ptr<SchedulingPolicy> base_;
   NoInterference no_interference_;
-  // Buffers kept between cycles (Decide runs on one thread at a time): CollectSharedGpus's,
-  struct HeldGpu {
-    uint64_t gpu = 0;      // node x kMaxGpusPerNode + GPU
-    JobId id;              // the holder
-    bool leaving = false;  // it is being preempted
-  };
-  mutable std::vector<HeldGpu> held_;
+  // CollectSharedGpus's buffers, kept between cycles (Decide runs on one thread at a time).
+  mutable std::vector<std::pair<uint64_t, JobId>> held_;
   mutable std::vector<SharedGpu> shared_gpus_;
-  // PlaceCandidates',
-  mutable std::vector<bool> placed_;
-  mutable std::vector<size_t> slots_;
-  mutable std::vector<sharing::PackJob> pack_jobs_;
-  mutable std::vector<size_t> offered_;
-  // and Candidates', SortedIds' (the launches, the preemptions).
-  mutable std::vector<JobId> candidates_;
-  mutable std::vector<JobId> launched_;
-  mutable std::vector<JobId> preempted_;
 };
 
 }  // namespace
