@@ -271,6 +271,10 @@ class PipelinePolicy final : public SchedulingPolicy {
   }
   // TenantOf for a job not checked in this cycle: checks (or fills) its job_tenants_ entry.
   int CheckTenantOf(Cycle& cycle, const Job& job) const;
+  // Sets each tenant's held GPUs in cycle.tenants: the last cycle's count, updated by the jobs
+  // that started or stopped since (see counted_). O(running jobs then and now), reading only
+  // the records of the jobs that started.
+  void CountTenantsGpus(Cycle& cycle) const;
   // A tenant's use with its quota (QuotaOf), holding nothing.
   TenantUse UseOf(const SchedulingContext& ctx, const PipelineConfig::Quota* quota) const;
   // Whether the job's tenant would exceed its max_share by starting it.
@@ -356,13 +360,21 @@ class PipelinePolicy final : public SchedulingPolicy {
   mutable std::vector<const std::string*> tenant_names_;  // by index: keys of tenant_ids_
   mutable std::vector<const PipelineConfig::Quota*> tenant_quotas_;  // by index: QuotaOf
   mutable std::vector<JobTenant> job_tenants_;
-  // The last cycle's count of the tenants' GPUs over the running jobs, by tenant index, and the
-  // running jobs (of which job table) it counted. A cycle with the same running jobs reuses it:
-  // a running job's tenant and gang do not change while it runs (as the queue's by-tenant index
-  // takes them to be frozen while it waits).
+  // The last count of the tenants' GPUs over the running jobs (CountTenantsGpus), by tenant
+  // index; the running jobs (of which job table) it counted; and by job (JobId::index) the count
+  // that last found the job running, with the tenant and GPUs it counted for it. A job counted
+  // by the last count and running still holds the same: a running job's tenant and gang do not
+  // change while it runs (as the queue's by-tenant index takes them to be frozen while it waits).
+  struct Counted {
+    uint64_t count = 0;  // 0: never
+    int tenant = 0;
+    int gpus = 0;
+  };
   mutable const JobTable* counted_jobs_ = nullptr;
   mutable std::vector<JobId> counted_running_;
   mutable std::vector<int> counted_held_;
+  mutable std::vector<Counted> counted_;
+  mutable uint64_t count_ = 0;
   mutable uint64_t decide_count_ = 0;
 };
 
@@ -384,19 +396,7 @@ Decisions PipelinePolicy::Decide(const SchedulingContext& ctx) const {
     for (const PipelineConfig::Quota* quota : tenant_quotas_) {
       cycle.tenants.push_back(UseOf(ctx, quota));
     }
-    if (&ctx.jobs == counted_jobs_ && std::ranges::equal(ctx.running, counted_running_)) {
-      // The jobs of the last count: the same tenants' GPUs (a tenant interned since holds none).
-      for (size_t t = 0; t < counted_held_.size(); ++t) cycle.tenants[t].held = counted_held_[t];
-    } else {
-      for (JobId id : ctx.running) {
-        const Job& job = ctx.jobs.at(id);
-        cycle.tenants[TenantOf(cycle, job)].held += job.spec.num_gpus;
-      }
-      counted_jobs_ = &ctx.jobs;
-      counted_running_.assign(ctx.running.begin(), ctx.running.end());
-      counted_held_.clear();
-      for (const TenantUse& tenant : cycle.tenants) counted_held_.push_back(tenant.held);
-    }
+    CountTenantsGpus(cycle);
   }
   // Starvation guard: jobs that waited past the limit go first, longest-waiting first.
   auto starving = [&](const Job& job) { return WaitedPastLimit(job, ctx.now) && IsGuarded(job); };
@@ -712,6 +712,38 @@ void PipelinePolicy::RecordFailure(Cycle& cycle, Search kind, const JobView& job
   const size_t t = static_cast<size_t>(TenantOf(cycle, job.job()));
   if (t >= memo.size()) memo.resize(t + 1);
   memo[t] = {cycle.epoch, job.num_gpus(), kind == Search::kByRank ? order_.KeyOf(job) : RankKey{}};
+}
+
+void PipelinePolicy::CountTenantsGpus(Cycle& cycle) const {
+  const SchedulingContext& ctx = cycle.ctx;
+  if (&ctx.jobs != counted_jobs_) {  // another job table: count afresh
+    counted_jobs_ = &ctx.jobs;
+    counted_running_.clear();
+    counted_held_.clear();
+    count_ += 2;  // no job was counted by the last count
+  }
+  const uint64_t last = count_++;
+  const uint64_t now = count_;
+  std::vector<int>& held = counted_held_;
+  for (JobId id : ctx.running) {
+    const size_t i = id.index();
+    if (i >= counted_.size()) counted_.resize(std::max(i + 1, counted_.size() * 2));
+    Counted& entry = counted_[i];
+    if (entry.count == last) {  // counted before, and running still
+      entry.count = now;
+      continue;
+    }
+    const Job& job = ctx.jobs.at(id);
+    entry = {now, TenantOf(cycle, job), job.spec.num_gpus};
+    if (static_cast<size_t>(entry.tenant) >= held.size()) held.resize(entry.tenant + 1, 0);
+    held[static_cast<size_t>(entry.tenant)] += entry.gpus;
+  }
+  for (JobId id : counted_running_) {  // counted before, stopped since
+    const Counted& entry = counted_[id.index()];
+    if (entry.count == last) held[static_cast<size_t>(entry.tenant)] -= entry.gpus;
+  }
+  counted_running_.assign(ctx.running.begin(), ctx.running.end());
+  for (size_t t = 0; t < held.size(); ++t) cycle.tenants[t].held = held[t];
 }
 
 const PipelineConfig::Quota* PipelinePolicy::QuotaOf(std::string_view tenant) const {
