@@ -29,8 +29,9 @@ struct SyntheticOptions {
   int service_gpus = 8;  // each service's reservation (at most `gpus`), >= 1
   // mix=gavel only (which takes neither load nor services): Poisson arrivals at this many jobs
   // per hour, in [0.001, 1e6], and Gavel's throughput table (empty: ReadOptions::traces_dir's
-  // gavel/simulation_throughputs.json).
-  double rate_per_hour = 150;
+  // gavel/simulation_throughputs.json). Default 24: Gavel's reference runs' `-l 150`, a mean gap
+  // of 150 s (peer-results/gavel).
+  double rate_per_hour = 24;
   std::string throughputs;
 };
 
