@@ -72,6 +72,11 @@ void AddServeFlags(CLI::App& command, ServeFlags& flags) {
                   "knowledge.")
       ->capture_default_str();
   command
+      .add_option("--round", flags.round_s,
+                  "Seconds per round of a round-based profile (hetero-*), instead of its "
+                  "round_s: a short round for a demo or a test.")
+      ->check(CLI::Range(0.001, 86400.0));
+  command
       .add_option("--gpus", flags.gpus,
                   "GPUs to schedule: 'auto' (discover through NVML) or a cluster spec such as "
                   "'1x8xV100' (or '8xV100', one node of eight) or a cluster .json file (fake "
@@ -225,6 +230,12 @@ int RunServe(const ServeFlags& flags, std::ostream& out, std::ostream& err) {
   if (!profile.ok()) {
     err << "dlsched serve: --profile: " << profile.status().message() << "\n";
     return kExitUsage;
+  }
+  if (flags.round_s > 0) {
+    if (Status set = SetRoundLength(*profile, Seconds(flags.round_s)); !set.ok()) {
+      err << "dlsched serve: --round: " << set.message() << "\n";
+      return kExitUsage;
+    }
   }
   std::shared_ptr<const PerfPredictor> predictor;
   if (!flags.predictor.empty()) {
