@@ -237,6 +237,16 @@ int RunServe(const ServeFlags& flags, std::ostream& out, std::ostream& err) {
       return kExitUsage;
     }
   }
+  const auto* sharing = std::get_if<SharingProfile>(&profile->kind);
+  const bool shares_gpus = sharing != nullptr;
+  if (slurm && shares_gpus) {
+    const Status shards = CheckSlurmShards(discovery->cluster.sites,
+                                           sharing->config.max_jobs_per_gpu, profile->name());
+    if (!shards.ok()) {
+      err << "dlsched serve: --executor slurm: " << shards.message() << "\n";
+      return kExitRuntimeError;
+    }
+  }
   std::shared_ptr<const PerfPredictor> predictor;
   if (!flags.predictor.empty()) {
     Result<PerfPredictor> fitted = FitProfileStore(flags.predictor);
@@ -310,6 +320,7 @@ int RunServe(const ServeFlags& flags, std::ostream& out, std::ostream& err) {
     slurm_options.jobs_dir = options.workdir + "/jobs";
     slurm_options.grace = options.grace;
     slurm_options.poll_interval = Seconds(flags.slurm_poll_s);
+    slurm_options.shards = shares_gpus;
     if (const char* conf = std::getenv("SLURM_CONF")) {
       slurm_options.extra_env.push_back(std::string("SLURM_CONF=") + conf);
     }
