@@ -18,6 +18,7 @@ struct ServeFlags {
   std::string listen = "127.0.0.1:8642";  // HOST:PORT; port 0 picks a free one
   std::string db;                         // default <workdir>/dlsched.db
   std::string profile = "fifo-backfill";  // built-in name or .json file
+  double round_s = 0;                     // > 0: the round-based profile's round length
   std::string gpus = "auto";              // "auto" (NVML) or a cluster spec
   std::string workdir = "dlsched-work";
   std::string tokens;  // tokens file; empty = no auth, loopback only
@@ -25,7 +26,7 @@ struct ServeFlags {
   uint64_t seed = 1;
   int http_threads = 16;
   size_t max_body_bytes = 256 * 1024;
-  double request_timeout_s = 10;  // a client's time to send one request, head and body
+  double request_timeout_s = 10;    // a client's time to send one request, head and body
   std::string durability = "full";  // "full" (fsync per commit) or "process"
   bool kill_jobs_on_exit = false;
   std::string executor = "local";  // "local" (processes) or "slurm"
