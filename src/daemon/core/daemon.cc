@@ -699,14 +699,16 @@ void Daemon::Publish(Timestamp now) {
   s->cluster = &cluster_;
   s->profile = options_.profile.name();
   s->jobs = index_;
-  s->gpu_owner.resize(cluster_.num_nodes());
+  s->gpus.resize(cluster_.num_nodes());
+  s->node_offline.resize(cluster_.num_nodes());
   for (int n = 0; n < cluster_.num_nodes(); ++n) {
-    s->gpu_owner[n].assign(cluster_.node(NodeId(n)).gpus.size(), JobId());
+    s->gpus[n].resize(cluster_.node(NodeId(n)).gpus.size());
+    s->node_offline[n] = scheduler_->state().offline(NodeId(n));
   }
   for (JobId id : scheduler_->running()) {
     for (const NodeGpus& part : scheduler_->jobs().at(id).placement.parts) {
-      for (size_t g = 0; g < s->gpu_owner[part.node.index()].size(); ++g) {
-        if ((part.gpus >> g) & 1) s->gpu_owner[part.node.index()][g] = id;
+      for (size_t g = 0; g < s->gpus[part.node.index()].size(); ++g) {
+        if ((part.gpus >> g) & 1) s->gpus[part.node.index()][g].holders.push_back(id);
       }
     }
   }
@@ -715,11 +717,19 @@ void Daemon::Publish(Timestamp now) {
   for (JobId id : scheduler_->running_services()) {
     for (const NodeGpus& part : scheduler_->jobs().at(id).placement.parts) {
       const GpuMask free = scheduler_->state().free_mask(part.node);
-      for (size_t g = 0; g < s->gpu_owner[part.node.index()].size(); ++g) {
-        JobId& owner = s->gpu_owner[part.node.index()][g];
-        if (((part.gpus & ~free) >> g) & 1 && !owner.valid()) owner = id;
+      for (size_t g = 0; g < s->gpus[part.node.index()].size(); ++g) {
+        if (!((part.gpus >> g) & 1)) continue;
+        GpuHolding& gpu = s->gpus[part.node.index()][g];
+        if (((free >> g) & 1) || !gpu.holders.empty()) {
+          gpu.lent_by = id;
+        } else {
+          gpu.holders.push_back(id);
+        }
       }
     }
+  }
+  for (std::vector<GpuHolding>& node : s->gpus) {
+    for (GpuHolding& gpu : node) std::sort(gpu.holders.begin(), gpu.holders.end());
   }
   s->jobs_by_state = by_state_;
   s->gpus_allocated = scheduler_->state().allocated_total();

@@ -98,6 +98,17 @@ struct JobPrediction {
   double correction = 1;  // the OnlineCorrector's factor in iters_per_s (1 = none)
 };
 
+// One GPU as a snapshot shows it.
+struct GpuHolding {
+  // The jobs holding it, by ascending id: none (free, or withheld by an offline node), one, or
+  // several sharing it (ClusterState::AllocateShared).
+  std::vector<JobId> holders;
+  // The service whose placement has the GPU while it lends it (the GPU is then free, or held by
+  // its borrower); invalid otherwise.
+  JobId lent_by;
+  friend bool operator==(const GpuHolding&, const GpuHolding&) = default;
+};
+
 struct Snapshot {
   uint64_t version = 0;
   Timestamp published_at;
@@ -105,8 +116,10 @@ struct Snapshot {
   const Cluster* cluster = nullptr;  // lives as long as the daemon
   std::string profile;               // policy profile name
   JobIndex jobs;
-  // Per node, per GPU: the job holding it, or an invalid id.
-  std::vector<std::vector<JobId>> gpu_owner;
+  // Per node, per GPU: who holds it (GET /v1/nodes).
+  std::vector<std::vector<GpuHolding>> gpus;
+  // Per node: out of service (ClusterState::offline; its executor reported it down or drained).
+  std::vector<bool> node_offline;
   std::array<int64_t, 8> jobs_by_state{};  // indexed by JobState
   int gpus_allocated = 0;
   size_t inbox_length = 0;
