@@ -408,25 +408,66 @@ function usageChart(points, limit) {
   return svg;
 }
 
+// The job's life: the daemon's event log about it (job.timeline, since this daemon started),
+// with words for each row and the placement or reason it carries; then, for a waiting job, why
+// it waits. A job the daemon restored has no rows from before: its record tells the rest.
+function timeline(job) {
+  const rows = job.timeline || [];
+  if (!rows.length) return recordTimeline(job);
+  const events = [];
+  let launched = false, migrating = false;
+  for (const e of rows) {
+    let name = e.kind, text = e.detail;
+    switch (e.kind) {
+      case "submit": name = "submitted"; text = "accepted by the daemon"; break;
+      case "launch":
+        name = !launched ? "started" : migrating ? "migrated" : "resumed";
+        text = "on " + e.detail;
+        launched = true;
+        migrating = false;
+        break;
+      case "preempt":
+        migrating = e.detail === "migration";
+        text = migrating ? "stopped to move it to other GPUs" : "stopped for another job";
+        name = "preempted";
+        break;
+      case "suspended": text = "checkpointed and stopped (" + e.detail + ")"; break;
+      case "launch_failed": name = "launch failed"; break;
+      case "finished": text = e.detail; break;
+      case "cancel": name = "cancelled"; text = "by its user or an admin"; break;
+      case "kill": name = "killed"; text = "stop signal sent"; break;
+      case "reject": name = "rejected"; break;
+    }
+    events.push([name, e.at, text, e]);
+  }
+  if (job.queued_since) events.push(["queued", job.queued_since, job.pending_reason || "waiting", null]);
+  return timelineList(events);
+}
+
 // The job's life as its record tells it: the API keeps its first start, its current run
 // segment's start, its preemption count and its end, not every event in between.
-function timeline(job) {
-  const events = [["submitted", job.submit_time, "accepted by the daemon"]];
-  if (job.first_start) events.push(["started", job.first_start, "first run segment"]);
+function recordTimeline(job) {
+  const events = [["submitted", job.submit_time, "accepted by the daemon", null]];
+  if (job.first_start) events.push(["started", job.first_start, "first run segment", null]);
   if (job.preemptions > 0) {
     events.push(["preempted", null, job.preemptions + " time" + (job.preemptions === 1 ? "" : "s") +
-                 (job.state === "suspended" ? "; waits to resume" : "")]);
+                 (job.state === "suspended" ? "; waits to resume" : ""), null]);
   }
   if (job.state === "running" && job.segment_start && job.segment_start !== job.first_start) {
-    events.push(["resumed", job.segment_start, "current run segment on " + job.placement]);
+    events.push(["resumed", job.segment_start, "current run segment on " + job.placement, null]);
   } else if (job.state === "running") {
-    events.push(["running", job.segment_start, "on " + job.placement]);
+    events.push(["running", job.segment_start, "on " + job.placement, null]);
   }
-  if (job.queued_since) events.push(["queued", job.queued_since, job.pending_reason || "waiting"]);
-  if (job.finish_time) events.push(["finished", job.finish_time, job.state + (job.reason ? ": " + job.reason : "")]);
-  return el("ol", {class: "timeline", id: "timeline"}, events.map(([kind, t, text]) =>
-    el("li", {class: "ev-" + kind, "data-event": kind, "data-v": t || ""},
-       el("strong", {}, kind), " ", el("span", {class: "muted"}, t ? fmtTime(t) : ""), " — ", text)));
+  if (job.queued_since) events.push(["queued", job.queued_since, job.pending_reason || "waiting", null]);
+  if (job.finish_time) events.push(["finished", job.finish_time, job.state + (job.reason ? ": " + job.reason : ""), null]);
+  return timelineList(events);
+}
+
+function timelineList(events) {
+  return el("ol", {class: "timeline", id: "timeline"}, events.map(([name, t, text, row]) =>
+    el("li", {class: "ev-" + name.replace(/ /g, "-"), "data-event": name, "data-v": t || "",
+              "data-kind": row ? row.kind : null, "data-detail": row ? row.detail : null},
+       el("strong", {}, name), " ", el("span", {class: "muted"}, t ? fmtTime(t) : ""), " — ", text)));
 }
 
 async function viewTenants() {

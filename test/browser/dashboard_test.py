@@ -614,6 +614,12 @@ def check_job(dom, api, who, job_id):
     check(("started" in events) == (job["first_start"] is not None), "started in %s" % events)
     check(("preempted" in events) == (job["preemptions"] > 0), "preempted in %s" % events)
     check(("finished" in events) == (job["finish_time"] is not None), "finished in %s" % events)
+    rows = [(li.attrs["data-kind"], li.attrs["data-v"], li.attrs["data-detail"])
+            for li in dom.find(id="timeline").find_all("li") if "data-kind" in li.attrs]
+    check(rows == [(e["kind"], e["at"], e["detail"]) for e in job["timeline"]],
+          "timeline of %d: %s vs the API's %s" % (job_id, rows, job["timeline"]))
+    for li in dom.find(id="timeline").find_all("li", data_kind="launch"):
+        check(li.attrs["data-detail"] in li.text(), "placement not shown: %r" % li.text())
     check_gpu_usage(dom, api, who, job)
     return job, events, dom.find(id="log-stdout").text()
 
@@ -795,6 +801,8 @@ def run(args):
             typ = nodes["nodes"][0]["gpus"][0]["type"]
             row = dom.find("table", id="by-type").find("tr", data_key=typ).cells()
             check(num(row["offline"][0]) == 4 and num(row["free"][0]) == 4, "per type: %s" % row)
+            slurm_browser.load("cluster", None, size=(390, 844),
+                               shot="dashboard-cluster-offline-phone.png")
             browser.loads = slurm_browser.loads
             browser.page_requests |= slurm_browser.page_requests
             browser.browser_requests |= slurm_browser.browser_requests

@@ -103,6 +103,16 @@ json JobJson(const JobRecord& job, Timestamp now, const std::optional<Progress>&
   return j;
 }
 
+json JobTimelineJson(const JobRecord& job) {
+  json events = json::array();
+  if (job.timeline) {
+    for (const JobTimelineEvent& e : *job.timeline) {
+      events.push_back({{"at", TimeJson(e.at)}, {"kind", e.kind}, {"detail", e.detail}});
+    }
+  }
+  return events;
+}
+
 json NodesJson(const Snapshot& s, const Principal& viewer) {
   const Cluster& cluster = *s.cluster;
   auto visible = [&](JobId id) -> const JobRecord* {

@@ -46,6 +46,21 @@ TEST(RenderTest, RunningJobWithProgressAndEta) {
   EXPECT_FALSE(j.contains("pending_reason"));
 }
 
+TEST(RenderTest, TimelineListsTheJobsEventsOldestFirst) {
+  JobRecord r = Running();
+  EXPECT_EQ(JobTimelineJson(r), json::array());
+  r.timeline = std::make_shared<const std::vector<JobTimelineEvent>>(
+      std::vector<JobTimelineEvent>{{AtSeconds(1000), "submit", ""},
+                                    {AtSeconds(1001), "launch", "n0:0,1"},
+                                    {AtSeconds(1005), "preempt", "migration"}});
+  const json t = JobTimelineJson(r);
+  ASSERT_EQ(t.size(), 3u);
+  EXPECT_EQ(t[0], json({{"at", FormatTime(AtSeconds(1000))}, {"kind", "submit"}, {"detail", ""}}));
+  EXPECT_EQ(t[1]["detail"], "n0:0,1");
+  EXPECT_EQ(t[2]["kind"], "preempt");
+  EXPECT_EQ(t[2]["detail"], "migration");
+}
+
 TEST(RenderTest, AServiceShowsItsKindAndLoad) {
   JobRecord r = Running();
   Result<JobRequest> request = ParseJobRequest(

@@ -24,6 +24,16 @@
 
 namespace dlsched::daemon {
 
+// One entry of a job's timeline: a row of the daemon's event log about the job (event_log.h has
+// the kinds and their details), except that a preemption to move the job elsewhere says
+// "migration" (the log's detail is empty for every preemption).
+struct JobTimelineEvent {
+  Timestamp at;
+  std::string kind;
+  std::string detail;
+  friend bool operator==(const JobTimelineEvent&, const JobTimelineEvent&) = default;
+};
+
 // One job as the API shows it: the scheduler's lifecycle of it (the base; iterations_done in
 // scheduler units, seconds of estimated work), its request, and what runs it.
 struct JobRecord : JobLifecycle {
@@ -35,6 +45,10 @@ struct JobRecord : JobLifecycle {
   uint64_t pid_start = 0;
   std::string stopping;  // a stop signal was sent: "preempt", "kill" or "timeout"
   std::optional<int> exit_code;
+  // What happened to it since this daemon started, oldest first, the latest kTimeline at most
+  // (GET /v1/jobs/{id}); null before anything did. Shared between records, never changed.
+  static constexpr size_t kTimeline = 64;
+  std::shared_ptr<const std::vector<JobTimelineEvent>> timeline;
 
   const std::string& user() const { return request->spec.user; }
   Timestamp submit_time() const { return request->spec.submit_time; }
