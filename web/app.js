@@ -604,7 +604,7 @@ async function render() {
   try {
     const nodes = await VIEWS[name](arg);
     if (mine !== generation) return;  // a newer render (another view) took over
-    document.getElementById("view").replaceChildren(...nodes);
+    document.getElementById("view").replaceChildren(...nodes.filter(n => n !== null));
     status.className = "";
     delete document.body.dataset.error;
     status.textContent = "Updated " + new Date().toISOString().replace("T", " ").replace(/\.\d+Z$/, "Z");

@@ -34,6 +34,7 @@ import argparse
 import html.parser
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -411,6 +412,12 @@ class Browser:
             if want_error is not None and body.attrs.get("data-error") == want_error:
                 return dom
             if want_error is None and body.attrs.get("data-view") == view.split("/")[0]:
+                shown = dom.find("main").text()
+                # A value the page failed to format (JavaScript's text for a missing one).
+                for word in ("null", "undefined", "NaN"):
+                    check(re.search(r"\b%s\b" % word, shown) is None,
+                          "view %s shows %r: %r" % (view, word, shown[:2000]))
+                check("[object " not in shown, "view %s shows an object: %r" % (view, shown))
                 return dom
         raise Failure("view %s as %s did not render (last stderr: %s)" % (view, who, stderr))
 
