@@ -151,6 +151,18 @@ void AddServeFlags(CLI::App& command, ServeFlags& flags) {
                   "store); at least 0.05, or 0: no monitor. Default: 5 with --gpus auto, else no "
                   "monitor.")
       ->check(CLI::Range(0.0, 3600.0));
+  command
+      .add_option("--oom-slack-mib", flags.oom.slack_mib,
+                  "The OOM watchdog stops (and requeues as out of memory) a job whose processes "
+                  "hold more than its memory_mib plus this many MiB on a GPU ...")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 30));
+  command
+      .add_option("--oom-samples", flags.oom.samples,
+                  "... in this many GPU monitor samples in a row (0: no watchdog; a job exiting "
+                  "with a CUDA out-of-memory message is requeued all the same).")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1000));
   command.add_flag("--kill-jobs-on-exit", flags.kill_jobs_on_exit,
                    "Kill running jobs when the daemon stops: SIGTERM, --grace seconds, then "
                    "SIGKILL, and each is recorded as killed, so a restart does not run it again "
@@ -283,6 +295,7 @@ int RunServe(const ServeFlags& flags, std::ostream& out, std::ostream& err) {
   options.min_free_bytes = flags.min_free_mib << 20;
   options.gpu_monitor = std::move(gpu_monitor);
   if (options.gpu_monitor) options.monitor_period = Seconds(monitor_period_s);
+  options.oom = flags.oom;
   if (RunningAsRoot() && tokens && !slurm) {
     options.account_for = [table = tokens.get()](std::string_view user) {
       return ResolveUnixAccount(table->AccountSpec(user));

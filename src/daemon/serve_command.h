@@ -6,6 +6,8 @@
 #include <iosfwd>
 #include <string>
 
+#include "daemon/core/oom_watchdog.h"
+
 namespace CLI {
 class App;
 }
@@ -36,6 +38,7 @@ struct ServeFlags {
   std::string nvml_library;
   // Seconds between GPU monitor samples; < 0: 5 with --gpus auto, else no monitor; 0: none.
   double monitor_period_s = -1;
+  OomWatchdogOptions oom;  // --oom-slack-mib, --oom-samples
 };
 
 void AddServeFlags(CLI::App& command, ServeFlags& flags);

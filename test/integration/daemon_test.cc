@@ -11,9 +11,9 @@ TEST_F(DaemonIntegrationTest, JobsSeeExactlyTheirGpus) {
   StartDaemon();
   const fs::path go = dir_ / "go";
   const std::string wait_go = "while [ ! -e " + go.string() + " ]; do sleep 0.02; done";
-  auto [s1, a] = Submit(Script("echo $CUDA_VISIBLE_DEVICES > a.out; " + wait_go, 2));
-  auto [s2, b] = Submit(Script("echo $CUDA_VISIBLE_DEVICES > b.out; " + wait_go, 1));
-  auto [s3, c] = Submit(Script("echo $CUDA_VISIBLE_DEVICES > c.out; " + wait_go, 1));
+  auto [s1, a] = Submit(Script("echo $CUDA_VISIBLE_DEVICES > a.tmp && mv a.tmp a.out; " + wait_go, 2));
+  auto [s2, b] = Submit(Script("echo $CUDA_VISIBLE_DEVICES > b.tmp && mv b.tmp b.out; " + wait_go, 1));
+  auto [s3, c] = Submit(Script("echo $CUDA_VISIBLE_DEVICES > c.tmp && mv c.tmp c.out; " + wait_go, 1));
   ASSERT_EQ(s1, 201);
   ASSERT_EQ(s2, 201);
   ASSERT_EQ(s3, 201);
@@ -21,6 +21,7 @@ TEST_F(DaemonIntegrationTest, JobsSeeExactlyTheirGpus) {
     ASSERT_TRUE(j->contains("id"));
     ASSERT_TRUE(WaitForState((*j)["id"], "running"));
   }
+  // Each job writes its file whole (mv), so a file that exists is complete.
   ASSERT_TRUE(Eventually([&] {
     return fs::exists(dir_ / "a.out") && fs::exists(dir_ / "b.out") && fs::exists(dir_ / "c.out");
   }));

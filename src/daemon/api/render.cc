@@ -51,6 +51,8 @@ json JobJson(const JobRecord& job, Timestamp now, const std::optional<Progress>&
       {"run_time_s", ToSeconds(run_time)},
       {"attained_gpu_s", ToSeconds(job.attained_gpu_time + segment * spec.num_gpus)},
       {"preemptions", job.preemptions},
+      {"migrations", job.migrations},
+      {"oom_restarts", job.oom_restarts},
       {"placement", json(nullptr)},
       {"pid", json(nullptr)},
       {"stopping", json(nullptr)},
@@ -232,6 +234,10 @@ std::string MetricsText(const Snapshot& s, Timestamp now, int64_t resident_bytes
   out << "dlsched_launches_total " << s.metrics.launches << "\n";
   metric("dlsched_preemptions_total", "counter", "Preemptions requested.");
   out << "dlsched_preemptions_total " << s.metrics.preemptions << "\n";
+  metric("dlsched_migrations_total", "counter", "Migrations requested (of the preemptions).");
+  out << "dlsched_migrations_total " << s.metrics.migrations << "\n";
+  metric("dlsched_oom_restarts_total", "counter", "Runs requeued out of GPU memory.");
+  out << "dlsched_oom_restarts_total " << s.metrics.oom_restarts << "\n";
   metric("dlsched_executor_events_total", "counter", "Process outcomes handled.");
   out << "dlsched_executor_events_total " << s.metrics.events << "\n";
   metric("dlsched_store_commits_total", "counter", "SQLite transactions committed.");

@@ -21,6 +21,9 @@
 namespace dlsched::daemon {
 namespace {
 
+// A run's logs in its job directory, as LiveJob::log_start holds their sizes.
+constexpr std::array<const char*, 2> kRunLogs = {"/stdout.log", "/stderr.log"};
+
 Status Unavailable(std::string message) {
   return Status(StatusCode::kUnavailable, std::move(message));
 }
@@ -474,6 +477,11 @@ void Daemon::ExecutorPort::Kill(const Job& job, Timestamp now) {
 Result<LaunchSpec> Daemon::LaunchSpecFor(const Job& job, const Placement& placement) {
   LiveJob& live = live_jobs_[job.id.index()];
   live.exit_code.reset();  // a new run segment
+  for (size_t k = 0; k < kRunLogs.size(); ++k) {
+    std::error_code ec;
+    const auto size = std::filesystem::file_size(JobDir(job.id) + kRunLogs[k], ec);
+    live.log_start[k] = ec ? 0 : static_cast<int64_t>(size);
+  }
   const int port = FrameworkPort(live.request->framework);
   std::optional<UnixAccount> account;
   if (options_.account_for) {
@@ -515,6 +523,8 @@ std::shared_ptr<const JobRecord> Daemon::BuildRecord(JobId id) const {
   r->placement = job.placement;
   r->placement_text = PlacementText(cluster_, job.placement);
   r->exit_code = live.exit_code;
+  r->oom_restarts = live.oom_restarts;
+  r->migrations = job.migrations;
   r->timeline = live.timeline;
   if (job.state == JobState::kRunning) {
     r->stopping = StopIntentName(live.stopping);
@@ -593,7 +603,9 @@ Status Daemon::Apply(Item& item, Timestamp now) {
             if (!scheduler_->jobs().contains(id)) return Status::Ok();
             LiveJob& live = live_jobs_[id.index()];
             const LaunchRetry& retry = options_.launch_retry;
-            if (const auto* failed = std::get_if<JobLaunchFailed>(&event)) {
+            MarkOutOfMemory(i.report, id);
+            if (const auto* failed = std::get_if<JobLaunchFailed>(&event);
+                failed && !failed->out_of_memory) {
               if (live.stopping == StopIntent::kKill) {
                 // Cancelled while it could not start: it ends as cancelled, not requeued.
                 event = JobFinished{id, JobState::kKilled, "cancelled"};
@@ -608,7 +620,7 @@ Status Daemon::Apply(Item& item, Timestamp now) {
                                     "could not be started " + std::to_string(retry.max_failures) +
                                         " times; last: " + failed->reason};
               }
-            } else {
+            } else if (!failed) {
               live.launch_failures = 0;
             }
             ++metrics_.events;
@@ -905,20 +917,94 @@ Status Daemon::RecordGpuSamples(std::vector<Item>& items) {
   }
   DS_RETURN_IF_ERROR(store_->Begin(/*durable=*/false));
   Status status = Status::Ok();
+  // The watchdog may stop the jobs it finds over their limit (and not stopping already).
+  const auto limit_of = [&](JobId id) -> std::optional<int64_t> {
+    const LiveJob& live = live_jobs_[id.index()];
+    const Job& job = scheduler_->jobs().at(id);
+    if (job.state != JobState::kRunning || job.preempt_requested || !live.oom_stop.empty() ||
+        live.stopping != StopIntent::kNone) {
+      return std::nullopt;
+    }
+    return GpuMemoryLimitMib(job);
+  };
+  bool stopped = false;
   for (const GpuSampleItem& item : samples) {
-    for (const JobGpuObservation& o :
-         AttributeGpuSample(item.sample, job_of_group, ProcessGroupOf)) {
+    const std::vector<JobGpuObservation> observed =
+        AttributeGpuSample(item.sample, job_of_group, ProcessGroupOf);
+    for (const JobGpuObservation& o : observed) {
       gpu_usage_.Record(o, item.at);
       if (status.ok()) {
         status = store_->AppendGpuSample(
             {static_cast<int64_t>(o.job.value()), item.at, o.memory_mib, o.utilization});
       }
     }
+    for (const OomVerdict& verdict : oom_watchdog_.Check(observed, limit_of)) {
+      StopOutOfMemory(verdict, item.at);
+      stopped = true;
+    }
   }
+  if (stopped && status.ok()) status = FlushDirty();  // their records show the stop
   gpu_devices_ = std::make_shared<const GpuSample>(std::move(samples.back().sample));
   if (status.ok()) status = store_->Commit();
   if (!status.ok()) store_->Rollback();
   return status;
+}
+
+void Daemon::StopOutOfMemory(const OomVerdict& verdict, Timestamp now) {
+  std::cerr << "dlsched: job " << verdict.job.value() << ": " << verdict.reason << "; stopping it"
+            << std::endl;
+  live_jobs_[verdict.job.index()].oom_stop = verdict.reason;
+  // Nothing else is queued at the start of an iteration (CarryOut flushed the last one's
+  // decisions), so this flushes only the stop. It is no scheduler decision: it is not logged as
+  // one (the replay would expect its policy to make it); the run's outcome is logged.
+  DS_CHECK(executor_->Queued().empty()) << "an OOM stop would flush uncommitted decisions";
+  executor_->Preempt(scheduler_->jobs().at(verdict.job), now);
+  executor_->Flush();
+  MarkDirty(verdict.job);
+}
+
+void Daemon::MarkOutOfMemory(ExecutorReport& report, JobId id) {
+  LiveJob& live = live_jobs_[id.index()];
+  Event& event = report.event;
+  std::string reason;
+  if (std::holds_alternative<JobSuspended>(event) && !live.oom_stop.empty()) {
+    reason = live.oom_stop;
+  } else if (const auto* finished = std::get_if<JobFinished>(&event);
+             finished && finished->final_state == JobState::kFailed && report.exit_code &&
+             *report.exit_code != 0 && live.stopping == StopIntent::kNone &&
+             finished->detail.starts_with("exit code")) {
+    // The log of this run only: from where it began, at most its last kOomLogTailBytes.
+    std::string tail;
+    for (size_t k = 0; k < kRunLogs.size(); ++k) {
+      const std::string path = JobDir(id) + kRunLogs[k];
+      std::error_code ec;
+      const auto size = static_cast<int64_t>(std::filesystem::file_size(path, ec));
+      if (ec) continue;
+      const int64_t begin = live.log_start[k] <= size ? live.log_start[k] : 0;
+      const int64_t from = std::max(begin, size - kOomLogTailBytes);
+      if (Result<std::string> text = ReadLogRange(path, from, size - from); text.ok()) {
+        tail += *text;
+      }
+    }
+    if (const std::optional<std::string_view> pattern = FindCudaOutOfMemory(tail)) {
+      reason = std::string(kOutOfMemoryReason) + "it exited with " + finished->detail +
+               ", its log reporting \"" + std::string(*pattern) + "\"";
+    }
+  }
+  live.oom_stop.clear();
+  if (reason.empty()) {
+    if (!std::holds_alternative<JobLaunchFailed>(event)) live.oom_in_a_row = 0;
+    return;
+  }
+  if (++live.oom_in_a_row >= options_.oom.max_restarts) {
+    event = JobFinished{id, JobState::kFailed,
+                        reason + "; out of GPU memory " + std::to_string(live.oom_in_a_row) +
+                            " times in a row, not restarted"};
+    return;
+  }
+  ++live.oom_restarts;
+  ++metrics_.oom_restarts;
+  event = JobLaunchFailed{id, std::move(reason), /*never_started=*/false, /*out_of_memory=*/true};
 }
 
 void Daemon::ReleaseHeldReports(std::vector<Item>& items) {
@@ -960,6 +1046,7 @@ std::optional<CycleResult> Daemon::Decide(Timestamp now) {
   wake_at_ = cycle.wake_at;
   metrics_.launches += cycle.launched();
   metrics_.preemptions += cycle.preempted();
+  for (const CycleResult::Preemption& p : cycle.preemptions) metrics_.migrations += p.migration;
   return cycle;
 }
 

@@ -68,6 +68,7 @@
 // (ProgressFeed): the observed speed of its run segment corrects the prediction, and the
 // corrected prediction is published with each snapshot (Snapshot::predictions) for the ETA.
 
+#include <array>
 #include <functional>
 #include <future>
 #include <map>
@@ -82,6 +83,7 @@
 #include "daemon/core/gpu_sampler.h"
 #include "daemon/core/gpu_usage.h"
 #include "daemon/core/inbox.h"
+#include "daemon/core/oom_watchdog.h"
 #include "daemon/core/progress_feed.h"
 #include "daemon/core/snapshot.h"
 #include "daemon/exec/job_executor.h"
@@ -160,6 +162,9 @@ struct DaemonOptions {
   // store, published with each snapshot and kept across restarts.
   std::shared_ptr<GpuMonitor> gpu_monitor;
   Duration monitor_period = std::chrono::seconds(5);
+  // Out of GPU memory (oom_watchdog.h): the watchdog over gpu_monitor's samples, and the
+  // restarts allowed in a row (`serve --oom-slack-mib`, `--oom-samples`).
+  OomWatchdogOptions oom;
 };
 
 // Why-pending and order of the waiting jobs, computed by the scheduler thread on request.
@@ -294,6 +299,14 @@ class Daemon {
     uint64_t pid_start = 0;
     // Being killed by KillRunningJobs: its kKilled outcome carries the shutdown's reason.
     bool killed_at_shutdown = false;
+    // Set while the OOM watchdog stops the run: why (its outcome becomes an out-of-memory
+    // restart).
+    std::string oom_stop;
+    int oom_in_a_row = 0;  // out-of-memory ends of its runs in a row
+    int oom_restarts = 0;  // out-of-memory restarts since the daemon started
+    // The sizes of its stdout.log and stderr.log when the run started: the log the run wrote
+    // begins there (FindCudaOutOfMemory reads no earlier run's).
+    std::array<int64_t, 2> log_start{};
     std::shared_ptr<const std::vector<JobTimelineEvent>> timeline;  // JobRecord::timeline
   };
 
@@ -377,6 +390,14 @@ class Daemon {
   // groups), records it in gpu_usage_ and stores it, in a transaction of its own without an
   // fsync (a sample lost with the machine is harmless). A sample alone runs no cycle.
   Status RecordGpuSamples(std::vector<Item>& items);
+  // The watchdog's stop of a run over its GPU memory limit (oom_watchdog.h): SIGTERM through the
+  // executor at once (at the start of an iteration, when nothing else is queued), recorded in
+  // live_jobs_ so that its outcome becomes an out-of-memory restart.
+  void StopOutOfMemory(const OomVerdict& verdict, Timestamp now);
+  // Turns the report of a run that ran out of GPU memory (the watchdog stopped it, or it exited
+  // non-zero with a CUDA out-of-memory message in its log) into JobLaunchFailed with
+  // out_of_memory, or into a failure after OomWatchdogOptions::max_restarts in a row.
+  void MarkOutOfMemory(ExecutorReport& report, JobId id);
   // Refreshes low_on_space_ (at most once a second); true while launches must wait.
   bool LowOnSpace();
 
@@ -411,6 +432,7 @@ class Daemon {
   std::optional<QueueView> queue_cache_;
   std::unique_ptr<ProgressFeed> feed_;  // with a predictor only
   GpuUsageBook gpu_usage_;
+  OomWatchdog oom_watchdog_{options_.oom};
   std::shared_ptr<const GpuSample> gpu_devices_;  // the latest sample, for /metrics
   std::unique_ptr<GpuSampler> sampler_;           // with a GPU monitor only
   std::vector<HeldReport> held_reports_;

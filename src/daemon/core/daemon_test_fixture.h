@@ -75,6 +75,7 @@ class DaemonFixture : public ::testing::Test {
       };
     }
     options.free_bytes = [this](const std::string&) { return free_bytes_; };
+    options.sharing_view = sharing_view_;
     auto daemon = Daemon::Create(testing::MakeCluster(gpus), options, clock_);
     ASSERT_TRUE(daemon.ok()) << daemon.status().ToString();
     daemon_ = std::move(daemon).value();
@@ -150,6 +151,7 @@ class DaemonFixture : public ::testing::Test {
   uint64_t seed_ = 1;
   LaunchRetry launch_retry_{std::chrono::milliseconds(20), std::chrono::milliseconds(100), 3};
   std::optional<int64_t> free_bytes_ = int64_t{1} << 40;
+  const SharingView* sharing_view_ = nullptr;  // DaemonOptions::sharing_view
   std::filesystem::path dir_;
   std::unique_ptr<Daemon> daemon_;
   std::shared_ptr<const Snapshot> snapshot_;

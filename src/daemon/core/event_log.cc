@@ -4,6 +4,7 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "daemon/core/oom_watchdog.h"
 #include "dlsched/common/overloaded.h"
 #include "io/profile.h"
 
@@ -70,7 +71,10 @@ Result<Event> ParseEvent(std::string_view kind, JobId job, std::string_view deta
     }
     return Event(JobSuspended{job, done});
   }
-  if (kind == event_kind::kLaunchFailed) return Event(JobLaunchFailed{job, std::string(detail)});
+  if (kind == event_kind::kLaunchFailed) {
+    return Event(JobLaunchFailed{job, std::string(detail), /*never_started=*/false,
+                                 /*out_of_memory=*/detail.starts_with(kOutOfMemoryReason)});
+  }
   if (kind == event_kind::kCancel) return Event(JobCancelRequested{job});
   return InvalidArgument("'" + std::string(kind) + "' is not an executor report or cancellation");
 }

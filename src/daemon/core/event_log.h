@@ -23,7 +23,8 @@
 //   cancel         ""
 //   finished       "<final state>: <detail>"          ("failed: exit code 3")
 //   suspended      "iterations_done=<number>"          (shortest exact form)
-//   launch_failed  the reason
+//   launch_failed  the reason; one beginning with kOutOfMemoryReason (oom_watchdog.h) is an
+//                  out-of-memory restart (JobLaunchFailed::out_of_memory)
 //   node_up/down   "<node name>: <reason>"
 //   cycle          "launched=N preempted=N rejected=N"
 //   launch         the placement (PlacementText: "n0000:0,1")

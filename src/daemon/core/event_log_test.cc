@@ -22,6 +22,7 @@ TEST(EventLogTest, ReportsReadBackAsTheSameEvents) {
       JobSuspended{job, 1234.5678901234567},
       JobSuspended{job, 1.0 / 3},
       JobLaunchFailed{job, "process lost while the daemon was down (no exit status)"},
+      JobLaunchFailed{job, "out of GPU memory: held 5000 MiB", false, /*out_of_memory=*/true},
       JobCancelRequested{job},
   };
   for (const Event& event : events) {
@@ -33,6 +34,9 @@ TEST(EventLogTest, ReportsReadBackAsTheSameEvents) {
     EXPECT_EQ(EventDetail(*back), detail);
     if (const auto* s = std::get_if<JobSuspended>(&event)) {
       EXPECT_EQ(std::get<JobSuspended>(*back).iterations_done, s->iterations_done);  // exact
+    }
+    if (const auto* f = std::get_if<JobLaunchFailed>(&event)) {
+      EXPECT_EQ(std::get<JobLaunchFailed>(*back).out_of_memory, f->out_of_memory);
     }
   }
   EXPECT_EQ(EventDetail(JobSuspended{job, 100}), "iterations_done=100");

@@ -45,6 +45,8 @@ struct JobRecord : JobLifecycle {
   uint64_t pid_start = 0;
   std::string stopping;  // a stop signal was sent: "preempt", "kill" or "timeout"
   std::optional<int> exit_code;
+  int oom_restarts = 0;  // out-of-memory restarts since the daemon started (oom_watchdog.h)
+  int migrations = 0;    // completed migrations (Job::migrations)
   // What happened to it since this daemon started, oldest first, the latest kTimeline at most
   // (GET /v1/jobs/{id}); null before anything did. Shared between records, never changed.
   static constexpr size_t kTimeline = 64;
@@ -99,6 +101,8 @@ struct DaemonMetrics {
   uint64_t store_commits = 0;
   uint64_t launches = 0;
   uint64_t preemptions = 0;
+  uint64_t migrations = 0;    // of the preemptions, migrations (PreemptDecision::migration)
+  uint64_t oom_restarts = 0;  // runs requeued out of GPU memory (oom_watchdog.h)
 
   void RecordCycle(double seconds);
 };
