@@ -200,47 +200,72 @@ function progressBar(p) {
   return el("div", {}, bar, el("span", {class: "muted"}, fmtPercent(p.fraction)));
 }
 
+// A GPU's state as GET /v1/nodes gives it: free, allocated, shared (several jobs), lent (by a
+// service) or offline (its node out of service).
+const GPU_STATES = [["free", "free"], ["allocated", "a job"], ["shared", "shared by two or more jobs"],
+                    ["service", "a service"], ["lent", "lent by a service"],
+                    ["other", "another user's job"], ["offline", "offline node"]];
+
 async function viewCluster() {
   const nodes = await api("/v1/nodes");
   const grid = el("div", {class: "grid", id: "grid"});
   const byType = new Map(), byClass = new Map();
+  let monitored = 0;
   const add = (map, key, gpu) => {
-    const t = map.get(key) || {total: 0, allocated: 0};
+    const t = map.get(key) || {total: 0, allocated: 0, offline: 0};
     t.total += 1;
     if (gpu.allocated) t.allocated += 1;
+    if (gpu.state === "offline") t.offline += 1;
     map.set(key, t);
   };
   for (const node of nodes.nodes) {
     const labels = Object.entries(node.labels).map(([k, v]) => k + "=" + v).sort().join(",");
     const squares = node.gpus.map(g => {
-      const holder = g.allocated ? g.holder : "free";
       add(byType, g.type, g);
       add(byClass, labels || "(no labels)", g);
-      const square = el("div", {class: "gpu gpu-" + holder, "data-gpu": node.name + ":" + g.index,
-                        "data-holder": holder, "data-job": g.job,
-                        title: node.name + " GPU " + g.index + ": " + g.type + ", " +
-                               fmtMib(g.memory_mib) + (g.allocated ? ", " + holder : ", free")},
+      const holder = g.allocated ? g.holder : "free";
+      // The colour: the state, except that an allocated GPU shows whose it is.
+      const look = g.state === "allocated" && holder !== "training" ? holder : g.state;
+      const d = g.device;
+      if (d) monitored += 1;
+      const jobs = g.jobs.length ? g.jobs.map(jobLink).flatMap((a, i) => i ? ["+", a] : [a])
+                                 : [g.state === "lent" ? "lent" : g.allocated ? "taken" : g.state];
+      const square = el("div", {class: "gpu gpu-" + look, "data-gpu": node.name + ":" + g.index,
+                                "data-state": g.state, "data-holder": holder, "data-job": g.job,
+                                "data-jobs": g.jobs.join(","), "data-holders": g.holders,
+                                title: node.name + " GPU " + g.index + ": " + g.type + ", " +
+                                       g.state + (g.holders > 1 ? " by " + g.holders + " jobs" : "") +
+                                       (g.lent_by !== null ? " (lent by job " + g.lent_by + ")" : "")},
         el("div", {}, "#" + g.index + " " + g.type),
-        el("div", {}, g.job !== null ? jobLink(g.job) : (g.allocated ? "taken" : "free")),
-        el("div", {}, fmtMib(g.memory_mib)));
+        el("div", {class: "gpu-jobs"}, jobs),
+        d ? el("div", {"data-k": "memory", "data-v": d.memory_used_mib, "data-total": d.memory_total_mib},
+               fmtMib(d.memory_used_mib) + " / " + fmtMib(d.memory_total_mib))
+          : el("div", {}, fmtMib(g.memory_mib)),
+        d ? el("div", {"data-k": "utilization", "data-v": d.utilization}, fmtPercent(d.utilization) + " busy")
+          : null,
+        d ? memoryBar(d.memory_used_mib, d.memory_total_mib) : null);
       // A training job's GPUs share one shade of blue, so a gang reads as one block.
-      if (holder === "training") square.style.background = "hsl(" + (200 + g.job * 37 % 60) + ", 62%, " + (38 + g.job * 13 % 16) + "%)";
+      if (look === "allocated" && g.job !== null) {
+        square.style.background = "hsl(" + (200 + g.job * 37 % 60) + ", 62%, " + (38 + g.job * 13 % 16) + "%)";
+      }
       return square;
     });
-    grid.append(el("div", {class: "node", "data-node": node.name},
+    grid.append(el("div", {class: "node" + (node.offline ? " node-offline" : ""), "data-node": node.name,
+                           "data-offline": String(node.offline)},
       el("div", {class: "node-name", title: labels},
-         node.name, el("br"), el("span", {class: "muted", "data-k": "node-alloc",
-                                          "data-v": node.gpus_allocated},
-                                 node.gpus_allocated + "/" + node.gpus_total + " GPUs")),
+         node.name, node.offline ? el("span", {class: "state state-offline"}, "offline") : null,
+         el("br"), el("span", {class: "muted", "data-k": "node-alloc", "data-v": node.gpus_allocated},
+                      node.gpus_allocated + "/" + node.gpus_total + " GPUs")),
       el("div", {class: "gpus"}, squares)));
   }
   const totals = (map, id, what) => table([{label: what}, {label: "GPUs", num: 1},
-                                           {label: "Allocated", num: 1}, {label: "Free", num: 1}],
+                                           {label: "Allocated", num: 1}, {label: "Free", num: 1},
+                                           {label: "Offline", num: 1}],
     [...map.entries()].sort().map(([k, t]) => el("tr", {"data-key": k}, cell("key", k),
       cell("total", t.total, undefined, "num"), cell("allocated", t.allocated, undefined, "num"),
-      cell("free", t.total - t.allocated, undefined, "num"))), id);
-  const legend = el("div", {class: "legend"}, [["free", "free"], ["training", "a training job"],
-    ["service", "a service (lent)"], ["other", "another user's job"]].map(([c, text]) =>
+      cell("free", t.total - t.allocated - t.offline, undefined, "num"),
+      cell("offline", t.offline, undefined, "num"))), id);
+  const legend = el("div", {class: "legend"}, GPU_STATES.map(([c, text]) =>
       el("span", {}, el("span", {class: "gpu gpu-" + c}), text)));
   return [
     el("div", {class: "summary"},
@@ -250,9 +275,22 @@ async function viewCluster() {
     legend, grid,
     el("h2", {}, "Per GPU type"), totals(byType, "by-type", "Type"),
     el("h2", {}, "Per label class"), totals(byClass, "by-class", "Labels"),
-    el("p", {class: "muted"}, "No GPU monitor reports memory use or utilisation to this daemon: " +
-       "each GPU shows its memory size."),
+    el("p", {class: "muted", id: "monitor-note", "data-monitored": monitored},
+       monitored ? "Memory in use against each GPU's total and its utilisation are the GPU " +
+                   "monitor's latest sample (serve --monitor-period)."
+                 : "No GPU monitor reports memory use or utilisation of these GPUs (the monitor " +
+                   "samples the daemon's own machine: a cluster of one node): each GPU shows its " +
+                   "memory size."),
   ];
+}
+
+// A bar of memory used against a total (or a limit).
+function memoryBar(used, total) {
+  const bar = el("div", {class: "bar mem"}, el("span"));
+  const f = total > 0 ? Math.min(1, used / total) : 0;
+  bar.firstChild.style.width = (f * 100).toFixed(1) + "%";
+  if (f > 0.9) bar.classList.add("bar-high");
+  return bar;
 }
 
 async function viewJob(id) {
@@ -289,33 +327,147 @@ async function viewJob(id) {
     el("h2", {id: "job-title", "data-job": job.id}, "Job " + job.id + " · " + job.name),
     el("div", {class: "card"}, dl),
     el("h2", {}, "Timeline"), el("div", {class: "card"}, timeline(job)),
-    el("h2", {}, "GPU memory"),
-    el("p", {class: "muted"}, "Memory limit: " + fmtMib(job.spec.memory_mib) +
-       "; no GPU monitor reports samples to this daemon."),
+    el("h2", {}, "GPU memory"), gpuUsage(job),
     el("h2", {}, "Log tail (stdout)"), el("pre", {class: "log", id: "log-stdout"}, tail(log) || "(empty)"),
     el("h2", {}, "Log tail (stderr)"), el("pre", {class: "log", id: "log-stderr"}, tail(stderr) || "(empty)"),
   ];
 }
 
+// The GPU monitor's observations of the job (gpu_usage): the latest, the peak, and a chart of
+// the recent samples' memory against the job's limit (spec.memory_mib) and their utilisation.
+function gpuUsage(job) {
+  const u = job.gpu_usage;
+  const limit = job.spec.memory_mib || null;
+  if (!u) {
+    return el("p", {class: "muted", id: "gpu-usage-none"}, "Memory limit: " + fmtMib(limit) +
+              "; the GPU monitor has not observed this job (no monitor, or it has not run with one).");
+  }
+  const facts = el("dl", {class: "facts", id: "gpu-usage"});
+  for (const [label, shown, k, v] of [
+      ["Memory (latest)", fmtMib(u.memory_mib), "memory_mib", u.memory_mib],
+      ["Peak", fmtMib(u.peak_memory_mib), "peak_memory_mib", u.peak_memory_mib],
+      ["Limit", limit ? fmtMib(limit) : "none set", "memory_limit_mib", limit],
+      ["Utilisation (latest)", fmtPercent(u.utilization), "utilization", u.utilization],
+      ["Samples", u.samples, "samples", u.samples],
+      ["Sampled at", fmtTime(u.sampled_at), "sampled_at", u.sampled_at]]) {
+    facts.append(el("dt", {}, label),
+                 el("dd", {"data-k": k, "data-v": v === null || v === undefined ? "" : v}, shown));
+  }
+  return el("div", {class: "card"}, facts, usageChart(u.recent, limit),
+            el("p", {class: "muted"}, legendLine([["#3b78d8", "memory (MiB, left)"],
+                                                  ["#b42318", "limit"],
+                                                  ["#067647", "utilisation (%, right)"]]),
+               " The last " + u.recent.length + " samples."));
+}
+
+function svgChart(id) {
+  const NS = "http://www.w3.org/2000/svg";
+  const svg = document.createElementNS(NS, "svg");
+  svg.setAttribute("class", "chart");
+  svg.setAttribute("id", id);
+  svg.setAttribute("viewBox", "0 0 800 220");
+  svg.setAttribute("preserveAspectRatio", "none");
+  const mk = (tag, attrs) => {
+    const n = document.createElementNS(NS, tag);
+    for (const [k, v] of Object.entries(attrs)) n.setAttribute(k, v);
+    svg.append(n);
+    return n;
+  };
+  return [svg, mk];
+}
+
+// Memory samples (left axis, MiB) against the limit, utilisation (right axis, 0..100%).
+function usageChart(points, limit) {
+  const [svg, mk] = svgChart("gpu-usage-chart");
+  if (!points.length) return svg;
+  const t0 = Date.parse(points[0].at), t1 = Date.parse(points[points.length - 1].at);
+  const ymax = Math.max(1, limit || 0, ...points.map(p => p.memory_mib)) * 1.05;
+  const X = t => 50 + 700 * (t1 > t0 ? (Date.parse(t) - t0) / (t1 - t0) : 1);
+  const Y = v => 200 - 185 * v / ymax;
+  const U = f => 200 - 185 * f;
+  for (const v of [0, ymax / 2, ymax]) {
+    mk("line", {x1: 50, x2: 750, y1: Y(v), y2: Y(v), class: "grid-line"});
+    mk("text", {x: 2, y: Y(v) + 4}).textContent = String(Math.round(v));
+  }
+  for (const f of [0, 0.5, 1]) {
+    mk("text", {x: 798, y: U(f) + 4, "text-anchor": "end"}).textContent = (f * 100) + "%";
+  }
+  mk("text", {x: 50, y: 216}).textContent = fmtTime(points[0].at);
+  mk("text", {x: 750, y: 216, "text-anchor": "end"}).textContent = fmtTime(points[points.length - 1].at);
+  if (limit) {
+    mk("line", {x1: 50, x2: 750, y1: Y(limit), y2: Y(limit), stroke: "#b42318",
+                "stroke-dasharray": "6 4", "stroke-width": 1.5, "data-series": "limit",
+                "data-v": limit});
+  }
+  mk("polyline", {points: points.map(p => X(p.at).toFixed(1) + "," + Y(p.memory_mib).toFixed(1)).join(" "),
+                  fill: "none", stroke: "#3b78d8", "stroke-width": 2, "data-series": "memory_mib",
+                  "data-v": points.map(p => p.memory_mib).join(",")});
+  mk("polyline", {points: points.map(p => X(p.at).toFixed(1) + "," + U(p.utilization).toFixed(1)).join(" "),
+                  fill: "none", stroke: "#067647", "stroke-width": 1.5, "data-series": "utilization",
+                  "data-v": points.map(p => p.utilization).join(",")});
+  return svg;
+}
+
+// The job's life: the daemon's event log about it (job.timeline, since this daemon started),
+// with words for each row and the placement or reason it carries; then, for a waiting job, why
+// it waits. A job the daemon restored has no rows from before: its record tells the rest.
+function timeline(job) {
+  const rows = job.timeline || [];
+  if (!rows.length) return recordTimeline(job);
+  const events = [];
+  let launched = false, migrating = false;
+  for (const e of rows) {
+    let name = e.kind, text = e.detail;
+    switch (e.kind) {
+      case "submit": name = "submitted"; text = "accepted by the daemon"; break;
+      case "launch":
+        name = !launched ? "started" : migrating ? "migrated" : "resumed";
+        text = "on " + e.detail;
+        launched = true;
+        migrating = false;
+        break;
+      case "preempt":
+        migrating = e.detail === "migration";
+        text = migrating ? "stopped to move it to other GPUs" : "stopped for another job";
+        name = "preempted";
+        break;
+      case "suspended": text = "checkpointed and stopped (" + e.detail + ")"; break;
+      case "launch_failed": name = "launch failed"; break;
+      case "finished": text = e.detail; break;
+      case "cancel": name = "cancelled"; text = "by its user or an admin"; break;
+      case "kill": name = "killed"; text = "stop signal sent"; break;
+      case "reject": name = "rejected"; break;
+    }
+    events.push([name, e.at, text, e]);
+  }
+  if (job.queued_since) events.push(["queued", job.queued_since, job.pending_reason || "waiting", null]);
+  return timelineList(events);
+}
+
 // The job's life as its record tells it: the API keeps its first start, its current run
 // segment's start, its preemption count and its end, not every event in between.
-function timeline(job) {
-  const events = [["submitted", job.submit_time, "accepted by the daemon"]];
-  if (job.first_start) events.push(["started", job.first_start, "first run segment"]);
+function recordTimeline(job) {
+  const events = [["submitted", job.submit_time, "accepted by the daemon", null]];
+  if (job.first_start) events.push(["started", job.first_start, "first run segment", null]);
   if (job.preemptions > 0) {
     events.push(["preempted", null, job.preemptions + " time" + (job.preemptions === 1 ? "" : "s") +
-                 (job.state === "suspended" ? "; waits to resume" : "")]);
+                 (job.state === "suspended" ? "; waits to resume" : ""), null]);
   }
   if (job.state === "running" && job.segment_start && job.segment_start !== job.first_start) {
-    events.push(["resumed", job.segment_start, "current run segment on " + job.placement]);
+    events.push(["resumed", job.segment_start, "current run segment on " + job.placement, null]);
   } else if (job.state === "running") {
-    events.push(["running", job.segment_start, "on " + job.placement]);
+    events.push(["running", job.segment_start, "on " + job.placement, null]);
   }
-  if (job.queued_since) events.push(["queued", job.queued_since, job.pending_reason || "waiting"]);
-  if (job.finish_time) events.push(["finished", job.finish_time, job.state + (job.reason ? ": " + job.reason : "")]);
-  return el("ol", {class: "timeline", id: "timeline"}, events.map(([kind, t, text]) =>
-    el("li", {class: "ev-" + kind, "data-event": kind, "data-v": t || ""},
-       el("strong", {}, kind), " ", el("span", {class: "muted"}, t ? fmtTime(t) : ""), " — ", text)));
+  if (job.queued_since) events.push(["queued", job.queued_since, job.pending_reason || "waiting", null]);
+  if (job.finish_time) events.push(["finished", job.finish_time, job.state + (job.reason ? ": " + job.reason : ""), null]);
+  return timelineList(events);
+}
+
+function timelineList(events) {
+  return el("ol", {class: "timeline", id: "timeline"}, events.map(([name, t, text, row]) =>
+    el("li", {class: "ev-" + name.replace(/ /g, "-"), "data-event": name, "data-v": t || "",
+              "data-kind": row ? row.kind : null, "data-detail": row ? row.detail : null},
+       el("strong", {}, name), " ", el("span", {class: "muted"}, t ? fmtTime(t) : ""), " — ", text)));
 }
 
 async function viewTenants() {
@@ -357,63 +509,74 @@ function useBar(x, total) {
 async function viewHistory() {
   const h = await api("/v1/history");
   const s = h.samples;
+  const utilised = s.some(x => x.gpu_utilization !== null);
   const rows = s.slice(-30).reverse().map(x => el("tr", {"data-at": x.at},
     cell("at", x.at, fmtTime(x.at)), cell("queue_length", x.queue_length, undefined, "num"),
     cell("pending", x.pending, undefined, "num"), cell("running", x.running, undefined, "num"),
     cell("gpus_allocated", x.gpus_allocated, undefined, "num"),
-    cell("gpus_total", x.gpus_total, undefined, "num")));
+    cell("gpus_total", x.gpus_total, undefined, "num"),
+    cell("gpu_utilization", x.gpu_utilization, fmtPercent(x.gpu_utilization), "num")));
   const n = (h, num) => ({label: h, num: num});
   return [
     el("p", {class: "muted", id: "history-meta", "data-interval": h.interval_s,
              "data-capacity": h.capacity},
        "One sample every " + h.interval_s + " s, the last " + h.capacity + " kept in the daemon's " +
        "memory (" + fmtDuration(h.interval_s * h.capacity) + "); " + s.length + " so far."),
-    chart(s), el("p", {class: "muted"}, legendLine()),
+    chart(s), el("p", {class: "muted"}, legendLine(HISTORY_SERIES.filter(
+        ([, , key]) => key !== "gpu_utilization" || utilised))),
     el("h2", {}, "Latest samples"),
     table([n("Time"), n("Queue", 1), n("Pending", 1), n("Running", 1), n("GPUs allocated", 1),
-           n("GPUs", 1)], rows, "history"),
-    el("p", {class: "muted"}, "GPU utilisation: no GPU monitor reports it to this daemon."),
+           n("GPUs", 1), n("GPU utilisation", 1)], rows, "history"),
+    utilised ? null : el("p", {class: "muted", id: "history-no-utilization"},
+                         "GPU utilisation: no GPU monitor reports it to this daemon."),
   ];
 }
 
-function legendLine() {
+// The series of the history chart: [colour, label, key].
+const HISTORY_SERIES = [["#3b78d8", "GPUs allocated", "gpus_allocated"],
+                        ["#b54708", "queue length", "queue_length"],
+                        ["#067647", "GPU utilisation (%, right)", "gpu_utilization"]];
+
+// A legend: a coloured key per [colour, label].
+function legendLine(series) {
   const key = color => { const k = el("span", {class: "key"}); k.style.background = color; return k; };
-  return el("span", {}, key("#3b78d8"), "GPUs allocated", key("#b54708"), "queue length");
+  return el("span", {}, series.flatMap(([color, label]) => [key(color), label]));
 }
 
-// A line chart of GPUs allocated and queue length over the samples' time span.
+// A line chart of GPUs allocated and queue length (left axis) and GPU utilisation where the
+// monitor reports it (right axis, 0..100%) over the samples' time span.
 function chart(samples) {
-  const NS = "http://www.w3.org/2000/svg";
-  const svg = document.createElementNS(NS, "svg");
-  svg.setAttribute("class", "chart");
-  svg.setAttribute("id", "history-chart");
-  svg.setAttribute("viewBox", "0 0 800 220");
-  svg.setAttribute("preserveAspectRatio", "none");
-  const mk = (tag, attrs) => {
-    const n = document.createElementNS(NS, tag);
-    for (const [k, v] of Object.entries(attrs)) n.setAttribute(k, v);
-    svg.append(n);
-    return n;
-  };
+  const [svg, mk] = svgChart("history-chart");
   if (samples.length === 0) return svg;
   const t0 = Date.parse(samples[0].at), t1 = Date.parse(samples[samples.length - 1].at);
   const ymax = Math.max(1, ...samples.map(x => Math.max(x.gpus_total, x.queue_length)));
-  const X = t => 40 + 750 * (t1 > t0 ? (Date.parse(t) - t0) / (t1 - t0) : 1);
+  const X = t => 40 + 720 * (t1 > t0 ? (Date.parse(t) - t0) / (t1 - t0) : 1);
   const Y = v => 200 - 185 * v / ymax;
+  const U = f => 200 - 185 * f;
   for (const v of [0, ymax / 2, ymax]) {
-    mk("line", {x1: 40, x2: 790, y1: Y(v), y2: Y(v), class: "grid-line"});
+    mk("line", {x1: 40, x2: 760, y1: Y(v), y2: Y(v), class: "grid-line"});
     mk("text", {x: 4, y: Y(v) + 4}).textContent = String(Math.round(v));
   }
   mk("text", {x: 40, y: 216}).textContent = fmtTime(samples[0].at);
-  mk("text", {x: 790, y: 216, "text-anchor": "end"}).textContent =
+  mk("text", {x: 760, y: 216, "text-anchor": "end"}).textContent =
       fmtTime(samples[samples.length - 1].at);
-  // Steps: a count holds from its sample to the next.
-  const line = (key, color) => mk("polyline", {
-    points: samples.map((x, i) => (i ? X(x.at).toFixed(1) + "," + Y(samples[i - 1][key]).toFixed(1) + " " : "") +
-                                  X(x.at).toFixed(1) + "," + Y(x[key]).toFixed(1)).join(" "),
-    fill: "none", stroke: color, "stroke-width": 2, "data-series": key});
-  line("gpus_allocated", "#3b78d8");
-  line("queue_length", "#b54708");
+  // Steps: a value holds from its sample to the next.
+  const line = (key, color, scale) => {
+    const pts = samples.filter(x => x[key] !== null);
+    if (!pts.length) return;
+    mk("polyline", {
+      points: pts.map((x, i) => (i ? X(x.at).toFixed(1) + "," + scale(pts[i - 1][key]).toFixed(1) + " " : "") +
+                                X(x.at).toFixed(1) + "," + scale(x[key]).toFixed(1)).join(" "),
+      fill: "none", stroke: color, "stroke-width": 2, "data-series": key});
+  };
+  line("gpus_allocated", HISTORY_SERIES[0][0], Y);
+  line("queue_length", HISTORY_SERIES[1][0], Y);
+  if (samples.some(x => x.gpu_utilization !== null)) {
+    for (const f of [0, 0.5, 1]) {
+      mk("text", {x: 798, y: U(f) + 4, "text-anchor": "end"}).textContent = (f * 100) + "%";
+    }
+    line("gpu_utilization", HISTORY_SERIES[2][0], U);
+  }
   return svg;
 }
 
@@ -441,7 +604,7 @@ async function render() {
   try {
     const nodes = await VIEWS[name](arg);
     if (mine !== generation) return;  // a newer render (another view) took over
-    document.getElementById("view").replaceChildren(...nodes);
+    document.getElementById("view").replaceChildren(...nodes.filter(n => n !== null));
     status.className = "";
     delete document.body.dataset.error;
     status.textContent = "Updated " + new Date().toISOString().replace("T", " ").replace(/\.\d+Z$/, "Z");

@@ -13,10 +13,11 @@
 #   - slurmctld, and one slurmd per node: Debian's slurmd accepts `-N NAME` with a per-node Port,
 #     so every "node" is a real slurmd process on 127.0.0.1 with its own port, spool dir and log;
 #   - three nodes, GPUs declared as gres on placeholder character devices (DIR/dev, made with
-#     mknod, else symlinks to /dev/null), AutoDetect=off:
-#       node1  4 x gpu:v100   features rack=r1,ib
-#       node2  4 x gpu:v100   features rack=r1
-#       node3  2 x gpu:t4     features rack=r2
+#     mknod, else symlinks to /dev/null), AutoDetect=off, and SHARDS shards of each GPU (gres
+#     "shard", on the same device files: GPU sharing through Slurm, docs/sharing.md):
+#       node1  4 x gpu:v100, shard:8   features rack=r1,ib
+#       node2  4 x gpu:v100, shard:8   features rack=r1
+#       node3  2 x gpu:t4,   shard:4   features rack=r2
 #     One partition, "dlsched" (default), with all three.
 #   - select/cons_tres (CR_Core), proctrack/linuxproc and task/none (no cgroups needed in a
 #     container), no accounting database (jobs are followed with squeue and scontrol), the
@@ -40,6 +41,8 @@ PARTITION=dlsched
 NODES=(node1 node2 node3)
 declare -A GRES=([node1]="v100:4" [node2]="v100:4" [node3]="t4:2")
 declare -A FEATURES=([node1]="rack=r1,ib" [node2]="rack=r1" [node3]="rack=r2")
+# Shards per GPU: as many jobs as a sharing profile puts on one GPU (greedy-share: 2).
+SHARDS=2
 
 skip() {
   if [ -n "${CI:-}" ]; then
@@ -112,6 +115,7 @@ munged --force --socket="$SOCKET" --key-file="$DIR/munge/munge.key" \
 
 # --- placeholder GPU devices and the config ---
 gres_lines=()
+shard_lines=()
 node_lines=()
 i=1
 for n in "${NODES[@]}"; do
@@ -120,9 +124,10 @@ for n in "${NODES[@]}"; do
   for g in $(seq 0 $((count - 1))); do
     dev="$DIR/dev/${n}-gpu$g"
     mknod "$dev" c 1 3 2>/dev/null || ln -s /dev/null "$dev"
+    shard_lines+=("NodeName=$n Name=shard Count=$SHARDS File=$dev")
   done
   gres_lines+=("NodeName=$n Name=gpu Type=$type File=$DIR/dev/${n}-gpu[0-$((count - 1))]")
-  node_lines+=("NodeName=$n NodeHostname=localhost NodeAddr=127.0.0.1 Port=$((BASE + i)) CPUs=8 RealMemory=4096 Gres=gpu:$type:$count Feature=${FEATURES[$n]} State=UNKNOWN")
+  node_lines+=("NodeName=$n NodeHostname=localhost NodeAddr=127.0.0.1 Port=$((BASE + i)) CPUs=8 RealMemory=4096 Gres=gpu:$type:$count,shard:$((count * SHARDS)) Feature=${FEATURES[$n]} State=UNKNOWN")
   i=$((i + 1))
 done
 
@@ -152,7 +157,7 @@ SchedulerType=sched/backfill
 SchedulerParameters=bf_interval=1,sched_min_interval=0
 SelectType=select/cons_tres
 SelectTypeParameters=CR_Core
-GresTypes=gpu
+GresTypes=gpu,shard
 MpiDefault=none
 ReturnToService=2
 SlurmctldTimeout=10
@@ -168,6 +173,7 @@ EOF
 {
   echo "AutoDetect=off"
   printf '%s\n' "${gres_lines[@]}"
+  printf '%s\n' "${shard_lines[@]}"
 } >"$DIR/etc/gres.conf"
 # No cgroup constraints: the defaults (ConstrainDevices=no, ...) with whatever cgroup version the
 # machine mounts; proctrack/linuxproc follows the processes.

@@ -88,11 +88,16 @@ struct Prepared {
   std::unique_ptr<sim::SharingWorld> sharing;  // each run copies it
 };
 
-// "auto" picks Gavel's measured table for Gavel traces (their work is in Gavel steps) and the
-// built-in model otherwise.
+// "auto" picks Gavel's measured table for Gavel traces and the Gavel synthetic mix (their work is
+// in Gavel steps) and the built-in model otherwise.
 std::string ResolveThroughput(const SimulateFlags& flags) {
   if (flags.throughput != "auto") return flags.throughput;
-  return flags.trace.starts_with("gavel:") ? "gavel" : "builtin";
+  if (flags.trace.starts_with("gavel:")) return "gavel";
+  if (flags.trace.starts_with("synthetic:")) {
+    const auto synthetic = sim::ParseSyntheticOptions(flags.trace.substr(10));
+    if (synthetic.ok() && synthetic->mix == sim::SyntheticOptions::Mix::kGavel) return "gavel";
+  }
+  return "builtin";
 }
 
 // The ground truth: "builtin", or "gavel[:PATH]" (Gavel's measured table; jobs it does not know
@@ -249,6 +254,7 @@ Status LoadData(const SimulateFlags& flags, Prepared& p, std::ostream& err) {
   sim::ReadOptions read_options;
   read_options.skip_bad_rows = flags.skip_bad_rows;
   read_options.max_jobs = flags.max_jobs;
+  read_options.traces_dir = TracesDir(flags);
   DS_ASSIGN_OR_RETURN(p.workload, sim::LoadWorkload(flags.trace, read_options));
   if (p.workload.skipped_rows > 0) {
     err << "dlsched: skipped " << p.workload.skipped_rows << " malformed rows of " << flags.trace
@@ -500,9 +506,11 @@ void AddSimulateFlags(CLI::App& command, SimulateFlags& flags) {
       ->capture_default_str()
       ->check(IntegerAtLeast(0));
   command
-      .add_option("--throughput", flags.throughput,
-                  "Ground-truth throughput model: auto (gavel for gavel: traces, else builtin), "
-                  "builtin, or gavel[:PATH] (Gavel's measured table)")
+      .add_option(
+          "--throughput", flags.throughput,
+          "Ground-truth throughput model: auto (gavel for gavel: traces and synthetic mix=gavel, "
+          "else builtin), "
+          "builtin, or gavel[:PATH] (Gavel's measured table)")
       ->capture_default_str();
   command.add_option(
       "--predictor", flags.predictor,

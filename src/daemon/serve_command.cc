@@ -73,6 +73,11 @@ void AddServeFlags(CLI::App& command, ServeFlags& flags) {
                   "knowing each job's observed GPU memory from the GPU monitor.")
       ->capture_default_str();
   command
+      .add_option("--round", flags.round_s,
+                  "Seconds per round of a round-based profile (hetero-*), instead of its "
+                  "round_s: a short round for a demo or a test.")
+      ->check(CLI::Range(0.001, 86400.0));
+  command
       .add_option("--gpus", flags.gpus,
                   "GPUs to schedule: 'auto' (discover through NVML) or a cluster spec such as "
                   "'1x8xV100' (or '8xV100', one node of eight) or a cluster .json file (fake "
@@ -253,6 +258,22 @@ int RunServe(const ServeFlags& flags, std::ostream& out, std::ostream& err) {
     err << "dlsched serve: --profile: " << profile.status().message() << "\n";
     return kExitUsage;
   }
+  if (flags.round_s > 0) {
+    if (Status set = SetRoundLength(*profile, Seconds(flags.round_s)); !set.ok()) {
+      err << "dlsched serve: --round: " << set.message() << "\n";
+      return kExitUsage;
+    }
+  }
+  const auto* sharing = std::get_if<SharingProfile>(&profile->kind);
+  const bool shares_gpus = sharing != nullptr;
+  if (slurm && shares_gpus) {
+    const Status shards = CheckSlurmShards(discovery->cluster.sites,
+                                           sharing->config.max_jobs_per_gpu, profile->name());
+    if (!shards.ok()) {
+      err << "dlsched serve: --executor slurm: " << shards.message() << "\n";
+      return kExitRuntimeError;
+    }
+  }
   std::shared_ptr<const PerfPredictor> predictor;
   if (!flags.predictor.empty()) {
     Result<PerfPredictor> fitted = FitProfileStore(flags.predictor);
@@ -349,6 +370,7 @@ int RunServe(const ServeFlags& flags, std::ostream& out, std::ostream& err) {
     slurm_options.jobs_dir = options.workdir + "/jobs";
     slurm_options.grace = options.grace;
     slurm_options.poll_interval = Seconds(flags.slurm_poll_s);
+    slurm_options.shards = shares_gpus;
     if (const char* conf = std::getenv("SLURM_CONF")) {
       slurm_options.extra_env.push_back(std::string("SLURM_CONF=") + conf);
     }

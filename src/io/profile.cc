@@ -363,6 +363,20 @@ std::string PolicyProfileToJson(const PolicyProfile& profile) {
       .dump();
 }
 
+Status SetRoundLength(PolicyProfile& profile, Duration round) {
+  RoundProfile* rounds = std::get_if<RoundProfile>(&profile.kind);
+  if (auto* sharing = std::get_if<SharingProfile>(&profile.kind)) {
+    rounds = std::get_if<RoundProfile>(&sharing->base);
+  }
+  if (rounds == nullptr) {
+    return InvalidArgument("profile '" + profile.name() +
+                           "' is not round-based (the hetero-* profiles are)");
+  }
+  if (round <= Duration(0)) return InvalidArgument("a round must be longer than 0 s");
+  rounds->options.round = round;
+  return Status::Ok();
+}
+
 Result<std::unique_ptr<SchedulingPolicy>> BuildPolicy(const PolicyProfile& profile) {
   Result<std::unique_ptr<SchedulingPolicy>> policy = std::visit(
       Overloaded{[](const PipelineConfig& p) { return BuildPipeline(p, InTreeRegistry()); },

@@ -56,6 +56,13 @@ Result<PolicyProfile> LoadPolicyProfile(std::string_view name_or_path);
 // from a file.
 std::string PolicyProfileToJson(const PolicyProfile& profile);
 
+// Sets the round length of a round-based profile, or of a sharing profile's round-based base
+// (`serve --round`: a short round for a demo or a test, without a copy of the profile). The
+// profile keeps its name; PolicyProfileToJson carries the new round_s, so the event log and the
+// stored policy state name the profile that ran. InvalidArgument when the profile has no rounds
+// or `round` is not positive.
+Status SetRoundLength(PolicyProfile& profile, Duration round);
+
 // A ready policy: BuildPipeline with the in-tree plugins, a hetero::RoundPolicy with its
 // allocator, or the sharing decorator (MakeSharingPolicy) over its base built the same way.
 // Fails naming the profile and what is wrong (a plugin the registry lacks, a bad argument).

@@ -89,6 +89,34 @@ TEST(ProfileTest, ParsesEveryField) {
   EXPECT_TRUE(BuildPipeline(*config, InTreeRegistry()).ok());
 }
 
+TEST(ProfileTest, SetRoundLengthShortensTheRoundsOfARoundBasedProfileOrBase) {
+  Result<PolicyProfile> las = LoadPolicyProfile("hetero-las");
+  ASSERT_TRUE(las.ok()) << las.status().ToString();
+  ASSERT_TRUE(SetRoundLength(*las, std::chrono::seconds(2)).ok());
+  EXPECT_EQ(std::get<RoundProfile>(las->kind).options.round, std::chrono::seconds(2));
+  EXPECT_EQ(las->name(), "hetero-las");
+  // The log's copy of the profile carries the new round.
+  Result<PolicyProfile> logged = ParsePolicyProfile(PolicyProfileToJson(*las), "log");
+  ASSERT_TRUE(logged.ok()) << logged.status().ToString();
+  EXPECT_EQ(std::get<RoundProfile>(logged->kind).options.round, std::chrono::seconds(2));
+
+  Result<PolicyProfile> shared = ParsePolicyProfile(
+      R"({"name": "s", "share": {"packer": "greedy"}, "base": "hetero-minjct"})", "test");
+  ASSERT_TRUE(shared.ok()) << shared.status().ToString();
+  ASSERT_TRUE(SetRoundLength(*shared, std::chrono::seconds(5)).ok());
+  EXPECT_EQ(std::get<RoundProfile>(std::get<SharingProfile>(shared->kind).base).options.round,
+            std::chrono::seconds(5));
+
+  EXPECT_THAT(SetRoundLength(*las, Duration(0)).message(), HasSubstr("longer than 0"));
+  Result<PolicyProfile> fifo = LoadPolicyProfile("fifo");
+  ASSERT_TRUE(fifo.ok());
+  EXPECT_THAT(SetRoundLength(*fifo, std::chrono::seconds(2)).message(),
+              HasSubstr("profile 'fifo' is not round-based"));
+  Result<PolicyProfile> greedy_share = LoadPolicyProfile("greedy-share");
+  ASSERT_TRUE(greedy_share.ok());
+  EXPECT_FALSE(SetRoundLength(*greedy_share, std::chrono::seconds(2)).ok());
+}
+
 TEST(ProfileTest, ErrorsNameTheProblem) {
   struct Case {
     std::string name;

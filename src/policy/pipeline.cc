@@ -189,7 +189,28 @@ class PipelinePolicy final : public SchedulingPolicy {
     // searched in rank order, so a later job outranks only a subset of those victims: one as
     // large would fail too (a typed one all the more).
     int smallest_failed_gang = std::numeric_limits<int>::max();
+    // With quotas, by tenant index: the last failed victim search by rank (TryPreemptFor) and
+    // by reclaim (TryReclaimFor) for a job of the tenant, valid while `epoch` is the cycle's.
+    // Until a launch or a commit (which start a new epoch: only they change the free GPUs, the
+    // victims chosen and the tenants' GPUs), a search for a later job of the same tenant at
+    // least as wide (by rank: ranked at or below the failed one) would meet a subset of the
+    // same candidates on the same free GPUs and fail too, with no other effect (its wake-ups
+    // are at or after the failed search's), so KnownToFail spares the walk.
+    struct FailedSearch {
+      uint64_t epoch = 0;  // 0: none
+      int gang = 0;
+      RankKey key;  // of the job searched for (by rank only)
+    };
+    std::vector<FailedSearch> failed_by_rank;
+    std::vector<FailedSearch> failed_reclaim;
+    uint64_t epoch = 1;
   };
+  enum class Search { kByRank, kReclaim };
+  // Whether a victim search of this kind for the job is known to fail (Cycle::failed_by_rank).
+  bool KnownToFail(Cycle& cycle, Search kind, const JobView& job) const;
+  // Records a failed search; only for a job without type or labels, whose placement depends on
+  // its gang alone (as Cycle::smallest_failed_gang).
+  void RecordFailure(Cycle& cycle, Search kind, const JobView& job) const;
 
   // False once nothing more can start this cycle: no free GPU and no preemption attempt left.
   bool MayStartMore(const Cycle& cycle) const {
@@ -250,8 +271,12 @@ class PipelinePolicy final : public SchedulingPolicy {
   }
   // TenantOf for a job not checked in this cycle: checks (or fills) its job_tenants_ entry.
   int CheckTenantOf(Cycle& cycle, const Job& job) const;
-  // A tenant's use with its quota, holding nothing.
-  TenantUse UseOf(const SchedulingContext& ctx, std::string_view tenant) const;
+  // Sets each tenant's held GPUs in cycle.tenants: the last cycle's count, updated by the jobs
+  // that started or stopped since (see counted_). O(running jobs then and now), reading only
+  // the records of the jobs that started.
+  void CountTenantsGpus(Cycle& cycle) const;
+  // A tenant's use with its quota (QuotaOf), holding nothing.
+  TenantUse UseOf(const SchedulingContext& ctx, const PipelineConfig::Quota* quota) const;
   // Whether the job's tenant would exceed its max_share by starting it.
   bool OverQuota(Cycle& cycle, const JobView& job) const;
   // Whether the job's tenant holds less than its guarantee even with the job running.
@@ -271,7 +296,8 @@ class PipelinePolicy final : public SchedulingPolicy {
   // Whether `victim` runs within its tenant's guarantee, which shields it from other tenants'
   // jobs. Counts the preemptions committed earlier this cycle, not the victims chosen earlier
   // in the same search.
-  bool GuaranteeProtects(Cycle& cycle, const JobView& job, const Job& victim) const;
+  // `job_tenant`: TenantOf the job.
+  bool GuaranteeProtects(Cycle& cycle, int job_tenant, const Job& victim) const;
   // Reclaims GPUs for a job within its guarantee from borrowing tenants' jobs (any rank).
   bool TryReclaimFor(Cycle& cycle, const JobView& job) const;
   // Asks for the victims' preemption, reserves the free part of `placement` for `job`, and
@@ -332,7 +358,23 @@ class PipelinePolicy final : public SchedulingPolicy {
   };
   mutable std::map<std::string, int, std::less<>> tenant_ids_;
   mutable std::vector<const std::string*> tenant_names_;  // by index: keys of tenant_ids_
+  mutable std::vector<const PipelineConfig::Quota*> tenant_quotas_;  // by index: QuotaOf
   mutable std::vector<JobTenant> job_tenants_;
+  // The last count of the tenants' GPUs over the running jobs (CountTenantsGpus), by tenant
+  // index; the running jobs (of which job table) it counted; and by job (JobId::index) the count
+  // that last found the job running, with the tenant and GPUs it counted for it. A job counted
+  // by the last count and running still holds the same: a running job's tenant and gang do not
+  // change while it runs (as the queue's by-tenant index takes them to be frozen while it waits).
+  struct Counted {
+    uint64_t count = 0;  // 0: never
+    int tenant = 0;
+    int gpus = 0;
+  };
+  mutable const JobTable* counted_jobs_ = nullptr;
+  mutable std::vector<JobId> counted_running_;
+  mutable std::vector<int> counted_held_;
+  mutable std::vector<Counted> counted_;
+  mutable uint64_t count_ = 0;
   mutable uint64_t decide_count_ = 0;
 };
 
@@ -351,11 +393,10 @@ Decisions PipelinePolicy::Decide(const SchedulingContext& ctx) const {
   Cycle cycle{ctx, placer, scratch_, std::move(decisions)};
   if (!config_.quotas.empty()) {
     ++decide_count_;  // a new context: no job's tenant is checked in it yet
-    for (const std::string* tenant : tenant_names_) cycle.tenants.push_back(UseOf(ctx, *tenant));
-    for (JobId id : ctx.running) {
-      const Job& job = ctx.jobs.at(id);
-      cycle.tenants[TenantOf(cycle, job)].held += job.spec.num_gpus;
+    for (const PipelineConfig::Quota* quota : tenant_quotas_) {
+      cycle.tenants.push_back(UseOf(ctx, quota));
     }
+    CountTenantsGpus(cycle);
   }
   // Starvation guard: jobs that waited past the limit go first, longest-waiting first.
   auto starving = [&](const Job& job) { return WaitedPastLimit(job, ctx.now) && IsGuarded(job); };
@@ -409,8 +450,16 @@ void PipelinePolicy::WalkFitting(Cycle& cycle, const Starving& starving) const {
     // guarantee). Victims may give their tenants room again (TenantWalk::Unpark).
     const bool guaranteed = cycle.quota_pass == QuotaPass::kGuaranteed;
     TenantWalk walk(cycle.tenants, guaranteed ? &TenantUse::GuaranteeRoom : &TenantUse::CapRoom);
+    // Both maps are in name order: look the tenants up in one merged walk of the two.
+    auto known = tenant_ids_.begin();
     for (const auto& [tenant, by_gang] : ctx.queue.by_tenant_order()) {
-      const int t = TenantOf(cycle, tenant);
+      if (std::ranges::all_of(by_gang, [](const auto& gang) { return gang.second.empty(); })) {
+        continue;  // none of its jobs waits
+      }
+      while (known != tenant_ids_.end() && known->first < tenant) ++known;
+      // (Interning a tenant does not move `known`: it inserts before it.)
+      const int t = known != tenant_ids_.end() && known->first == tenant ? known->second
+                                                                         : TenantOf(cycle, tenant);
       if (guaranteed && !cycle.tenants[t].has_quota) continue;  // never within a guarantee
       for (const auto& [gang, index] : by_gang) walk.Add(t, gang, index);
     }
@@ -496,23 +545,31 @@ bool PipelinePolicy::TryStart(Cycle& cycle, const JobView& job) const {
     cycle.decisions.launches.push_back({job.id(), std::move(*placement)});
     if (!config_.quotas.empty()) {
       cycle.tenants[TenantOf(cycle, job.job())].held += job.num_gpus();
+      ++cycle.epoch;
     }
     return true;
   }
   const bool held_for_consolidation = placer.last_held_for_consolidation();
+  const bool quotas = !config_.quotas.empty();
   bool searched = false;
   if (MaySearchVictims(cycle) && job.num_gpus() < cycle.smallest_failed_gang) {
     ++cycle.preemption_attempts;
-    if (TryPreemptFor(cycle, job)) return false;  // starts once the victims stop
     searched = true;
-    // A later job as large would fail too, unless its type, labels or tenant differ.
-    if (job.spec().gpu_type.empty() && job.spec().selector.empty() && config_.quotas.empty()) {
+    const bool known_to_fail = quotas && KnownToFail(cycle, Search::kByRank, job);
+    if (!known_to_fail && TryPreemptFor(cycle, job)) return false;  // starts once they stop
+    if (quotas) {
+      if (!known_to_fail) RecordFailure(cycle, Search::kByRank, job);
+    } else if (job.spec().gpu_type.empty() && job.spec().selector.empty()) {
+      // A later job as large would fail too, unless its type, labels or tenant differ.
       cycle.smallest_failed_gang = std::min(cycle.smallest_failed_gang, job.num_gpus());
     }
   }
-  if (!config_.quotas.empty() && MaySearchVictims(cycle) && WithinGuarantee(cycle, job)) {
+  if (quotas && MaySearchVictims(cycle) && WithinGuarantee(cycle, job)) {
     ++cycle.preemption_attempts;
-    if (TryReclaimFor(cycle, job)) return false;
+    if (!KnownToFail(cycle, Search::kReclaim, job)) {
+      if (TryReclaimFor(cycle, job)) return false;
+      RecordFailure(cycle, Search::kReclaim, job);
+    }
   }
   if (cycle.ctx.explain) {
     if (held_for_consolidation) {
@@ -586,12 +643,13 @@ bool PipelinePolicy::TryPreemptFor(Cycle& cycle, const JobView& job) const {
   std::vector<JobId>& chosen = cycle.chosen;
   Timestamp retry_at = kTimeNever;  // when a pair the guards refuse becomes fair game
   const RankKey mine = order_.KeyOf(job);
+  const int job_tenant = config_.quotas.empty() ? -1 : TenantOf(cycle, job.job());
   const RunningIndex& running = ctx.running_by_rank;
   for (auto it = running.victims().rbegin(); it != running.victims().rend(); ++it) {
     if (!(mine < running.KeyAt(it->id, ctx.now))) break;  // the rest rank at or above the job
     const JobView victim = ctx.View(it->id);
     if (Unavailable(cycle, victim.job())) continue;
-    if (!config_.quotas.empty() && GuaranteeProtects(cycle, job, victim.job())) continue;
+    if (job_tenant >= 0 && GuaranteeProtects(cycle, job_tenant, victim.job())) continue;
     if (!MayPreempt(job, victim, ctx, retry_at)) continue;
     what_if.Release(victim.job().placement);
     chosen.push_back(victim.id());
@@ -621,7 +679,10 @@ void PipelinePolicy::CommitVictims(Cycle& cycle, const JobView& job, const Place
       cycle.tenants[TenantOf(cycle, victim)].held -= victim.spec.num_gpus;
     }
   }
-  if (quotas) cycle.tenants[TenantOf(cycle, job.job())].held += job.num_gpus();
+  if (quotas) {
+    cycle.tenants[TenantOf(cycle, job.job())].held += job.num_gpus();
+    ++cycle.epoch;
+  }
   // Hold the free part of the future placement so lower-ranked jobs do not take it.
   Placement reserve;
   for (const NodeGpus& part : placement.parts) {
@@ -636,15 +697,65 @@ void PipelinePolicy::CommitVictims(Cycle& cycle, const JobView& job, const Place
   }
 }
 
+bool PipelinePolicy::KnownToFail(Cycle& cycle, Search kind, const JobView& job) const {
+  const auto& memo = kind == Search::kByRank ? cycle.failed_by_rank : cycle.failed_reclaim;
+  const size_t t = static_cast<size_t>(TenantOf(cycle, job.job()));
+  if (t >= memo.size()) return false;
+  const Cycle::FailedSearch& failed = memo[t];
+  return failed.epoch == cycle.epoch && job.num_gpus() >= failed.gang &&
+         (kind == Search::kReclaim || !(order_.KeyOf(job) < failed.key));
+}
+
+void PipelinePolicy::RecordFailure(Cycle& cycle, Search kind, const JobView& job) const {
+  if (!job.spec().gpu_type.empty() || !job.spec().selector.empty()) return;
+  auto& memo = kind == Search::kByRank ? cycle.failed_by_rank : cycle.failed_reclaim;
+  const size_t t = static_cast<size_t>(TenantOf(cycle, job.job()));
+  if (t >= memo.size()) memo.resize(t + 1);
+  memo[t] = {cycle.epoch, job.num_gpus(), kind == Search::kByRank ? order_.KeyOf(job) : RankKey{}};
+}
+
+void PipelinePolicy::CountTenantsGpus(Cycle& cycle) const {
+  const SchedulingContext& ctx = cycle.ctx;
+  if (&ctx.jobs != counted_jobs_) {  // another job table: count afresh
+    counted_jobs_ = &ctx.jobs;
+    counted_running_.clear();
+    counted_held_.clear();
+    count_ += 2;  // no job was counted by the last count
+  }
+  const uint64_t last = count_++;
+  const uint64_t now = count_;
+  std::vector<int>& held = counted_held_;
+  for (JobId id : ctx.running) {
+    const size_t i = id.index();
+    if (i >= counted_.size()) counted_.resize(std::max(i + 1, counted_.size() * 2));
+    Counted& entry = counted_[i];
+    if (entry.count == last) {  // counted before, and running still
+      entry.count = now;
+      continue;
+    }
+    const Job& job = ctx.jobs.at(id);
+    entry = {now, TenantOf(cycle, job), job.spec.num_gpus};
+    if (static_cast<size_t>(entry.tenant) >= held.size()) held.resize(entry.tenant + 1, 0);
+    held[static_cast<size_t>(entry.tenant)] += entry.gpus;
+  }
+  for (JobId id : counted_running_) {  // counted before, stopped since
+    const Counted& entry = counted_[id.index()];
+    if (entry.count == last) held[static_cast<size_t>(entry.tenant)] -= entry.gpus;
+  }
+  counted_running_.assign(ctx.running.begin(), ctx.running.end());
+  for (size_t t = 0; t < held.size(); ++t) cycle.tenants[t].held = held[t];
+}
+
 const PipelineConfig::Quota* PipelinePolicy::QuotaOf(std::string_view tenant) const {
   if (auto it = config_.quotas.find(tenant); it != config_.quotas.end()) return &it->second;
   if (auto it = config_.quotas.find("*"); it != config_.quotas.end()) return &it->second;
   return nullptr;
 }
 
-TenantUse PipelinePolicy::UseOf(const SchedulingContext& ctx, std::string_view tenant) const {
+TenantUse PipelinePolicy::UseOf(const SchedulingContext& ctx,
+                                const PipelineConfig::Quota* quota) const {
   TenantUse use;
-  if (const PipelineConfig::Quota* quota = QuotaOf(tenant)) {
+  if (quota != nullptr) {
     use.has_quota = true;
     use.guaranteed = ShareToGpus(ctx, quota->guaranteed_share);
     use.cap = ShareToGpus(ctx, quota->max_share);
@@ -657,10 +768,11 @@ int PipelinePolicy::TenantOf(Cycle& cycle, std::string_view tenant) const {
   if (it == tenant_ids_.end()) {
     it = tenant_ids_.emplace(std::string(tenant), static_cast<int>(tenant_names_.size())).first;
     tenant_names_.push_back(&it->first);
+    tenant_quotas_.push_back(QuotaOf(tenant));
   }
   // Tenants interned since the cycle began join it here.
   while (cycle.tenants.size() < tenant_names_.size()) {
-    cycle.tenants.push_back(UseOf(cycle.ctx, *tenant_names_[cycle.tenants.size()]));
+    cycle.tenants.push_back(UseOf(cycle.ctx, tenant_quotas_[cycle.tenants.size()]));
   }
   return it->second;
 }
@@ -686,9 +798,9 @@ bool PipelinePolicy::WithinGuarantee(Cycle& cycle, const JobView& job) const {
   return tenant.has_quota && tenant.held + job.num_gpus() <= tenant.guaranteed;
 }
 
-bool PipelinePolicy::GuaranteeProtects(Cycle& cycle, const JobView& job, const Job& victim) const {
+bool PipelinePolicy::GuaranteeProtects(Cycle& cycle, int job_tenant, const Job& victim) const {
   const int t = TenantOf(cycle, victim);
-  if (t == TenantOf(cycle, job.job())) return false;
+  if (t == job_tenant) return false;
   const TenantUse& tenant = cycle.tenants[t];
   return tenant.has_quota && tenant.held - victim.spec.num_gpus < tenant.guaranteed;
 }

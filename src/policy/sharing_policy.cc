@@ -71,6 +71,9 @@ class SharingPolicy final : public SchedulingPolicy {
     const bool may_migrate = config_.migrate && (t.departures || t.suspensions ||
                                                  ctx.queue.size() <= decisions.launches.size());
     if (candidates.empty() && !may_migrate) return decisions;
+    // Candidates join only GPUs shared with room left (CollectSharedGpus's open ones): without
+    // one, and with no migration to look for, the collection would find nothing to do.
+    if (!may_migrate && !AnySharedGpuWithRoom(ctx)) return decisions;
     const std::span<SharedGpu> gpus = CollectSharedGpus(ctx, decisions);
     PlaceCandidates(ctx, candidates, gpus, decisions);
     if (may_migrate) Migrate(ctx, gpus, base_launches, decisions);
@@ -94,6 +97,22 @@ class SharingPolicy final : public SchedulingPolicy {
           ctx.cluster.node(part.node).gpus[static_cast<size_t>(std::countr_zero(part.gpus))].type;
       if (ctx.sharing->Interference(type) != nullptr) launch.share = config_.mode;
     }
+  }
+
+  // Whether a GPU of an online node is shared by fewer than max_jobs_per_gpu jobs. O(nodes),
+  // from the cluster state alone (the collection reads every running job).
+  bool AnySharedGpuWithRoom(const SchedulingContext& ctx) const {
+    for (int n = 0; n < ctx.cluster.num_nodes(); ++n) {
+      const NodeId node(static_cast<uint32_t>(n));
+      GpuMask shared = ctx.state.shared_mask(node);
+      if (shared == 0 || ctx.state.offline(node)) continue;
+      for (; shared != 0; shared &= shared - 1) {
+        if (ctx.state.sharers(node, std::countr_zero(shared)) < config_.max_jobs_per_gpu) {
+          return true;
+        }
+      }
+    }
+    return false;
   }
 
   // The GPUs running jobs hold in a shared mode, by node and GPU. A GPU whose holder is being

@@ -19,6 +19,7 @@
 #include "dlsched/model/job.h"
 #include "sim/report.h"
 #include "sim/report_table.h"
+#include "sim/report_theme.h"
 #include "sim/svg.h"
 
 namespace dlsched::sim {
@@ -257,30 +258,27 @@ void RenderSlowdownBoxes(const std::vector<RunResult>& runs, std::string& out) {
 // ---------------------------------------------------------------------------------------------
 // HTML page.
 
+// The report's layout; its palette, type and tables are the dashboard's (ReportTheme, before it).
 constexpr std::string_view kCss =
-    R"(body{margin:24px auto;max-width:1100px;padding:0 16px;color:#222;background:#fff;
-font-family:system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif}
+    R"(body{margin:24px auto;max-width:1100px;padding:0 16px;background:var(--card)}
 h1{font-size:22px;margin:0 0 10px}
-h2{font-size:17px;margin:30px 0 4px;padding-bottom:4px;border-bottom:1px solid #ddd}
-dl.meta{display:grid;grid-template-columns:max-content 1fr;gap:2px 14px;font-size:14px;margin:0}
-dl.meta dt{color:#666}
-dl.meta dd{margin:0;font-family:ui-monospace,Menlo,Consolas,monospace;word-break:break-all}
-div.scroll{overflow-x:auto}
-table.summary{border-collapse:collapse;font-size:12.5px;width:100%}
-table.summary th,table.summary td{padding:4px 6px;border-bottom:1px solid #eee;white-space:nowrap;
-text-align:right}
-table.summary th{background:#f5f5f5;font-weight:600}
+h2{margin:30px 0 4px;padding-bottom:4px;border-bottom:1px solid var(--line)}
+dl.meta{display:grid;grid-template-columns:max-content 1fr;gap:2px 14px;margin:0}
+dl.meta dt{color:var(--muted)}
+dl.meta dd{margin:0;font-family:var(--mono);word-break:break-all}
+div.scroll{overflow-x:auto;border:1px solid var(--line);border-radius:6px}
+table.summary{font-size:12.5px}
+table.summary th,table.summary td{padding:4px 6px;text-align:right}
 table.summary th:first-child,table.summary td:first-child{text-align:left}
-table.summary td{font-variant-numeric:tabular-nums}
-table.summary tr.best td{background:#eef6ee;font-weight:600}
+table.summary tr.best td{background:var(--good-bg);font-weight:600}
 span.swatch{display:inline-block;width:10px;height:10px;margin-right:6px;border-radius:2px}
-p.note{color:#666;font-size:13px;margin:4px 0 8px}
+p.note{color:var(--muted);font-size:13px;margin:4px 0 8px}
 svg{display:block;max-width:100%;height:auto}
-svg text{font-size:12px;fill:#333}
-svg .grid{stroke:#e6e6e6;stroke-width:1}
-svg .frame{fill:none;stroke:#999}
-svg text.title{fill:#666}
-footer{margin-top:32px;color:#888;font-size:12px}
+svg text{font-size:12px;fill:var(--fg)}
+svg .grid{stroke:var(--line);stroke-width:1}
+svg .frame{fill:none;stroke:var(--other)}
+svg text.title{fill:var(--muted)}
+footer{margin-top:32px;color:var(--muted);font-size:12px}
 )";
 
 // The report leaves out the last column (wall time), so the same run gives the same bytes.
@@ -489,8 +487,8 @@ std::string RenderHtml(const std::vector<RunResult>& runs, const ReportMeta& met
   fmt::format_to(std::back_inserter(out),
                  "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
                  "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
-                 "<title>{0}</title>\n<style>\n{1}</style>\n</head>\n<body>\n<h1>{0}</h1>\n",
-                 HtmlEscape(title), kCss);
+                 "<title>{0}</title>\n<style>\n{1}{2}</style>\n</head>\n<body>\n<h1>{0}</h1>\n",
+                 HtmlEscape(title), ReportTheme(), kCss);
   fmt::format_to(std::back_inserter(out),
                  "<dl class=\"meta\"><dt>Trace</dt><dd>{}</dd><dt>Cluster</dt><dd>{}</dd>"
                  "<dt>Seed</dt><dd>{}</dd><dt>Policies</dt><dd>{}</dd><dt>Estimates</dt>"

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "sim/report.h"
+#include "sim/report_theme.h"
 #include "support/report_runs.h"
 
 namespace dlsched::sim {
@@ -57,6 +58,9 @@ TEST(WriteHtmlReportTest, SelfContainedEscapedAndDeterministic) {
   EXPECT_NE(html.find("&lt;b&gt;las&lt;/b&gt;"), std::string::npos);
   EXPECT_NE(html.find("Compare &amp; contrast"), std::string::npos);
   EXPECT_NE(html.find("synthetic:jobs=400"), std::string::npos);
+  // The dashboard's look: its theme (web/theme.css) opens the report's style.
+  EXPECT_NE(html.find(std::string("<style>\n") + std::string(ReportTheme())), std::string::npos);
+  EXPECT_NE(html.find("--accent:"), std::string::npos);
 
   std::ostringstream again;
   ASSERT_TRUE(WriteHtmlReport(runs, meta, again).ok());

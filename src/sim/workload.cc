@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "sim/workload_chronus.h"
+#include "sim/workload_gavel_mix.h"
 #include "sim/workload_readers.h"
 #include "sim/workload_synthetic.h"
 
@@ -62,7 +63,15 @@ Result<Workload> LoadWorkload(std::string_view spec, const ReadOptions& options)
   workload.source = std::string(spec);
   if (format == "synthetic") {
     DS_ASSIGN_OR_RETURN(const SyntheticOptions synthetic, ParseSyntheticOptions(rest));
-    workload.jobs = GenerateSyntheticJobs(synthetic);  // already sorted, first at t = 0
+    if (synthetic.mix == SyntheticOptions::Mix::kGavel) {
+      const std::string path = synthetic.throughputs.empty()
+                                   ? options.traces_dir + "/gavel/simulation_throughputs.json"
+                                   : synthetic.throughputs;
+      DS_ASSIGN_OR_RETURN(const GavelThroughputTable table, GavelThroughputTable::Load(path));
+      DS_ASSIGN_OR_RETURN(workload.jobs, GenerateGavelMixJobs(synthetic, table));
+    } else {
+      workload.jobs = GenerateSyntheticJobs(synthetic);  // already sorted, first at t = 0
+    }
   } else {
     Result<ParsedRows> (*reader)(const std::string&, const ReadOptions&) = nullptr;
     if (format == "philly") {

@@ -25,6 +25,8 @@ struct ReadOptions {
   bool skip_bad_rows = false;
   // Keep only the first `max_jobs` jobs after sorting by submit time (0 = all).
   size_t max_jobs = 0;
+  // Third-party traces (synthetic:mix=gavel reads gavel/simulation_throughputs.json there).
+  std::string traces_dir = "../shared/traces";
 };
 
 // Reads "FORMAT:PATH" (philly:, gavel:, tiresias:, chronus:, alibaba:, csv:) or builds

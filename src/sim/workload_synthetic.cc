@@ -98,6 +98,9 @@ std::string PaddedIndex(int index, int count) {
   return std::string(width > digits.size() ? width - digits.size() : 0, '0') + digits;
 }
 
+constexpr std::string_view kKeys =
+    "mix, jobs, seed, load, gpus, users, services, service_gpus, rate, throughputs";
+
 Status BadOption(std::string_view key, std::string_view value, std::string_view want) {
   return InvalidArgument("synthetic workload option " + std::string(key) + "=" +
                          std::string(value) + ": want " + std::string(want));
@@ -128,9 +131,8 @@ Result<SyntheticOptions> ParseSyntheticOptions(std::string_view text) {
   for (std::string_view item : items) {
     const size_t eq = item.find('=');
     if (eq == std::string_view::npos) {
-      return InvalidArgument(
-          "synthetic workload option '" + std::string(item) +
-          "': want key=value (keys: jobs, seed, load, gpus, users, services, service_gpus)");
+      return InvalidArgument("synthetic workload option '" + std::string(item) +
+                             "': want key=value (keys: " + std::string(kKeys) + ")");
     }
     const std::string_view key = TrimField(item.substr(0, eq));
     const std::string_view value = TrimField(item.substr(eq + 1));
@@ -138,7 +140,22 @@ Result<SyntheticOptions> ParseSyntheticOptions(std::string_view text) {
       return InvalidArgument("synthetic workload option '" + std::string(key) + "' given twice");
     }
     seen.push_back(key);
-    if (key == "jobs") {
+    if (key == "mix") {
+      if (value == "philly") {
+        options.mix = SyntheticOptions::Mix::kPhilly;
+      } else if (value == "gavel") {
+        options.mix = SyntheticOptions::Mix::kGavel;
+      } else {
+        return BadOption(key, value, "philly or gavel");
+      }
+    } else if (key == "rate") {
+      const auto v = ParseFiniteDouble(value);
+      if (!v || *v < 0.001 || *v > 1e6) return BadOption(key, value, "a number in [0.001, 1e6]");
+      options.rate_per_hour = *v;
+    } else if (key == "throughputs") {
+      if (value.empty()) return BadOption(key, value, "a file");
+      options.throughputs = std::string(value);
+    } else if (key == "jobs") {
       const auto v = ParseInt(value);
       if (!v || *v < 1 || *v > 1'000'000) return BadOption(key, value, "an integer in [1, 1e6]");
       options.jobs = static_cast<int>(*v);
@@ -171,7 +188,16 @@ Result<SyntheticOptions> ParseSyntheticOptions(std::string_view text) {
       options.service_gpus = static_cast<int>(*v);
     } else {
       return InvalidArgument("unknown synthetic workload option '" + std::string(key) +
-                             "' (keys: jobs, seed, load, gpus, users, services, service_gpus)");
+                             "' (keys: " + std::string(kKeys) + ")");
+    }
+  }
+  const bool gavel = options.mix == SyntheticOptions::Mix::kGavel;
+  for (std::string_view key : seen) {
+    const bool gavel_only = key == "rate" || key == "throughputs";
+    const bool philly_only = key == "load" || key == "services" || key == "service_gpus";
+    if ((gavel_only && !gavel) || (philly_only && gavel)) {
+      return InvalidArgument("synthetic workload option '" + std::string(key) +
+                             "' does not apply to mix=" + (gavel ? "gavel" : "philly"));
     }
   }
   return options;

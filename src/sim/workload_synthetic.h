@@ -7,6 +7,7 @@
 // into workload_synthetic.cc. The generator never reads a file.
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -16,6 +17,9 @@
 namespace dlsched::sim {
 
 struct SyntheticOptions {
+  // Which generator: the Philly-like mix below, or Gavel's (sim/workload_gavel_mix.h).
+  enum class Mix { kPhilly, kGavel };
+  Mix mix = Mix::kPhilly;
   int jobs = 4000;       // number of jobs, in [1, 1e6]
   uint64_t seed = 1;     // same options (seed included) -> identical jobs, on every platform
   double load = 1.0;     // offered load: total GPU-time / (arrival span x gpus), [0.01, 1000]
@@ -23,11 +27,18 @@ struct SyntheticOptions {
   int users = 8;         // distinct users, >= 1
   int services = 0;      // online services beside the training jobs, [0, 10000]
   int service_gpus = 8;  // each service's reservation (at most `gpus`), >= 1
+  // mix=gavel only (which takes neither load nor services): Poisson arrivals at this many jobs
+  // per hour, in [0.001, 1e6], and Gavel's throughput table (empty: ReadOptions::traces_dir's
+  // gavel/simulation_throughputs.json). Default 24: Gavel's reference runs' `-l 150`, a mean gap
+  // of 150 s (peer-results/gavel).
+  double rate_per_hour = 24;
+  std::string throughputs;
 };
 
-// Parses "k=v,k=v" (the part after "synthetic:"; may be empty) over the defaults. Keys: jobs,
-// seed, load, gpus, users, services, service_gpus. Unknown keys, repeated keys and out-of-range
-// values are InvalidArgument naming the key.
+// Parses "k=v,k=v" (the part after "synthetic:"; may be empty) over the defaults. Keys: mix
+// (philly or gavel), jobs, seed, load, gpus, users, services, service_gpus, and with mix=gavel
+// rate and throughputs. Unknown keys, repeated keys, out-of-range values and keys the mix does
+// not take are InvalidArgument naming the key.
 Result<SyntheticOptions> ParseSyntheticOptions(std::string_view text);
 
 // Generates options.jobs jobs sorted by submit time, the first at t = 0. Precondition: options

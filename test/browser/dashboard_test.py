@@ -1,12 +1,16 @@
 #!/usr/bin/env python3
 """Browser tests of the dashboard (issue 22): headless Chromium against a real daemon.
 
-Starts `dlsched serve` with tokens (an admin, alice, bob) on fake GPUs (2x4xV100) and a profile
-whose priority preemption has no minimum run time, submits real jobs until there is one of each:
-finished, running (with progress), waiting, and preempted (suspended), then loads every view of
-the page in headless Chromium (`--dump-dom`, one fresh browser profile per load) and checks the
-rendered DOM against the API's own answers: rows, order, states, causes and every number. It also
-checks that:
+Starts `dlsched serve` with tokens (an admin, alice, bob) on fake GPUs (1x8xV100) with the GPU
+monitor over the fake NVML of test/fake_nvml (its state file lists the 8 GPUs and, once the jobs
+run, each running job's process on each of its GPUs, with memory and utilisation this test
+chooses) and a profile whose priority preemption has no minimum run time, submits real jobs until
+there is one of each: finished, running (with progress), waiting, and preempted (suspended), then
+loads every view of the page in headless Chromium (`--dump-dom`, one fresh browser profile per
+load) and checks the rendered DOM against the API's own answers: rows, order, states, causes and
+every number, the GPUs' memory and utilisation and the jobs' GPU samples included. A second
+daemon runs on a fake Slurm (scontrol, squeue, sbatch, scancel scripts first on its PATH) whose
+node gpu2 is drained: its Cluster view must show that node offline. It also checks that:
   - the page makes no request off the machine: every load runs with
     `--host-resolver-rules="MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"` (no host name resolves, so nothing
     could leave even if the page tried) and writes a net log (`--log-net-log`); every request the
@@ -21,7 +25,8 @@ checks that:
   - without a token the page shows the 401 and no job.
 A screenshot of each view (1280 px wide and phone width, 390 px) is written to --out.
 
-Usage: dashboard_test.py --dlsched build/dlsched --out build/browser [--chromium chromium]
+Usage: dashboard_test.py --dlsched build/dlsched --fake-nvml build/libfake-nvml.so
+                         --out build/browser [--chromium chromium]
 Exit 0: passed; 1: failed; 77: skipped (no Chromium, and $CI unset).
 """
 
@@ -29,6 +34,7 @@ import argparse
 import html.parser
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -89,7 +95,7 @@ class Node:
                 yield from c.walk()
 
     def find_all(self, tag=None, **attrs):
-        want = {k.replace("_", "-"): v for k, v in attrs.items()}
+        want = {k.rstrip("_").replace("_", "-"): v for k, v in attrs.items()}
         return [n for n in self.walk() if (tag is None or n.tag == tag) and
                 all((n.attrs.get(k) == v) if v is not True else (k in n.attrs)
                     for k, v in want.items())]
@@ -157,7 +163,7 @@ class Api:
             return e.code, dict(e.headers), e.read().decode()
 
     def get(self, path, who="admin"):
-        status, _, raw = self.call("GET", path, TOKENS[who])
+        status, _, raw = self.call("GET", path, TOKENS[who] if who else None)
         check(status == 200, "GET %s as %s: %d %s" % (path, who, status, raw))
         return json.loads(raw)
 
@@ -178,7 +184,36 @@ def eventually(what, probe, within=JOB_DEADLINE_S):
         time.sleep(0.2)
 
 
-def start_daemon(dlsched, tmp):
+NUM_GPUS = 8
+GPU_MIB = 16384
+
+
+def gpu_busy_percent(index):
+    """The utilisation the fake NVML reports for GPU `index` while a job holds it."""
+    return 15 + 10 * index
+
+
+def job_mib(job_id, index):
+    """The memory a job's process holds on GPU `index` in the fake NVML's state."""
+    return 1024 * (1 + job_id % 5) + 128 * index
+
+
+def write_nvml_state(path, processes):
+    """The fake NVML's state: NUM_GPUS V100s; `processes` maps a GPU index to [(pid, MiB)]."""
+    lines = []
+    for g in range(NUM_GPUS):
+        busy = gpu_busy_percent(g) if processes.get(g) else 0
+        lines.append("gpu %d %d %d Tesla V100-SXM2-16GB" % (GPU_MIB, busy, busy // 3))
+    for g, procs in sorted(processes.items()):
+        lines += ["process %d %d %d" % (g, pid, mib) for pid, mib in procs]
+    with open(path + ".tmp", "w") as f:
+        f.write("\n".join(lines) + "\n")
+    os.rename(path + ".tmp", path)  # the daemon never reads half a state
+
+
+def start_daemon(dlsched, tmp, fake_nvml):
+    nvml_state = os.path.join(tmp, "nvml-state")
+    write_nvml_state(nvml_state, {})
     tokens = os.path.join(tmp, "tokens")
     with open(tokens, "w") as f:
         f.write("%s,admin,admin\n%s,alice,user,60001\n%s,bob,user,60002\n" %
@@ -190,9 +225,11 @@ def start_daemon(dlsched, tmp):
     out = open(os.path.join(tmp, "serve.out"), "w")
     err = open(os.path.join(tmp, "serve.err"), "w")
     proc = subprocess.Popen(
-        [dlsched, "serve", "--listen", "127.0.0.1:0", "--gpus", "2x4xV100", "--profile", profile,
-         "--workdir", os.path.join(tmp, "work"), "--tokens", tokens, "--grace", "1",
-         "--kill-jobs-on-exit"], stdout=out, stderr=err)
+        [dlsched, "serve", "--listen", "127.0.0.1:0", "--gpus", "1x%dxV100" % NUM_GPUS,
+         "--profile", profile, "--workdir", os.path.join(tmp, "work"), "--tokens", tokens,
+         "--grace", "1", "--kill-jobs-on-exit", "--nvml-library", fake_nvml,
+         "--monitor-period", "0.5"], stdout=out, stderr=err,
+        env=dict(os.environ, DLSCHED_FAKE_NVML_STATE=nvml_state))
 
     def listening():
         check(proc.poll() is None, "daemon exited: " + open(err.name).read())
@@ -200,7 +237,49 @@ def start_daemon(dlsched, tmp):
             if line.startswith("listening on "):
                 return line.split()[-1]
         return None
-    return proc, eventually("the daemon to listen", listening, within=60)
+    return proc, eventually("the daemon to listen", listening, within=60), nvml_state
+
+
+# `scontrol show node -o` of the fake Slurm: gpu1 up, gpu2 drained.
+FAKE_SLURM_NODES = (
+    "NodeName=gpu1 CPUTot=8 Gres=gpu:v100:4 NodeAddr=127.0.0.1 State=IDLE RealMemory=4096 "
+    "Partitions=dlsched\n"
+    "NodeName=gpu2 CPUTot=8 Gres=gpu:v100:4 NodeAddr=127.0.0.1 State=IDLE+DRAIN "
+    "RealMemory=4096 Partitions=dlsched Reason=fan_failed\n")
+
+
+def start_slurm_daemon(dlsched, tmp):
+    """A daemon on a fake Slurm of two nodes, gpu2 drained (so offline), and no jobs."""
+    bin_dir = os.path.join(tmp, "slurm-bin")
+    os.makedirs(bin_dir)
+    with open(os.path.join(tmp, "slurm-nodes"), "w") as f:
+        f.write(FAKE_SLURM_NODES)
+    scripts = {
+        "scontrol": '[ "$1 $2" = "show node" ] && exec cat "%s"\nexit 1\n' %
+                    os.path.join(tmp, "slurm-nodes"),
+        "squeue": "exit 0\n",
+        "sbatch": "echo 'sbatch: error: not in this test' >&2\nexit 1\n",
+        "scancel": "exit 0\n",
+    }
+    for name, body in scripts.items():
+        path = os.path.join(bin_dir, name)
+        with open(path, "w") as f:
+            f.write("#!/bin/sh\n" + body)
+        os.chmod(path, 0o755)
+    out = open(os.path.join(tmp, "slurm-serve.out"), "w")
+    err = open(os.path.join(tmp, "slurm-serve.err"), "w")
+    proc = subprocess.Popen(
+        [dlsched, "serve", "--listen", "127.0.0.1:0", "--executor", "slurm",
+         "--slurm-partition", "dlsched", "--workdir", os.path.join(tmp, "slurm-work")],
+        stdout=out, stderr=err, env=dict(os.environ, PATH=bin_dir + ":" + os.environ["PATH"]))
+
+    def listening():
+        check(proc.poll() is None, "Slurm daemon exited: " + open(err.name).read())
+        for line in open(out.name):
+            if line.startswith("listening on "):
+                return line.split()[-1]
+        return None
+    return proc, eventually("the Slurm daemon to listen", listening, within=60)
 
 
 def stop_daemon(proc):
@@ -221,7 +300,7 @@ def make_jobs(api):
     done = eventually("a-done to finish", lambda: api.get("/v1/jobs/%d" % jobs["a-done"])
                       if api.get("/v1/jobs/%d" % jobs["a-done"])["finish_time"] else None)
     check(done["state"] == "succeeded", "a-done: %s (%s)" % (done["state"], done["reason"]))
-    jobs["a-long"] = api.submit("alice", name="a-long", gpus=4, queue="team-a",
+    jobs["a-long"] = api.submit("alice", name="a-long", gpus=4, queue="team-a", memory_mib=8192,
                                 script='echo "a-long started"; exec sleep 600')
     jobs["b-run"] = api.submit("bob", name="b-run", gpus=2, queue="team-b",
                                script='echo "b-run started"; exec sleep 600')
@@ -250,6 +329,40 @@ def make_jobs(api):
                               TOKENS["alice"], {"iterations_done": 250, "iterations_total": 1000})
     check(status == 200, "progress: %d %s" % (status, raw))
     return jobs, victims[0]["id"], running_alice[0]["id"]
+
+
+def feed_monitor(api, nvml_state):
+    """Gives each running job a process on each of its GPUs in the fake NVML's state (the job's
+    pid, job_mib of memory) and waits until the API shows what the monitor sampled: each GPU's
+    memory in use and utilisation, and each running job's memory (the most on one of its GPUs)
+    with a few samples."""
+    nodes = api.get("/v1/nodes")
+    check(len(nodes["nodes"]) == 1, "the monitor's GPUs are those of a one-node cluster")
+    procs, want_job = {}, {}
+    for g in nodes["nodes"][0]["gpus"]:
+        for j in g["jobs"]:
+            pid = api.get("/v1/jobs/%d" % j)["pid"]
+            check(pid, "job %d on GPU %d has no pid" % (j, g["index"]))
+            procs.setdefault(g["index"], []).append((pid, job_mib(j, g["index"])))
+            want_job[j] = max(want_job.get(j, 0), job_mib(j, g["index"]))
+    write_nvml_state(nvml_state, procs)
+
+    def sampled():
+        n = api.get("/v1/nodes")
+        for g in n["nodes"][0]["gpus"]:
+            d = g["device"]
+            used = sum(m for _, m in procs.get(g["index"], []))
+            busy = gpu_busy_percent(g["index"]) if procs.get(g["index"]) else 0
+            if d is None or d["memory_used_mib"] != used or abs(d["utilization"] - busy / 100) > 1e-9:
+                return None
+            check(d["memory_total_mib"] == GPU_MIB, "GPU %d total %s" % (g["index"], d))
+        for j, mib in want_job.items():
+            u = api.get("/v1/jobs/%d" % j)["gpu_usage"]
+            if u is None or u["memory_mib"] != mib or len(u["recent"]) < 3:
+                return None
+        return n
+    eventually("the GPU monitor to sample the jobs' processes", sampled)
+    return want_job
 
 
 # ---- Chromium ----
@@ -299,6 +412,12 @@ class Browser:
             if want_error is not None and body.attrs.get("data-error") == want_error:
                 return dom
             if want_error is None and body.attrs.get("data-view") == view.split("/")[0]:
+                shown = dom.find("main").text()
+                # A value the page failed to format (JavaScript's text for a missing one).
+                for word in ("null", "undefined", "NaN"):
+                    check(re.search(r"\b%s\b" % word, shown) is None,
+                          "view %s shows %r: %r" % (view, word, shown[:2000]))
+                check("[object " not in shown, "view %s shows an object: %r" % (view, shown))
                 return dom
         raise Failure("view %s as %s did not render (last stderr: %s)" % (view, who, stderr))
 
@@ -361,6 +480,12 @@ def self_test_classifier():
 
 def num(v):
     return None if v == "" else float(v)
+
+
+def fmt_mib(mib):
+    """The page's fmtMib for a whole number of GiB or a size under 1 GiB."""
+    check(mib < 1024 or mib % 1024 == 0, "fmt_mib(%d): not a whole GiB" % mib)
+    return "%d MiB" % mib if mib < 1024 else "%d GiB" % (mib // 1024)
 
 
 def check_queue(dom, api, who):
@@ -432,6 +557,9 @@ def check_cluster(dom, api, who):
         shown = dom.find(data_node=node["name"])
         check(num(shown.find(data_k="node-alloc").attrs["data-v"]) == node["gpus_allocated"],
               "node %s allocated" % node["name"])
+        check(shown.attrs["data-offline"] == str(node["offline"]).lower() and
+              ("offline" in shown.find(class_="node-name").text()) == node["offline"],
+              "node %s offline: %s vs %s" % (node["name"], shown.attrs, node["offline"]))
         for g in node["gpus"]:
             sq = squares[node["name"] + ":" + str(g["index"])]
             holder = g["holder"] if g["allocated"] else "free"
@@ -439,13 +567,33 @@ def check_cluster(dom, api, who):
             check(sq.attrs.get("data-job", "") == ("" if g["job"] is None else str(g["job"])),
                   "job on %s:%d: %s vs %s" % (node["name"], g["index"], sq.attrs.get("data-job"),
                                               g["job"]))
-            t = per_type.setdefault(g["type"], [0, 0])
+            where = "%s:%d" % (node["name"], g["index"])
+            check(sq.attrs["data-state"] == g["state"], "state of %s: %s vs %s" %
+                  (where, sq.attrs["data-state"], g["state"]))
+            check(sq.attrs["data-jobs"] == ",".join(str(j) for j in g["jobs"]) and
+                  num(sq.attrs["data-holders"]) == g["holders"], "holders of %s" % where)
+            shown_jobs = [a.text() for a in sq.find_all("a")]
+            check(shown_jobs == [str(j) for j in g["jobs"]], "jobs shown on %s: %s vs %s" %
+                  (where, shown_jobs, g["jobs"]))
+            d, mem, util = g["device"], sq.find(data_k="memory"), sq.find(data_k="utilization")
+            check((d is None) == (mem is None) == (util is None), "device of %s" % where)
+            if d is not None:
+                check(num(mem.attrs["data-v"]) == d["memory_used_mib"] and
+                      num(mem.attrs["data-total"]) == d["memory_total_mib"] and
+                      mem.text().endswith(" / " + fmt_mib(d["memory_total_mib"])),
+                      "memory of %s: %s %r vs %s" % (where, mem.attrs, mem.text(), d))
+                check(num(util.attrs["data-v"]) == d["utilization"] and
+                      util.text() == "%.1f%% busy" % (d["utilization"] * 100),
+                      "utilisation of %s: %r vs %s" % (where, util.text(), d))
+            t = per_type.setdefault(g["type"], [0, 0, 0])
             t[0] += 1
             t[1] += g["allocated"]
-    for typ, (total, allocated) in per_type.items():
+            t[2] += g["state"] == "offline"
+    for typ, (total, allocated, offline) in per_type.items():
         row = dom.find("table", id="by-type").find("tr", data_key=typ).cells()
         check(num(row["total"][0]) == total and num(row["allocated"][0]) == allocated and
-              num(row["free"][0]) == total - allocated and row["total"][1] == str(total),
+              num(row["free"][0]) == total - allocated - offline and
+              num(row["offline"][0]) == offline and row["total"][1] == str(total),
               "per type %s: %s" % (typ, row))
     return nodes
 
@@ -473,7 +621,44 @@ def check_job(dom, api, who, job_id):
     check(("started" in events) == (job["first_start"] is not None), "started in %s" % events)
     check(("preempted" in events) == (job["preemptions"] > 0), "preempted in %s" % events)
     check(("finished" in events) == (job["finish_time"] is not None), "finished in %s" % events)
+    rows = [(li.attrs["data-kind"], li.attrs["data-v"], li.attrs["data-detail"])
+            for li in dom.find(id="timeline").find_all("li") if "data-kind" in li.attrs]
+    check(rows == [(e["kind"], e["at"], e["detail"]) for e in job["timeline"]],
+          "timeline of %d: %s vs the API's %s" % (job_id, rows, job["timeline"]))
+    for li in dom.find(id="timeline").find_all("li", data_kind="launch"):
+        check(li.attrs["data-detail"] in li.text(), "placement not shown: %r" % li.text())
+    check_gpu_usage(dom, api, who, job)
     return job, events, dom.find(id="log-stdout").text()
+
+
+def check_gpu_usage(dom, api, who, job):
+    """The job's GPU samples as the page shows them, against the API's (read after the page's:
+    the monitor keeps sampling, so the count only grows; the state the test wrote stays)."""
+    later = api.get("/v1/jobs/%d" % job["id"], who)["gpu_usage"]
+    if job["gpu_usage"] is None and later is None:
+        check(dom.find(id="gpu-usage-none") is not None and dom.find(id="gpu-usage") is None,
+              "job %d shows GPU samples the API does not have" % job["id"])
+        return
+    u = later
+    facts = {dd.attrs["data-k"]: (dd.attrs["data-v"], dd.text().strip())
+             for dd in dom.find(id="gpu-usage").find_all("dd")}
+    for k in ("memory_mib", "peak_memory_mib", "utilization"):
+        check(num(facts[k][0]) == u[k], "job %d %s: %s vs %s" % (job["id"], k, facts[k], u[k]))
+    check(facts["utilization"][1] == "%.1f%%" % (u["utilization"] * 100), "shown utilisation")
+    check(0 < num(facts["samples"][0]) <= u["samples"], "samples of %d" % job["id"])
+    limit = job["spec"].get("memory_mib")
+    check((facts["memory_limit_mib"][0] == "") == (limit is None) and
+          (limit is None or num(facts["memory_limit_mib"][0]) == limit), "limit of %d" % job["id"])
+    chart = dom.find(id="gpu-usage-chart")
+    series = {p.attrs["data-series"]: p.attrs for p in chart.walk() if "data-series" in p.attrs}
+    mem = [num(v) for v in series["memory_mib"]["data-v"].split(",")]
+    api_mem = {p["memory_mib"] for p in u["recent"]}
+    check(mem and set(mem) <= api_mem and len(mem) <= len(u["recent"]),
+          "job %d memory series %s vs the API's %s" % (job["id"], mem, sorted(api_mem)))
+    utils = [num(v) for v in series["utilization"]["data-v"].split(",")]
+    check(set(utils) <= {p["utilization"] for p in u["recent"]}, "utilisation series")
+    check(("limit" in series) == (limit is not None) and
+          (limit is None or num(series["limit"]["data-v"]) == limit), "limit line")
 
 
 def check_tenants(dom, api, who):
@@ -506,7 +691,16 @@ def check_history(dom, api, who):
         c = r.cells()
         for k in ("queue_length", "pending", "running", "gpus_allocated", "gpus_total"):
             check(num(c[k][0]) == s[k] and c[k][1] == str(s[k]), "sample %s %s" % (s["at"], k))
-    check(dom.find(id="history-chart") is not None, "no chart")
+        u = s["gpu_utilization"]
+        check((c["gpu_utilization"][0] == "") == (u is None) and
+              (u is None or (num(c["gpu_utilization"][0]) == u and
+                             c["gpu_utilization"][1] == "%.1f%%" % (u * 100))),
+              "sample %s utilisation: %s vs %s" % (s["at"], c["gpu_utilization"], u))
+    chart = dom.find(id="history-chart")
+    check(chart is not None, "no chart")
+    series = {p.attrs["data-series"] for p in chart.walk() if "data-series" in p.attrs}
+    reported = any(s["gpu_utilization"] is not None for s in h["samples"])
+    check(("gpu_utilization" in series) == reported, "utilisation line: %s" % series)
     return h
 
 
@@ -518,13 +712,14 @@ def run(args):
     daemon = None
     summary = {}
     try:
-        daemon, base = start_daemon(args.dlsched, tmp)
+        daemon, base, nvml_state = start_daemon(args.dlsched, tmp, args.fake_nvml)
         api = Api(base)
         status, headers, _ = api.call("GET", "/", None)
         csp = headers.get("Content-Security-Policy", "")
         check(status == 200 and "default-src 'none'" in csp and "connect-src 'self'" in csp,
               "GET / : %d, CSP %r" % (status, csp))
         jobs, victim, with_progress = make_jobs(api)
+        observed = feed_monitor(api, nvml_state)
         browser = Browser(args.chromium, base, tmp, args.out)
         bob_ids = {jobs[n] for n in ("b-run", "b-urgent", "b-wait")}
 
@@ -538,9 +733,14 @@ def run(args):
         dom = browser.load("cluster", "admin", shot="dashboard-cluster.png")
         nodes = check_cluster(dom, api, "admin")
         check(nodes["gpus_allocated"] == 8, "want a full cluster, got %d" % nodes["gpus_allocated"])
+        check(all(g["device"] is not None for g in nodes["nodes"][0]["gpus"]),
+              "the cluster view was checked without the monitor's samples")
         dom = browser.load("job/%d" % with_progress, "admin", shot="dashboard-job.png")
-        _, _, log = check_job(dom, api, "admin", with_progress)
+        job, _, log = check_job(dom, api, "admin", with_progress)
         check("started" in log, "log tail of %d: %r" % (with_progress, log))
+        check(job["gpu_usage"] is not None and dom.find(id="gpu-usage-chart") is not None and
+              job["gpu_usage"]["memory_mib"] == observed[with_progress],
+              "job %d's GPU samples: %s" % (with_progress, job["gpu_usage"]))
         dom = browser.load("job/%d" % victim, "admin", shot="dashboard-job-preempted.png")
         _, events, _ = check_job(dom, api, "admin", victim)
         check("preempted" in events, "the preempted job's timeline: %s" % events)
@@ -550,8 +750,12 @@ def run(args):
         dom = browser.load("tenants", "admin", shot="dashboard-tenants.png")
         t = check_tenants(dom, api, "admin")
         check({x["name"] for x in t["tenants"]} >= {"team-a", "team-b"}, "tenants %s" % t)
+        # A history sample after the monitor saw the jobs' GPUs busy (one every 10 s).
+        eventually("a history sample with the GPUs busy", lambda: any(
+            (x["gpu_utilization"] or 0) > 0 for x in api.get("/v1/history")["samples"]), within=30)
         dom = browser.load("history", "admin", shot="dashboard-history.png")
-        check_history(dom, api, "admin")
+        h = check_history(dom, api, "admin")
+        check(any((x["gpu_utilization"] or 0) > 0 for x in h["samples"]), "no busy sample")
         for view in ("queue", "cluster", "job/%d" % with_progress, "tenants", "history"):
             name = view.split("/")[0]
             browser.load(view, "admin", size=(390, 844), shot="dashboard-%s-phone.png" % name)
@@ -583,6 +787,35 @@ def run(args):
         dom = browser.load("queue", None, want_error="401", shot="dashboard-no-token.png")
         check(not dom.find_all("tr", data_job=True), "jobs shown without a token")
 
+        # An offline node: a second daemon on a fake Slurm whose node gpu2 is drained.
+        slurm_daemon, slurm_base = start_slurm_daemon(args.dlsched, tmp)
+        try:
+            slurm_api = Api(slurm_base)
+            nodes = eventually("gpu2 to be offline", lambda: (lambda n: n if [
+                x["name"] for x in n["nodes"] if x["offline"]] == ["gpu2"] else None)(
+                    json.loads(slurm_api.call("GET", "/v1/nodes", None)[2])))
+            slurm_browser = Browser(args.chromium, slurm_base, tmp, args.out)
+            slurm_browser.loads = browser.loads  # fresh profile and net-log names
+            dom = slurm_browser.load("cluster", None, shot="dashboard-cluster-offline.png")
+            check_cluster(dom, slurm_api, None)
+            shown = dom.find(data_node="gpu2")
+            check(shown.attrs["data-offline"] == "true" and
+                  all(sq.attrs["data-state"] == "offline" for sq in shown.find_all(data_gpu=True)),
+                  "gpu2 is not shown offline")
+            check(all(sq.attrs["data-state"] == "free"
+                      for sq in dom.find(data_node="gpu1").find_all(data_gpu=True)),
+                  "gpu1 is not shown free")
+            typ = nodes["nodes"][0]["gpus"][0]["type"]
+            row = dom.find("table", id="by-type").find("tr", data_key=typ).cells()
+            check(num(row["offline"][0]) == 4 and num(row["free"][0]) == 4, "per type: %s" % row)
+            slurm_browser.load("cluster", None, size=(390, 844),
+                               shot="dashboard-cluster-offline-phone.png")
+            browser.loads = slurm_browser.loads
+            browser.page_requests |= slurm_browser.page_requests
+            browser.browser_requests |= slurm_browser.browser_requests
+        finally:
+            stop_daemon(slurm_daemon)
+
         check(any("/v1/" in u for u in browser.page_requests), "the page made no API request")
         summary = {"loads": browser.loads, "page_requests": sorted(browser.page_requests),
                    "browser_own_requests_blocked": sorted(browser.browser_requests)}
@@ -605,6 +838,7 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--dlsched", required=True)
     parser.add_argument("--out", required=True)
+    parser.add_argument("--fake-nvml", required=True)
     parser.add_argument("--chromium", default="chromium")
     args = parser.parse_args()
     if shutil.which(args.chromium) is None:

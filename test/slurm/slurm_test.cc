@@ -25,11 +25,13 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 #include <string>
 #include <thread>
+#include <variant>
 #include <vector>
 
 #include "daemon/exec/job_env.h"
@@ -658,6 +660,110 @@ TEST_F(SlurmTest, TheSameProfileGivesTheSamePlacementsAsTheSimulator) {
   }
   EXPECT_EQ(real, expected);
   EXPECT_EQ(expected.size(), specs.size() - 1);  // the second T4 job never gets its GPU
+}
+
+// GPU sharing through Slurm's shard GRES (the test cluster declares 2 shards per GPU), through
+// the executor itself: the daemon decides shared launches only once it hands its policy the
+// monitor's sharing knowledge (docs/sharing.md), so here the test makes them. Two single-GPU
+// jobs on GPU 0 of node3, each holding one shard: Slurm runs both at once.
+TEST_F(SlurmTest, TwoSingleGpuJobsRunAtOnceOnOneGpuThroughShards) {
+  Result<daemon::SlurmDiscovery> found = daemon::DiscoverSlurmCluster(partition_);
+  ASSERT_TRUE(found.ok()) << found.status().ToString();
+  const std::vector<daemon::SlurmNodeSite>& sites = found->cluster.sites;
+  ASSERT_TRUE(daemon::CheckSlurmShards(sites, 2, "greedy-share").ok());
+  NodeId node3;
+  for (size_t n = 0; n < sites.size(); ++n) {
+    if (sites[n].name == "node3") node3 = NodeId(static_cast<uint32_t>(n));
+  }
+  ASSERT_TRUE(node3.valid());
+  daemon::SlurmExecutor::Options options;
+  options.partition = partition_;
+  options.jobs_dir = (dir_ / "work" / "jobs").string();
+  options.poll_interval = milliseconds(200);
+  options.grace = seconds(2);
+  options.extra_env = {std::string("SLURM_CONF=") + std::getenv("SLURM_CONF")};
+  options.shards = true;
+  std::mutex mu;
+  std::vector<daemon::ExecutorReport> reports;
+  daemon::SlurmExecutor executor(
+      options, sites,
+      [&](daemon::ExecutorReport r) {
+        std::lock_guard lock(mu);
+        reports.push_back(std::move(r));
+      },
+      [](daemon::NodeReport) {});
+  ASSERT_TRUE(executor.Start().ok());
+  const Placement gpu0{{NodeGpus{node3, GpuMask{1}}}};
+  for (uint32_t id : {101u, 102u}) {
+    dlsched::Job job;
+    job.id = JobId(id);
+    job.spec.num_gpus = 1;
+    // The first runs alone (a shard all the same: it may be joined), the second joins it.
+    job.share = id == 101 ? ShareMode::kExclusive : ShareMode::kPacked;
+    daemon::LaunchSpec spec;
+    spec.job = job.id;
+    spec.job_dir = JobDir(id).string();
+    spec.workdir = dir_.string();
+    spec.env = {"DLSCHED_CHECKPOINT_DIR=" + (JobDir(id) / "checkpoint").string(),
+                "PATH=/usr/bin:/bin"};
+    spec.argv = {"/bin/sh", "-c", "env > \"$DLSCHED_CHECKPOINT_DIR/env\"; " + WaitForRelease()};
+    executor.Launch(job, gpu0, spec);
+  }
+  executor.Flush();
+  // Both running in Slurm at the same time, each with one shard, both on GPU 0.
+  ASSERT_TRUE(Eventually([&] {
+    return fs::exists(JobDir(101) / "checkpoint" / "env") &&
+           fs::exists(JobDir(102) / "checkpoint" / "env");
+  })) << Output({"squeue", "-p", partition_, "-o", "%i %T %r %j %N %b"});
+  const std::string queue = Output({"squeue", "--noheader", "-p", partition_, "-o", "%T %N %b"});
+  EXPECT_EQ(queue, "RUNNING node3 gres:shard:1\nRUNNING node3 gres:shard:1\n") << queue;
+  for (uint32_t id : {101u, 102u}) {
+    const std::map<std::string, std::string> env = EnvFile(JobDir(id) / "checkpoint" / "env");
+    EXPECT_EQ(env.count("CUDA_VISIBLE_DEVICES") ? env.at("CUDA_VISIBLE_DEVICES") : "", "0") << id;
+    EXPECT_EQ(env.count("SLURM_SHARDS_ON_NODE") ? env.at("SLURM_SHARDS_ON_NODE") : "", "1") << id;
+  }
+  Release(101);
+  Release(102);
+  ASSERT_TRUE(Eventually([&] {
+    std::lock_guard lock(mu);
+    return reports.size() == 2;
+  }));
+  for (const daemon::ExecutorReport& r : reports) {
+    const auto* finished = std::get_if<JobFinished>(&r.event);
+    ASSERT_NE(finished, nullptr);
+    EXPECT_EQ(finished->final_state, JobState::kSucceeded);
+  }
+  executor.Stop();
+}
+
+// A daemon under a sharing profile starts on the test cluster's shards and runs a single-GPU job
+// on one; a profile that puts more jobs on a GPU than the nodes have shards per GPU is refused,
+// saying what to configure.
+TEST_F(SlurmTest, ASharingDaemonRunsOnShardsAndIsRefusedWithoutEnough) {
+  StartDaemon({"--profile", "greedy-share"});
+  const json job = Submit("env > \"$DLSCHED_CHECKPOINT_DIR/env\"", 1, "T4");
+  ASSERT_TRUE(WaitForState(job["id"], "succeeded"));
+  const std::map<std::string, std::string> env = EnvFile(JobDir(job["id"]) / "checkpoint" / "env");
+  EXPECT_EQ(env.count("SLURM_SHARDS_ON_NODE") ? env.at("SLURM_SHARDS_ON_NODE") : "", "1");
+  StopDaemon(SIGTERM);
+
+  const fs::path three = dir_ / "three-share.json";
+  std::ofstream(three) << R"({"name": "three-share", "base": "las",
+      "share": {"packer": "greedy", "mode": "packed", "max_jobs_per_gpu": 3}})";
+  const pid_t pid =
+      Spawn({DLSCHED_BINARY, "serve", "--listen", "127.0.0.1:0", "--executor", "slurm",
+             "--slurm-partition", partition_, "--workdir", (dir_ / "work").string(), "--db",
+             (dir_ / "refused.db").string(), "--profile", three.string()},
+            dir_ / "refused.out", dir_ / "refused.err");
+  ASSERT_GT(pid, 0);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 1) << status;
+  const std::string err = ReadTextFile(dir_ / "refused.err");
+  EXPECT_NE(err.find("profile 'three-share' shares GPUs (up to 3 jobs on one)"), std::string::npos)
+      << err;
+  EXPECT_NE(err.find("node1 declares shard:8 for 4 GPUs"), std::string::npos) << err;
+  EXPECT_NE(err.find("or run a non-sharing profile"), std::string::npos) << err;
 }
 
 }  // namespace

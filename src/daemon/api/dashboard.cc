@@ -60,12 +60,18 @@ std::span<const std::pair<std::string_view, std::string_view>> WebHeaders() {
 }
 
 HistorySample SampleOf(const Snapshot& s, Timestamp at) {
-  return {at,
-          s.count(JobState::kQueued) + s.count(JobState::kSuspended),
-          s.count(JobState::kPending),
-          s.count(JobState::kRunning),
-          s.gpus_allocated,
-          s.cluster->total_gpus()};
+  HistorySample sample{at,
+                       s.count(JobState::kQueued) + s.count(JobState::kSuspended),
+                       s.count(JobState::kPending),
+                       s.count(JobState::kRunning),
+                       s.gpus_allocated,
+                       s.cluster->total_gpus()};
+  if (s.gpu_devices && !s.gpu_devices->devices.empty()) {
+    double sum = 0;
+    for (const GpuDeviceSample& d : s.gpu_devices->devices) sum += d.utilization;
+    sample.gpu_utilization = sum / static_cast<double>(s.gpu_devices->devices.size());
+  }
+  return sample;
 }
 
 History::History(Source source, Duration interval, size_t capacity)
@@ -123,12 +129,14 @@ std::vector<HistorySample> History::Samples() const {
 json HistoryJson(const History& history) {
   json samples = json::array();
   for (const HistorySample& h : history.Samples()) {
-    samples.push_back({{"at", TimeJson(h.at)},
-                       {"queue_length", h.queued},
-                       {"pending", h.pending},
-                       {"running", h.running},
-                       {"gpus_allocated", h.gpus_allocated},
-                       {"gpus_total", h.gpus_total}});
+    samples.push_back(
+        {{"at", TimeJson(h.at)},
+         {"queue_length", h.queued},
+         {"pending", h.pending},
+         {"running", h.running},
+         {"gpus_allocated", h.gpus_allocated},
+         {"gpus_total", h.gpus_total},
+         {"gpu_utilization", h.gpu_utilization ? json(*h.gpu_utilization) : json(nullptr)}});
   }
   return {{"interval_s", ToSeconds(history.interval())},
           {"capacity", history.capacity()},

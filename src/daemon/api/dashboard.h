@@ -12,6 +12,7 @@
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <span>
 #include <string_view>
 #include <thread>
@@ -53,6 +54,9 @@ struct HistorySample {
   int64_t running = 0;
   int gpus_allocated = 0;
   int gpus_total = 0;
+  // The mean utilisation (0..1) of the GPUs in the GPU monitor's latest sample; none without a
+  // monitor or before its first sample.
+  std::optional<double> gpu_utilization;
 };
 
 // The counts of `snapshot` at `at`.
@@ -102,7 +106,8 @@ class History {
 };
 
 // GET /v1/history's body: {"interval_s", "capacity", "samples": [{"at", "queue_length",
-// "pending", "running", "gpus_allocated", "gpus_total"}, ...]} (docs/api/openapi.yaml).
+// "pending", "running", "gpus_allocated", "gpus_total", "gpu_utilization" (null: none)}, ...]}
+// (docs/api/openapi.yaml).
 nlohmann::json HistoryJson(const History& history);
 
 // GET /v1/tenants's body: one entry per tenant (JobSpec::queue, "" for jobs without one) that

@@ -77,7 +77,24 @@ TEST(DashboardTest, HistoryKeepsTheLatestSamples) {
                                    {"pending", 0},
                                    {"running", 1},
                                    {"gpus_allocated", 8},
-                                   {"gpus_total", 8}}));
+                                   {"gpus_total", 8},
+                                   {"gpu_utilization", nullptr}}));
+}
+
+TEST(DashboardTest, ASampleHasTheMonitorsMeanUtilisation) {
+  const Cluster cluster = testing::MakeCluster("1x2xV100");
+  Snapshot s;
+  s.cluster = &cluster;
+  EXPECT_FALSE(SampleOf(s, AtSeconds(1)).gpu_utilization.has_value());  // no monitor
+  GpuSample sample;
+  sample.devices = {{0, 0, 16384, 0.25, 0, {}}, {1, 0, 16384, 0.75, 0, {}}};
+  s.gpu_devices = std::make_shared<const GpuSample>(sample);
+  const HistorySample h = SampleOf(s, AtSeconds(1));
+  ASSERT_TRUE(h.gpu_utilization.has_value());
+  EXPECT_DOUBLE_EQ(*h.gpu_utilization, 0.5);
+  History history([] { return std::shared_ptr<const Snapshot>(); });
+  history.Add(h);
+  EXPECT_EQ(HistoryJson(history)["samples"][0]["gpu_utilization"], 0.5);
 }
 
 TEST(DashboardTest, HistoryStartsWithASampleAndStops) {

@@ -406,6 +406,7 @@ void HandleGetJob(const Call& call, const Principal&, const Snapshot& s, const J
   nlohmann::json j = JobJson(job, SystemClock().Now(), ReadProgress(call.daemon.JobDir(job.id)),
                              why ? &*why : nullptr, s.prediction(job.id));
   j["gpu_usage"] = GpuUsageJson(s.gpu_usage_of(job.id));
+  j["timeline"] = JobTimelineJson(job);
   Reply(call.res, 200, j);
 }
 

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <sstream>
 
+#include "daemon/api/render_gpu.h"
 #include "daemon/job/job_request.h"
 
 namespace dlsched::daemon {
@@ -104,34 +105,67 @@ json JobJson(const JobRecord& job, Timestamp now, const std::optional<Progress>&
   return j;
 }
 
+json JobTimelineJson(const JobRecord& job) {
+  json events = json::array();
+  if (job.timeline) {
+    for (const JobTimelineEvent& e : *job.timeline) {
+      events.push_back({{"at", TimeJson(e.at)}, {"kind", e.kind}, {"detail", e.detail}});
+    }
+  }
+  return events;
+}
+
 json NodesJson(const Snapshot& s, const Principal& viewer) {
   const Cluster& cluster = *s.cluster;
+  auto visible = [&](JobId id) -> const JobRecord* {
+    const JobRecord* job = s.jobs.Find(id);
+    return job != nullptr && viewer.MayAccess(job->user()) ? job : nullptr;
+  };
   json nodes = json::array();
   int total_allocated = 0;
   for (int n = 0; n < cluster.num_nodes(); ++n) {
     const NodeSpec& node = cluster.node(NodeId(n));
+    const bool offline = n < static_cast<int>(s.node_offline.size()) && s.node_offline[n];
     json gpus = json::array();
     int allocated = 0;
     for (size_t g = 0; g < node.gpus.size(); ++g) {
-      const JobId owner = s.gpu_owner[n][g];
-      const JobRecord* job = owner.valid() ? s.jobs.Find(owner) : nullptr;
+      static const GpuHolding kFree;
+      const GpuHolding& gpu = n < static_cast<int>(s.gpus.size()) ? s.gpus[n][g] : kFree;
       json holder = nullptr;
       json id = nullptr;
-      if (owner.valid()) {
-        ++allocated;
-        if (job != nullptr && viewer.MayAccess(job->user())) {
+      json ids = json::array();
+      for (size_t i = 0; i < gpu.holders.size(); ++i) {
+        const JobId h = gpu.holders[i];
+        const JobRecord* job = visible(h);
+        if (job != nullptr) ids.push_back(h.value());
+        if (i > 0) continue;
+        // The first holder names the GPU's holder kind.
+        if (job != nullptr) {
           holder = job->request->spec.is_service() ? "service" : "training";
-          id = owner.value();
+          id = h.value();
         } else {
           holder = "other";
         }
       }
+      if (!gpu.holders.empty()) ++allocated;
+      const char* state = offline                  ? "offline"
+                          : gpu.lent_by.valid()    ? "lent"
+                          : gpu.holders.size() > 1 ? "shared"
+                          : !gpu.holders.empty()   ? "allocated"
+                                                   : "free";
       gpus.push_back({{"index", g},
                       {"type", cluster.gpu_type_name(node.gpus[g].type)},
                       {"memory_mib", node.gpus[g].memory_mib},
-                      {"allocated", owner.valid()},
+                      {"state", state},
+                      {"allocated", !gpu.holders.empty()},
                       {"holder", holder},
-                      {"job", id}});
+                      {"job", id},
+                      {"holders", gpu.holders.size()},
+                      {"jobs", ids},
+                      {"lent_by", gpu.lent_by.valid() && visible(gpu.lent_by) != nullptr
+                                      ? json(gpu.lent_by.value())
+                                      : json(nullptr)},
+                      {"device", GpuDeviceJson(s, n, static_cast<int>(g))}});
     }
     total_allocated += allocated;
     json labels = json::object();
@@ -139,6 +173,7 @@ json NodesJson(const Snapshot& s, const Principal& viewer) {
     nodes.push_back({{"name", node.name},
                      {"rack", cluster.rack_name(node.rack)},
                      {"labels", labels},
+                     {"offline", offline},
                      {"gpus_total", node.gpus.size()},
                      {"gpus_allocated", allocated},
                      {"gpus", gpus}});

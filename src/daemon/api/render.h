@@ -30,6 +30,10 @@ nlohmann::json JobJson(const JobRecord& job, Timestamp now,
                        const PendingReason* pending = nullptr,
                        const JobPrediction* prediction = nullptr);
 
+// GET /v1/jobs/{id}'s "timeline": the job's JobRecord::timeline as [{"at", "kind", "detail"}, ...],
+// oldest first ([] when nothing happened to it since this daemon started).
+nlohmann::json JobTimelineJson(const JobRecord& job);
+
 // GPUs per node with who holds each, and totals. Each GPU has "allocated", "holder"
 // ("training", "service", "other" or null when free) and "job": the holder's id when `viewer`
 // may see that job (Principal::MayAccess), else null ("holder" is then "other"), so a user

@@ -20,13 +20,35 @@ std::string Ratio(double v) {
 
 nlohmann::json GpuUsageJson(const JobGpuUsage* usage) {
   if (usage == nullptr) return nullptr;
-  return {{"memory_mib", usage->latest_memory_mib},
-          {"peak_memory_mib", usage->peak_memory_mib},
-          {"utilization", usage->latest_utilization},
-          {"samples", usage->samples},
-          {"sampled_at", usage->latest_at == kTimeNever
-                             ? nlohmann::json(nullptr)
-                             : nlohmann::json(FormatTime(usage->latest_at))}};
+  nlohmann::json recent = nlohmann::json::array();
+  if (usage->recent) {
+    for (const GpuUsagePoint& p : *usage->recent) {
+      recent.push_back(
+          {{"at", FormatTime(p.at)}, {"memory_mib", p.memory_mib}, {"utilization", p.utilization}});
+    }
+  }
+  return {
+      {"memory_mib", usage->latest_memory_mib},
+      {"peak_memory_mib", usage->peak_memory_mib},
+      {"utilization", usage->latest_utilization},
+      {"samples", usage->samples},
+      {"sampled_at", usage->latest_at == kTimeNever ? nlohmann::json(nullptr)
+                                                    : nlohmann::json(FormatTime(usage->latest_at))},
+      {"recent", std::move(recent)}};
+}
+
+nlohmann::json GpuDeviceJson(const Snapshot& s, int node, int gpu) {
+  if (!s.gpu_devices || s.cluster == nullptr || s.cluster->num_nodes() != 1 || node != 0) {
+    return nullptr;
+  }
+  for (const GpuDeviceSample& d : s.gpu_devices->devices) {
+    if (d.index != gpu) continue;
+    return {{"memory_used_mib", d.memory_used_mib},
+            {"memory_total_mib", d.memory_total_mib},
+            {"utilization", d.utilization},
+            {"memory_utilization", d.memory_utilization}};
+  }
+  return nullptr;
 }
 
 std::string GpuMetricsText(const Snapshot& s) {

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "support/builders.h"
+
 namespace dlsched::daemon {
 namespace {
 
@@ -24,6 +26,39 @@ TEST(RenderGpuTest, UsageJsonIsNullUntilObserved) {
   EXPECT_EQ(j["utilization"], 0.25);
   EXPECT_EQ(j["samples"], 7);
   EXPECT_EQ(j["sampled_at"], FormatTime(AtSeconds(1000)));
+  EXPECT_EQ(j["recent"], nlohmann::json::array());
+}
+
+TEST(RenderGpuTest, UsageJsonListsTheRecentObservationsOldestFirst) {
+  JobGpuUsage usage{1500, 2000, 0.5, 9, AtSeconds(20)};
+  usage.recent = std::make_shared<const std::vector<GpuUsagePoint>>(
+      std::vector<GpuUsagePoint>{{AtSeconds(10), 2000, 0.25}, {AtSeconds(20), 1500, 0.5}});
+  const nlohmann::json recent = GpuUsageJson(&usage)["recent"];
+  ASSERT_EQ(recent.size(), 2u);
+  EXPECT_EQ(recent[0]["at"], FormatTime(AtSeconds(10)));
+  EXPECT_EQ(recent[0]["memory_mib"], 2000);
+  EXPECT_EQ(recent[0]["utilization"], 0.25);
+  EXPECT_EQ(recent[1]["memory_mib"], 1500);
+}
+
+// The monitor's devices are the GPUs of a one-node cluster; several nodes have none each.
+TEST(RenderGpuTest, DeviceJsonOnAOneNodeClusterOnly) {
+  const Cluster one = testing::MakeCluster("1x2xV100");
+  Snapshot s;
+  s.cluster = &one;
+  EXPECT_TRUE(GpuDeviceJson(s, 0, 0).is_null());  // no sample yet
+  GpuSample sample;
+  sample.devices = {{0, 1024, 16384, 0.75, 0.25, {}}};
+  s.gpu_devices = std::make_shared<const GpuSample>(sample);
+  const nlohmann::json d = GpuDeviceJson(s, 0, 0);
+  EXPECT_EQ(d["memory_used_mib"], 1024);
+  EXPECT_EQ(d["memory_total_mib"], 16384);
+  EXPECT_EQ(d["utilization"], 0.75);
+  EXPECT_EQ(d["memory_utilization"], 0.25);
+  EXPECT_TRUE(GpuDeviceJson(s, 0, 1).is_null());  // NVML reported no device 1
+  const Cluster two = testing::MakeCluster("2x2xV100");
+  s.cluster = &two;
+  EXPECT_TRUE(GpuDeviceJson(s, 0, 0).is_null());
 }
 
 TEST(RenderGpuTest, MetricsOfTheDevicesAndTheRunningJobsOnly) {

@@ -46,6 +46,21 @@ TEST(RenderTest, RunningJobWithProgressAndEta) {
   EXPECT_FALSE(j.contains("pending_reason"));
 }
 
+TEST(RenderTest, TimelineListsTheJobsEventsOldestFirst) {
+  JobRecord r = Running();
+  EXPECT_EQ(JobTimelineJson(r), json::array());
+  r.timeline = std::make_shared<const std::vector<JobTimelineEvent>>(
+      std::vector<JobTimelineEvent>{{AtSeconds(1000), "submit", ""},
+                                    {AtSeconds(1001), "launch", "n0:0,1"},
+                                    {AtSeconds(1005), "preempt", "migration"}});
+  const json t = JobTimelineJson(r);
+  ASSERT_EQ(t.size(), 3u);
+  EXPECT_EQ(t[0], json({{"at", FormatTime(AtSeconds(1000))}, {"kind", "submit"}, {"detail", ""}}));
+  EXPECT_EQ(t[1]["detail"], "n0:0,1");
+  EXPECT_EQ(t[2]["kind"], "preempt");
+  EXPECT_EQ(t[2]["detail"], "migration");
+}
+
 TEST(RenderTest, AServiceShowsItsKindAndLoad) {
   JobRecord r = Running();
   Result<JobRequest> request = ParseJobRequest(
@@ -163,7 +178,7 @@ TEST(RenderTest, Metrics) {
   const Cluster cluster = testing::MakeCluster("1x4xV100");
   Snapshot s;
   s.cluster = &cluster;
-  s.gpu_owner = {{JobId(4), JobId(4), JobId(), JobId()}};
+  s.gpus = {{{{JobId(4)}, {}}, {{JobId(4)}, {}}, {}, {}}};
   s.gpus_allocated = 2;
   s.jobs_by_state[static_cast<size_t>(JobState::kRunning)] = 1;
   s.jobs_by_state[static_cast<size_t>(JobState::kQueued)] = 3;
@@ -201,7 +216,7 @@ TEST(RenderTest, NodesShowServicesAndHideOtherUsersJobs) {
   add("ann", "");                                               // job 0
   add("bob", R"(, "kind": "service", "service_load": "0:1")");  // job 1
   s.jobs.Seal();
-  s.gpu_owner = {{JobId(0), JobId(1)}, {JobId(), JobId(0)}};
+  s.gpus = {{{{JobId(0)}, {}}, {{JobId(1)}, {}}}, {{}, {{JobId(0)}, {}}}};
   s.gpus_allocated = 2;  // the scheduler's count may lag (a service's held room); not shown
 
   const json admin = NodesJson(s, Principal{"root", Role::kAdmin});
@@ -227,6 +242,71 @@ TEST(RenderTest, NodesShowServicesAndHideOtherUsersJobs) {
   EXPECT_TRUE(bobs["job"].is_null());
   EXPECT_EQ(bobs["holder"], "other");
   EXPECT_EQ(ann.dump().find("\"job\":1"), std::string::npos) << ann.dump();
+}
+
+// Each GPU's state: free, allocated, shared by several jobs, lent by a service, or offline with
+// its node; the jobs a viewer may see; the monitor's sample of it.
+TEST(RenderTest, NodesShowEachGpusStateHoldersAndDevice) {
+  const Cluster cluster = testing::MakeCluster("1x4xV100");
+  Snapshot s;
+  s.cluster = &cluster;
+  for (const char* user : {"ann", "bob", "ann"}) {
+    const std::string extra =
+        s.jobs.size() == 2 ? R"(, "kind": "service", "service_load": "0:1")" : "";
+    Result<JobRequest> request =
+        ParseJobRequest(R"({"command": ["x"], "gpus": 1)" + extra + "}", user);
+    DS_CHECK(request.ok()) << request.status().ToString();
+    auto r = std::make_shared<JobRecord>();
+    r->id = JobId(static_cast<uint32_t>(s.jobs.size()));
+    r->request = std::make_shared<const JobRequest>(*request);
+    r->state = JobState::kRunning;
+    s.jobs.Set(std::move(r));
+  }
+  s.jobs.Seal();
+  // GPU 0: jobs 0 and 1 share it; 1: job 0 alone; 2: service 2's, lent and free; 3: free.
+  s.gpus = {{{{JobId(0), JobId(1)}, {}}, {{JobId(0)}, {}}, {{}, JobId(2)}, {}}};
+  s.node_offline = {false};
+  GpuSample sample;
+  sample.devices = {{0, 3000, 16384, 0.5, 0.25, {}}, {1, 1000, 16384, 0.125, 0.0, {}}};
+  s.gpu_devices = std::make_shared<const GpuSample>(sample);
+
+  const json admin = NodesJson(s, Principal{"root", Role::kAdmin});
+  const json& g = admin["nodes"][0]["gpus"];
+  EXPECT_FALSE(admin["nodes"][0]["offline"].get<bool>());
+  EXPECT_EQ(g[0]["state"], "shared");
+  EXPECT_EQ(g[0]["holders"], 2);
+  EXPECT_EQ(g[0]["jobs"], json::array({0, 1}));
+  EXPECT_EQ(g[0]["job"], 0);
+  EXPECT_EQ(g[0]["device"]["memory_used_mib"], 3000);
+  EXPECT_EQ(g[0]["device"]["memory_total_mib"], 16384);
+  EXPECT_EQ(g[0]["device"]["utilization"], 0.5);
+  EXPECT_EQ(g[1]["state"], "allocated");
+  EXPECT_EQ(g[1]["jobs"], json::array({0}));
+  EXPECT_EQ(g[2]["state"], "lent");
+  EXPECT_EQ(g[2]["lent_by"], 2);
+  EXPECT_FALSE(g[2]["allocated"].get<bool>());
+  EXPECT_TRUE(g[2]["device"].is_null());  // the sample has no device 2
+  EXPECT_EQ(g[3]["state"], "free");
+  EXPECT_EQ(g[3]["jobs"], json::array());
+  EXPECT_EQ(admin["gpus_allocated"], 2);  // a shared GPU counts once
+
+  // Bob sees that ann's job shares his GPU, not which one, and nothing of ann's service.
+  const json bob = NodesJson(s, Principal{"bob", Role::kUser});
+  const json& b = bob["nodes"][0]["gpus"];
+  EXPECT_EQ(b[0]["state"], "shared");
+  EXPECT_EQ(b[0]["holders"], 2);
+  EXPECT_EQ(b[0]["jobs"], json::array({1}));
+  EXPECT_EQ(b[0]["holder"], "other");
+  EXPECT_TRUE(b[0]["job"].is_null());
+  EXPECT_EQ(b[2]["state"], "lent");
+  EXPECT_TRUE(b[2]["lent_by"].is_null());
+
+  // An offline node's GPUs are offline, its jobs still listed.
+  s.node_offline = {true};
+  const json down = NodesJson(s, Principal{"root", Role::kAdmin});
+  EXPECT_TRUE(down["nodes"][0]["offline"].get<bool>());
+  for (const json& gpu : down["nodes"][0]["gpus"]) EXPECT_EQ(gpu["state"], "offline");
+  EXPECT_EQ(down["nodes"][0]["gpus"][1]["jobs"], json::array({0}));
 }
 
 }  // namespace

@@ -544,6 +544,23 @@ GpuShare Daemon::GpuShareFor(const Job& job, const Placement& placement) const {
   return share;
 }
 
+Status Daemon::LogEvent(Timestamp now, int64_t job, std::string_view kind,
+                        std::string_view detail) {
+  DS_RETURN_IF_ERROR(store_->AppendEvent(now, job, kind, detail));
+  const JobId id(static_cast<uint32_t>(job));
+  LiveJob& live = live_jobs_[id.index()];
+  auto timeline = std::make_shared<std::vector<JobTimelineEvent>>();
+  if (live.timeline) {
+    const size_t keep = std::min(live.timeline->size(), JobRecord::kTimeline - 1);
+    timeline->assign(live.timeline->end() - static_cast<std::ptrdiff_t>(keep),
+                     live.timeline->end());
+  }
+  const bool migration = kind == event_kind::kPreempt && scheduler_->jobs().at(id).migrating;
+  timeline->push_back({now, std::string(kind), migration ? "migration" : std::string(detail)});
+  live.timeline = std::move(timeline);
+  return Status::Ok();
+}
+
 std::shared_ptr<const JobRecord> Daemon::BuildRecord(JobId id) const {
   const Job& job = scheduler_->jobs().at(id);
   const LiveJob& live = live_jobs_[id.index()];
@@ -557,6 +574,7 @@ std::shared_ptr<const JobRecord> Daemon::BuildRecord(JobId id) const {
   r->exit_code = live.exit_code;
   r->oom_restarts = live.oom_restarts;
   r->migrations = job.migrations;
+  r->timeline = live.timeline;
   if (job.state == JobState::kRunning) {
     r->stopping = StopIntentName(live.stopping);
     r->pid = live.pid;
@@ -613,7 +631,7 @@ Status Daemon::Apply(Item& item, Timestamp now) {
             MarkDirty(id);
             ++metrics_.submissions;
             submit_replies_.push_back({id, false, std::move(i.reply)});
-            return store_->AppendEvent(now, id.value(), event_kind::kSubmit, "");
+            return LogEvent(now, id.value(), event_kind::kSubmit, "");
           },
           [&](CancelItem& i) -> Status {
             Status status = scheduler_->jobs().contains(i.job)
@@ -622,7 +640,7 @@ Status Daemon::Apply(Item& item, Timestamp now) {
             if (status.ok()) MarkDirty(i.job);
             cancel_replies_.emplace_back(status, std::move(i.reply));
             if (!status.ok()) return Status::Ok();
-            return store_->AppendEvent(now, i.job.value(), event_kind::kCancel, "");
+            return LogEvent(now, i.job.value(), event_kind::kCancel, "");
           },
           [&](QueueItem& i) -> Status {
             queue_replies_.push_back(std::move(i.reply));
@@ -679,7 +697,7 @@ Status Daemon::Apply(Item& item, Timestamp now) {
             live.pid = 0;
             live.pid_start = 0;
             MarkDirty(id);
-            return store_->AppendEvent(now, id.value(), EventKind(event), EventDetail(event));
+            return LogEvent(now, id.value(), EventKind(event), EventDetail(event));
           },
           [&](KillRunningItem& i) -> Status {
             draining_ = std::move(i.reason);
@@ -691,7 +709,7 @@ Status Daemon::Apply(Item& item, Timestamp now) {
               DS_RETURN_IF_ERROR(scheduler_->Handle(JobCancelRequested{id}, now));
               live.killed_at_shutdown = true;
               MarkDirty(id);
-              DS_RETURN_IF_ERROR(store_->AppendEvent(now, id.value(), event_kind::kCancel, ""));
+              DS_RETURN_IF_ERROR(LogEvent(now, id.value(), event_kind::kCancel, ""));
             }
             return Status::Ok();
           },
@@ -760,14 +778,16 @@ void Daemon::Publish(Timestamp now) {
   s->cluster = &cluster_;
   s->profile = options_.profile.name();
   s->jobs = index_;
-  s->gpu_owner.resize(cluster_.num_nodes());
+  s->gpus.resize(cluster_.num_nodes());
+  s->node_offline.resize(cluster_.num_nodes());
   for (int n = 0; n < cluster_.num_nodes(); ++n) {
-    s->gpu_owner[n].assign(cluster_.node(NodeId(n)).gpus.size(), JobId());
+    s->gpus[n].resize(cluster_.node(NodeId(n)).gpus.size());
+    s->node_offline[n] = scheduler_->state().offline(NodeId(n));
   }
   for (JobId id : scheduler_->running()) {
     for (const NodeGpus& part : scheduler_->jobs().at(id).placement.parts) {
-      for (size_t g = 0; g < s->gpu_owner[part.node.index()].size(); ++g) {
-        if ((part.gpus >> g) & 1) s->gpu_owner[part.node.index()][g] = id;
+      for (size_t g = 0; g < s->gpus[part.node.index()].size(); ++g) {
+        if ((part.gpus >> g) & 1) s->gpus[part.node.index()][g].holders.push_back(id);
       }
     }
   }
@@ -776,11 +796,19 @@ void Daemon::Publish(Timestamp now) {
   for (JobId id : scheduler_->running_services()) {
     for (const NodeGpus& part : scheduler_->jobs().at(id).placement.parts) {
       const GpuMask free = scheduler_->state().free_mask(part.node);
-      for (size_t g = 0; g < s->gpu_owner[part.node.index()].size(); ++g) {
-        JobId& owner = s->gpu_owner[part.node.index()][g];
-        if (((part.gpus & ~free) >> g) & 1 && !owner.valid()) owner = id;
+      for (size_t g = 0; g < s->gpus[part.node.index()].size(); ++g) {
+        if (!((part.gpus >> g) & 1)) continue;
+        GpuHolding& gpu = s->gpus[part.node.index()][g];
+        if (((free >> g) & 1) || !gpu.holders.empty()) {
+          gpu.lent_by = id;
+        } else {
+          gpu.holders.push_back(id);
+        }
       }
     }
+  }
+  for (std::vector<GpuHolding>& node : s->gpus) {
+    for (GpuHolding& gpu : node) std::sort(gpu.holders.begin(), gpu.holders.end());
   }
   s->jobs_by_state = by_state_;
   s->gpus_allocated = scheduler_->state().allocated_total();
@@ -1101,12 +1129,12 @@ Status Daemon::CommitDecisions(std::optional<CycleResult> cycle, Timestamp now) 
     const std::string detail = a.kind == event_kind::kLaunch
                                    ? PlacementText(cluster_, scheduler_->jobs().at(a.job).placement)
                                    : std::string();
-    status = store_->AppendEvent(now, a.job.value(), a.kind, detail);
+    status = LogEvent(now, a.job.value(), a.kind, detail);
   }
   if (cycle) {
     for (const CycleResult::Rejection& r : cycle->rejections) {
       if (!status.ok()) break;
-      status = store_->AppendEvent(now, r.job.value(), event_kind::kReject, r.reason);
+      status = LogEvent(now, r.job.value(), event_kind::kReject, r.reason);
     }
   }
   // The policy's state moves only in cycles; it commits with the cycle's decisions.

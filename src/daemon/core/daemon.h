@@ -319,6 +319,7 @@ class Daemon {
     // The sizes of its stdout.log and stderr.log when the run started: the log the run wrote
     // begins there (FindCudaOutOfMemory reads no earlier run's).
     std::array<int64_t, 2> log_start{};
+    std::shared_ptr<const std::vector<JobTimelineEvent>> timeline;  // JobRecord::timeline
   };
 
   // The Scheduler's Executor (see the header comment). Scheduler thread only.
@@ -367,6 +368,10 @@ class Daemon {
   // rejections by job id), records the stop intents, writes the rows of every job the inputs
   // or the cycle changed, and commits (durably). On a failure it rolls back.
   Status CommitDecisions(std::optional<CycleResult> cycle, Timestamp now);
+  // Appends a row about job `job` to the event log (store_->AppendEvent) and the event to the
+  // job's timeline (LiveJob::timeline; the caller marks the job dirty). Precondition: the job
+  // exists.
+  Status LogEvent(Timestamp now, int64_t job, std::string_view kind, std::string_view detail);
   // Carry out: the committed decisions go to the executor (JobExecutor::Flush); then the rows of
   // the jobs it acted on get their processes, in a transaction without an fsync of its own that
   // stays open until the replies are sent (nothing acknowledged depends on those rows: a restart

@@ -114,6 +114,14 @@ TEST_F(DaemonTest, APreemptedJobHoldsItsGpusUntilItHasStopped) {
   EXPECT_EQ(State(high), JobState::kSucceeded);
   EXPECT_EQ(State(low), JobState::kRunning);  // resumed
   EXPECT_EQ(machine_.TakeLog(), (std::vector<std::string>{"launch 1", "launch 0"}));
+  // Its record's timeline: the event log's rows about it (GET /v1/jobs/{id}).
+  std::vector<std::string> timeline;
+  ASSERT_NE(Record(low).timeline, nullptr);
+  for (const JobTimelineEvent& e : *Record(low).timeline)
+    timeline.push_back(e.kind + " " + e.detail);
+  EXPECT_EQ(timeline, (std::vector<std::string>{"submit ", "launch " + Record(low).placement_text,
+                                                "preempt ", "suspended iterations_done=0",
+                                                "launch " + Record(low).placement_text}));
 }
 
 TEST_F(DaemonTest, ARestartRestoresEveryJobAndReadoptsRunningOnes) {

@@ -45,6 +45,31 @@ std::vector<JobGpuObservation> AttributeGpuSample(const GpuSample& sample,
 
 int ProcessGroupOf(int pid) { return pid > 0 ? static_cast<int>(getpgid(pid)) : -1; }
 
+namespace {
+
+// `recent` with `point` appended and the oldest dropped beyond JobGpuUsage::kRecent.
+std::shared_ptr<const std::vector<GpuUsagePoint>> Appended(
+    const std::shared_ptr<const std::vector<GpuUsagePoint>>& recent, const GpuUsagePoint& point) {
+  auto next = std::make_shared<std::vector<GpuUsagePoint>>();
+  if (recent) {
+    const size_t keep = std::min(recent->size(), JobGpuUsage::kRecent - 1);
+    next->reserve(keep + 1);
+    next->assign(recent->end() - static_cast<std::ptrdiff_t>(keep), recent->end());
+  }
+  next->push_back(point);
+  return next;
+}
+
+}  // namespace
+
+bool operator==(const JobGpuUsage& a, const JobGpuUsage& b) {
+  static const std::vector<GpuUsagePoint> kNone;
+  return a.latest_memory_mib == b.latest_memory_mib && a.peak_memory_mib == b.peak_memory_mib &&
+         a.latest_utilization == b.latest_utilization && a.samples == b.samples &&
+         a.latest_at == b.latest_at &&
+         (a.recent ? *a.recent : kNone) == (b.recent ? *b.recent : kNone);
+}
+
 void GpuUsageBook::Record(const JobGpuObservation& o, Timestamp at) {
   Entry& entry = jobs_[o.job];
   JobGpuUsage& u = entry.usage;
@@ -53,6 +78,7 @@ void GpuUsageBook::Record(const JobGpuObservation& o, Timestamp at) {
   u.latest_utilization = o.utilization;
   u.latest_at = at;
   ++u.samples;
+  u.recent = Appended(u.recent, {at, o.memory_mib, o.utilization});
   entry.history.Add({o.memory_mib, o.utilization});
   published_.reset();
 }
@@ -66,6 +92,7 @@ void GpuUsageBook::Restore(std::span<const GpuSampleTotals> totals,
     entry.usage.latest_memory_mib = row.memory_mib;
     entry.usage.latest_utilization = row.utilization;
     entry.usage.latest_at = row.time;
+    entry.usage.recent = Appended(entry.usage.recent, {row.time, row.memory_mib, row.utilization});
     entry.history.Add({row.memory_mib, row.utilization});
   }
   for (const GpuSampleTotals& t : totals) {

@@ -21,14 +21,31 @@
 
 namespace dlsched::daemon {
 
+// One observation of a job, as JobGpuUsage::recent lists it.
+struct GpuUsagePoint {
+  Timestamp at;
+  int64_t memory_mib = 0;
+  double utilization = 0;  // 0..1
+  friend bool operator==(const GpuUsagePoint&, const GpuUsagePoint&) = default;
+};
+
 // One job's GPU use as the monitor observed it (GET /v1/jobs/{id}, /metrics).
 struct JobGpuUsage {
+  // How many of a job's latest observations `recent` keeps (the dashboard's memory chart: ten
+  // minutes at the default monitor period of 5 s; about 3 KiB a job).
+  static constexpr size_t kRecent = 120;
+
   int64_t latest_memory_mib = 0;
   int64_t peak_memory_mib = 0;
   double latest_utilization = 0;  // 0..1
   int64_t samples = 0;
   Timestamp latest_at = kTimeNever;
-  friend bool operator==(const JobGpuUsage&, const JobGpuUsage&) = default;
+  // The latest observations, oldest first, at most kRecent (null: none). Immutable once
+  // published: each Record makes a new one, so snapshots share it without copying.
+  std::shared_ptr<const std::vector<GpuUsagePoint>> recent;
+
+  // Field by field, `recent` by content (null and empty are the same).
+  friend bool operator==(const JobGpuUsage& a, const JobGpuUsage& b);
 };
 
 // What one sample says of one job.

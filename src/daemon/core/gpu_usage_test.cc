@@ -49,7 +49,9 @@ TEST(GpuUsageTest, TheBookKeepsLatestPeakCountAndHistory) {
   book.Record({JobId(3), 2000, 0.5}, AtSeconds(10));
   book.Record({JobId(3), 5000, 0.7}, AtSeconds(11));
   book.Record({JobId(3), 1000, 0.2}, AtSeconds(12));
-  const JobGpuUsage want{1000, 5000, 0.2, 3, AtSeconds(12)};
+  JobGpuUsage want{1000, 5000, 0.2, 3, AtSeconds(12)};
+  want.recent = std::make_shared<const std::vector<GpuUsagePoint>>(std::vector<GpuUsagePoint>{
+      {AtSeconds(10), 2000, 0.5}, {AtSeconds(11), 5000, 0.7}, {AtSeconds(12), 1000, 0.2}});
   ASSERT_NE(book.Find(JobId(3)), nullptr);
   EXPECT_EQ(*book.Find(JobId(3)), want);
   ASSERT_NE(book.History(JobId(3)), nullptr);
@@ -68,12 +70,31 @@ TEST(GpuUsageTest, RestoreBringsBackTotalsAndTheNewestSamples) {
       {3, AtSeconds(20), 3000, 0.4}, {3, AtSeconds(21), 2500, 0.6}, {4, AtSeconds(5), 10, 0.0}};
   book.Restore(totals, newest);
   EXPECT_EQ(book.Find(JobId(1)), nullptr);
-  const JobGpuUsage want3{2500, 9000, 0.6, 40, AtSeconds(21)};
+  JobGpuUsage want3{2500, 9000, 0.6, 40, AtSeconds(21)};
+  want3.recent = std::make_shared<const std::vector<GpuUsagePoint>>(
+      std::vector<GpuUsagePoint>{{AtSeconds(20), 3000, 0.4}, {AtSeconds(21), 2500, 0.6}});
   ASSERT_NE(book.Find(JobId(3)), nullptr);
   EXPECT_EQ(*book.Find(JobId(3)), want3);
   EXPECT_EQ(book.History(JobId(3))->size(), 2u);
   EXPECT_EQ(book.Find(JobId(4))->samples, 1);
   EXPECT_EQ(book.Published()->size(), 2u);
+}
+
+TEST(GpuUsageTest, RecentKeepsTheLatestObservationsOnly) {
+  GpuUsageBook book;
+  for (size_t i = 0; i < JobGpuUsage::kRecent + 5; ++i) {
+    book.Record({JobId(2), static_cast<int64_t>(i), 0.5}, AtSeconds(static_cast<int64_t>(i)));
+  }
+  const std::shared_ptr<const std::map<JobId, JobGpuUsage>> before = book.Published();
+  const std::vector<GpuUsagePoint>& recent = *before->at(JobId(2)).recent;
+  ASSERT_EQ(recent.size(), JobGpuUsage::kRecent);
+  EXPECT_EQ(recent.front().memory_mib, 5);  // the first five were dropped
+  EXPECT_EQ(recent.back().memory_mib, static_cast<int64_t>(JobGpuUsage::kRecent + 4));
+  EXPECT_EQ(before->at(JobId(2)).samples, static_cast<int64_t>(JobGpuUsage::kRecent + 5));
+  // A published snapshot's series never changes: the next observation makes a new one.
+  book.Record({JobId(2), 999, 0.1}, AtSeconds(1000));
+  EXPECT_EQ(recent.back().memory_mib, static_cast<int64_t>(JobGpuUsage::kRecent + 4));
+  EXPECT_EQ(book.Find(JobId(2))->recent->back().memory_mib, 999);
 }
 
 }  // namespace

@@ -24,6 +24,16 @@
 
 namespace dlsched::daemon {
 
+// One entry of a job's timeline: a row of the daemon's event log about the job (event_log.h has
+// the kinds and their details), except that a preemption to move the job elsewhere says
+// "migration" (the log's detail is empty for every preemption).
+struct JobTimelineEvent {
+  Timestamp at;
+  std::string kind;
+  std::string detail;
+  friend bool operator==(const JobTimelineEvent&, const JobTimelineEvent&) = default;
+};
+
 // One job as the API shows it: the scheduler's lifecycle of it (the base; iterations_done in
 // scheduler units, seconds of estimated work), its request, and what runs it.
 struct JobRecord : JobLifecycle {
@@ -38,6 +48,10 @@ struct JobRecord : JobLifecycle {
   std::optional<int> exit_code;
   int oom_restarts = 0;  // out-of-memory restarts since the daemon started (oom_watchdog.h)
   int migrations = 0;    // completed migrations (Job::migrations)
+  // What happened to it since this daemon started, oldest first, the latest kTimeline at most
+  // (GET /v1/jobs/{id}); null before anything did. Shared between records, never changed.
+  static constexpr size_t kTimeline = 64;
+  std::shared_ptr<const std::vector<JobTimelineEvent>> timeline;
 
   const std::string& user() const { return request->spec.user; }
   Timestamp submit_time() const { return request->spec.submit_time; }
@@ -103,6 +117,17 @@ struct JobPrediction {
   double correction = 1;  // the OnlineCorrector's factor in iters_per_s (1 = none)
 };
 
+// One GPU as a snapshot shows it.
+struct GpuHolding {
+  // The jobs holding it, by ascending id: none (free, or withheld by an offline node), one, or
+  // several sharing it (ClusterState::AllocateShared).
+  std::vector<JobId> holders;
+  // The service whose placement has the GPU while it lends it (the GPU is then free, or held by
+  // its borrower); invalid otherwise.
+  JobId lent_by;
+  friend bool operator==(const GpuHolding&, const GpuHolding&) = default;
+};
+
 struct Snapshot {
   uint64_t version = 0;
   Timestamp published_at;
@@ -110,8 +135,10 @@ struct Snapshot {
   const Cluster* cluster = nullptr;  // lives as long as the daemon
   std::string profile;               // policy profile name
   JobIndex jobs;
-  // Per node, per GPU: the job holding it, or an invalid id.
-  std::vector<std::vector<JobId>> gpu_owner;
+  // Per node, per GPU: who holds it (GET /v1/nodes).
+  std::vector<std::vector<GpuHolding>> gpus;
+  // Per node: out of service (ClusterState::offline; its executor reported it down or drained).
+  std::vector<bool> node_offline;
   std::array<int64_t, 8> jobs_by_state{};  // indexed by JobState
   int gpus_allocated = 0;
   size_t inbox_length = 0;

@@ -48,7 +48,8 @@ std::string SlurmJobComment(const std::string& job_dir) { return "dlsched:" + jo
 
 SlurmSubmission BuildSlurmSubmission(const LaunchSpec& spec, const Placement& placement,
                                      std::span<const SlurmNodeSite> sites,
-                                     std::string_view partition) {
+                                     std::string_view partition, bool shard) {
+  DS_CHECK(!shard || placement.num_gpus() == 1) << "a shard is one GPU's";
   SlurmSubmission sub;
   sub.batch_path = spec.job_dir + "/slurm-batch.sh";
   sub.task_path = spec.job_dir + "/slurm-task.sh";
@@ -181,8 +182,10 @@ SlurmSubmission BuildSlurmSubmission(const LaunchSpec& spec, const Placement& pl
     sub.argv.push_back("--nodes=" + std::to_string(comp.nodes.size()));
     sub.argv.push_back("--nodelist=" + nodelist);
     sub.argv.push_back("--ntasks-per-node=1");
-    sub.argv.push_back("--gres=gpu:" + (comp.gres_type.empty() ? "" : comp.gres_type + ":") +
-                       std::to_string(comp.gpus_per_node));
+    sub.argv.push_back(shard
+                           ? std::string("--gres=shard:1")
+                           : "--gres=gpu:" + (comp.gres_type.empty() ? "" : comp.gres_type + ":") +
+                                 std::to_string(comp.gpus_per_node));
   }
   sub.argv.push_back(sub.batch_path);
   sub.argv.insert(sub.argv.end(), spec.argv.begin(), spec.argv.end());

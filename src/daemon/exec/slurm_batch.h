@@ -7,6 +7,7 @@
 //          --chdir=<job dir> --output=<job dir>/stdout.log --error=<job dir>/stderr.log
 //          --open-mode=append --export=NONE
 //          --partition=P --nodes=K --nodelist=a,b --ntasks-per-node=1 --gres=gpu:TYPE:N
+//          (a shared single-GPU segment: --gres=shard:1, below)
 //          [: --partition=P --nodes=... (one component per distinct GPU count per node)]
 //          <job dir>/slurm-batch.sh ARGV...
 // A placement with the same number of GPUs on every node is one ordinary job; one with unequal
@@ -68,10 +69,15 @@ struct SlurmSubmission {
 };
 
 // Builds the submission of `spec` on `placement`. `sites` are the cluster's nodes by NodeId.
-// Precondition: the placement's nodes and GPUs exist in `sites`.
+// With `shard`, the segment holds one shard of its GPU (--gres=shard:1) instead of the GPU, so
+// that other segments holding shards may run on the same GPU (GPU sharing through Slurm's shard
+// GRES: several jobs on a GPU, each with a shard, none fenced from the others). Slurm picks which
+// GPU's shard it counts and sets CUDA_VISIBLE_DEVICES to it; as for whole GPUs, slurm-task.sh
+// overrides that with the GPU dlsched chose. Precondition: the placement's nodes and GPUs exist
+// in `sites`; with `shard`, it is one GPU of one node.
 SlurmSubmission BuildSlurmSubmission(const LaunchSpec& spec, const Placement& placement,
                                      std::span<const SlurmNodeSite> sites,
-                                     std::string_view partition);
+                                     std::string_view partition, bool shard = false);
 
 // <job dir>/slurm_job, one line: "<slurm id> <node>,<node> batch|srun". The id is "-" while
 // unknown: the record is written before sbatch runs and again with the id it printed. The last

@@ -40,6 +40,25 @@ std::vector<std::string> From(const std::vector<std::string>& argv, const std::s
   return std::vector<std::string>(it, argv.end());
 }
 
+TEST(SlurmBatchTest, ASharedSegmentHoldsOneShardOfTheGpuDlschedChose) {
+  const std::vector<SlurmNodeSite> sites = Sites();
+  const SlurmSubmission sub =
+      BuildSlurmSubmission(Spec(Framework::kCustom), Parts({{NodeId(1), 0b0100}}), sites, "gpu",
+                           /*shard=*/true);
+  EXPECT_THAT(From(sub.argv, "--partition=gpu"),
+              ElementsAre("--partition=gpu", "--nodes=1", "--nodelist=node2", "--ntasks-per-node=1",
+                          "--gres=shard:1", "/w/jobs/12/slurm-batch.sh", "python3", "train.py",
+                          "--lr", "0.1; rm -rf /"));
+  EXPECT_THAT(sub.argv, Not(Contains(HasSubstr("--gres=gpu"))));
+  // Pinned to GPU 2 whichever GPU's shard Slurm counts.
+  EXPECT_THAT(sub.task_script, HasSubstr("'node2')\n    export CUDA_VISIBLE_DEVICES='2' "));
+  // Without `shard` the same launch holds the whole GPU.
+  EXPECT_THAT(
+      BuildSlurmSubmission(Spec(Framework::kCustom), Parts({{NodeId(1), 0b0100}}), sites, "gpu")
+          .argv,
+      Contains("--gres=gpu:v100:1"));
+}
+
 TEST(SlurmBatchTest, OneComponentWhenEveryNodeHasTheSameGpuCount) {
   const std::vector<SlurmNodeSite> sites = Sites();
   const SlurmSubmission sub = BuildSlurmSubmission(

@@ -107,7 +107,16 @@ void SlurmExecutor::Launch(const Job& job, const Placement& placement, Result<La
     sink_({JobLaunchFailed{job.id, spec.status().message()}, std::nullopt});
     return;
   }
-  queued_.push_back({Action::kLaunch, job.id, std::move(spec).value(), placement});
+  if (job.share != ShareMode::kExclusive && !options_.shards) {
+    queued_.push_back({Action::kLaunch, job.id, std::nullopt, placement});
+    sink_({JobLaunchFailed{job.id,
+                           "a shared GPU needs Slurm's shard GRES, and this daemon runs "
+                           "a non-sharing profile"},
+           std::nullopt});
+    return;
+  }
+  queued_.push_back({Action::kLaunch, job.id, std::move(spec).value(), placement,
+                     options_.shards && placement.num_gpus() == 1});
 }
 
 void SlurmExecutor::Preempt(const Job& job, Timestamp) {
@@ -297,7 +306,7 @@ void SlurmExecutor::DoLaunch(Action& action) {
     if (!WriteSmallFile(path, content)) return fail("cannot write " + path);
   }
   const SlurmSubmission sub =
-      BuildSlurmSubmission(spec, action.placement, sites_, options_.partition);
+      BuildSlurmSubmission(spec, action.placement, sites_, options_.partition, action.shard);
   if (!WriteSmallFile(sub.task_path, sub.task_script, 0755) ||
       !WriteSmallFile(sub.batch_path, sub.batch_script, 0755)) {
     return fail("cannot write the batch script in " + spec.job_dir);

@@ -5,7 +5,8 @@
 // is JobExecutor's (job_executor.h); what is Slurm-specific:
 //
 // Launch: one `sbatch` per run segment, pinned with --nodelist / --nodes / --ntasks-per-node=1 /
-//   --gres=gpu:TYPE:N (slurm_batch.h has the script and the environment). sbatch runs with the
+//   --gres=gpu:TYPE:N, or --gres=shard:1 for a single-GPU job under a sharing profile
+//   (Options::shards; slurm_batch.h has the script and the environment). sbatch runs with the
 //   daemon's own environment (plus Options::extra_env), never the job's. The nodes and whether
 //   the command runs in the batch step go to <job dir>/slurm_job before sbatch runs, the Slurm
 //   job id once sbatch printed it (SlurmJobRecord). A submission Slurm has not started within
@@ -80,6 +81,12 @@ class SlurmExecutor final : public JobExecutor {
     Duration command_timeout = std::chrono::seconds(30);  // per Slurm command
     // Set in sbatch's environment, over the daemon's own (e.g. SLURM_CONF=...).
     std::vector<std::string> extra_env;
+    // The daemon runs a sharing profile: every single-GPU segment holds one shard of its GPU
+    // (--gres=shard:1) instead of the GPU, whether it shares now or not, since Slurm never lets
+    // shards onto a GPU it granted whole and any such job may be joined later. Without it a
+    // shared launch (Job::share not exclusive) fails at once. CheckSlurmShards says whether the
+    // nodes declare enough shards.
+    bool shards = false;
   };
 
   // `sites` are the cluster's nodes by NodeId (SlurmCluster::sites).
@@ -110,6 +117,7 @@ class SlurmExecutor final : public JobExecutor {
     JobId job;
     std::optional<LaunchSpec> launch;
     Placement placement;
+    bool shard = false;  // --gres=shard:1 (Options::shards)
   };
   struct Run {
     JobId job;

@@ -42,6 +42,7 @@ class SlurmExecutorTest : public ::testing::Test {
     options.jobs_dir = dir_.string();
     options.poll_interval = poll_interval;
     options.extra_env = extra_env_;
+    options.shards = shards_;
     executor_ = std::make_unique<SlurmExecutor>(
         options, std::move(sites),
         [this](ExecutorReport r) {
@@ -131,6 +132,7 @@ class SlurmExecutorTest : public ::testing::Test {
   std::string saved_path_;
   std::vector<std::string> job_env_;
   std::vector<std::string> extra_env_;
+  bool shards_ = false;  // Options::shards
   std::unique_ptr<SlurmExecutor> executor_;
   std::mutex mu_;
   std::vector<ExecutorReport> reports_;
@@ -214,6 +216,51 @@ TEST_F(SlurmExecutorTest, SbatchRunsWithTheDaemonsEnvironmentNotTheJobs) {
   EXPECT_NE(
       ReadTextFile(JobDir(job.id) / "slurm-batch.sh").find("\nexport DLSCHED_TEST_JOB_ONLY='1'\n"),
       std::string::npos);
+}
+
+TEST_F(SlurmExecutorTest, UnderASharingProfileSingleGpuSegmentsHoldAShardAndGangsTheirGpus) {
+  FakeSlurm();
+  Write("sbatch.out", "80\n");
+  shards_ = true;
+  Make(OneNode(), std::chrono::milliseconds(20));
+  ASSERT_TRUE(executor_->Start().ok());
+  Job shared = testing::MakeJob(1).Build();
+  shared.share = ShareMode::kPacked;
+  const Job alone = testing::MakeJob(2).Build();  // may be joined later: a shard too
+  const Job gang = testing::MakeJob(3).Gpus(2).Build();
+  executor_->Launch(shared, OnN1(), Spec(shared.id));
+  executor_->Launch(alone, Placement{{{NodeId(0), 0b10}}}, Spec(alone.id));
+  executor_->Launch(gang, Placement{{{NodeId(0), 0b11}}}, Spec(gang.id));
+  executor_->Flush();
+  ASSERT_TRUE(
+      WaitFor([&] { return ReadTextFile(JobDir(gang.id) / "slurm_job") == "80 n1 srun\n"; }));
+  std::istringstream log(ReadTextFile(dir_ / "sbatch.log"));
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(log, line);) lines.push_back(line);
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_NE(lines[0].find(" --gres=shard:1 "), std::string::npos) << lines[0];
+  EXPECT_NE(lines[1].find(" --gres=shard:1 "), std::string::npos) << lines[1];
+  EXPECT_NE(lines[2].find(" --gres=gpu:2 "), std::string::npos) << lines[2];
+  // The shared launch went out (the fake squeue lists none of them, so later polls may report
+  // them lost; never refused for shards).
+  for (const ExecutorReport& r : Reports()) {
+    const auto* failed = std::get_if<JobLaunchFailed>(&r.event);
+    EXPECT_TRUE(failed == nullptr || failed->reason.find("shard") == std::string::npos)
+        << failed->reason;
+  }
+}
+
+TEST_F(SlurmExecutorTest, ASharedLaunchWithoutShardsFailsAtOnce) {
+  Make(OneNode());
+  Job job = testing::MakeJob(1).Build();
+  job.share = ShareMode::kPacked;
+  executor_->Launch(job, OnN1(), Spec(job.id));
+  const std::vector<ExecutorReport> reports = Reports();
+  ASSERT_EQ(reports.size(), 1u);
+  const auto* failed = std::get_if<JobLaunchFailed>(&reports[0].event);
+  ASSERT_NE(failed, nullptr);
+  EXPECT_EQ(failed->job, job.id);
+  EXPECT_NE(failed->reason.find("shard GRES"), std::string::npos) << failed->reason;
 }
 
 TEST_F(SlurmExecutorTest, AFailedSbatchIsFollowedWhenSlurmHasTheJobOnceSqueueAnswers) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <sstream>
 
 #include "dlsched/common/text.h"
 #include "io/cluster_spec.h"
@@ -174,6 +175,7 @@ Result<SlurmCluster> BuildSlurmCluster(const std::vector<SlurmNode>& nodes,
     spec.memory_mib = node.memory_mib;
     SlurmNodeSite site{node.name, node.addr, {}, node.state, node.reason};
     for (const SlurmGres& gres : node.gres) {
+      if (gres.name == "shard") site.shards += gres.count;
       if (gres.name != "gpu") continue;
       const std::string type = gres.type.empty() ? "GPU" : Upper(gres.type);
       const GpuTypeId id = out.cluster.InternGpuType(type);
@@ -203,6 +205,43 @@ Result<SlurmCluster> BuildSlurmCluster(const std::vector<SlurmNode>& nodes,
                               "' has no node with GPUs (gres 'gpu'); dlsched schedules GPUs");
   }
   return out;
+}
+
+Status CheckSlurmShards(const std::vector<SlurmNodeSite>& sites, int jobs_per_gpu,
+                        std::string_view profile) {
+  const std::string k = std::to_string(jobs_per_gpu);
+  std::vector<std::string> none, few;
+  for (const SlurmNodeSite& site : sites) {
+    const int gpus = static_cast<int>(site.gres_types.size());
+    const std::string n = std::to_string(gpus);
+    if (site.shards == 0) {
+      none.push_back(site.name + " (" + n + " GPUs: shard:" + std::to_string(gpus * jobs_per_gpu) +
+                     " or more)");
+    } else if (site.shards < gpus * jobs_per_gpu) {
+      few.push_back(site.name + " declares shard:" + std::to_string(site.shards) + " for " + n +
+                    " GPUs");
+    }
+  }
+  if (none.empty() && few.empty()) return Status::Ok();
+  std::ostringstream message;
+  message << "profile '" << profile << "' shares GPUs (up to " << k
+          << " jobs on one), which dlsched does through Slurm's shard GRES, one shard per job; ";
+  const auto join = [&](const std::vector<std::string>& items) {
+    for (size_t i = 0; i < items.size(); ++i) message << (i > 0 ? ", " : "") << items[i];
+  };
+  if (!none.empty()) {
+    message << "the Slurm nodes ";
+    join(none);
+    message << " declare no shard GRES";
+  }
+  if (!few.empty()) {
+    if (!none.empty()) message << "; ";
+    join(few);
+  }
+  message << ". Add GresTypes=gpu,shard and Gres=gpu:...,shard:N (N = GPUs x " << k
+          << ") to the nodes in slurm.conf, and Name=shard Count=" << k
+          << " File=<the GPU's device> per GPU in gres.conf, or run a non-sharing profile";
+  return FailedPrecondition(message.str());
 }
 
 std::vector<SlurmQueueEntry> ParseSqueue(std::string_view text) {

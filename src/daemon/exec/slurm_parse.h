@@ -80,7 +80,17 @@ struct SlurmNodeSite {
   // of its health.
   std::string state;
   std::string reason;
+  // Its gres "shard" count (Gres=...,shard:N; Slurm spreads them over the node's GPUs), 0 when
+  // it declares none: the GPU sharing of a sharing profile (slurm_batch.h).
+  int shards = 0;
 };
+
+// Whether the nodes can carry a sharing profile that puts up to `jobs_per_gpu` jobs on one GPU,
+// each holding one shard: every node declares at least that many shards per GPU. Otherwise
+// FailedPrecondition naming the nodes and what to configure in slurm.conf and gres.conf, or to
+// run a non-sharing profile; `profile` names the profile in the message.
+Status CheckSlurmShards(const std::vector<SlurmNodeSite>& sites, int jobs_per_gpu,
+                        std::string_view profile);
 
 // The daemon's cluster from a partition's nodes, in Slurm's order (NodeId i = i-th node with at
 // least one GPU in `partition`; nodes without GPUs are left out). GPU type names are Slurm's gres

@@ -9,7 +9,7 @@ namespace {
 using ::testing::ElementsAre;
 
 // Real `scontrol show node -o` lines of Slurm 22.05 (the test cluster of scripts/slurm), plus a
-// drained node with a reason, a node without GPUs and one in another partition.
+// drained node with a reason and shards, a node without GPUs and one in another partition.
 constexpr std::string_view kNodes =
     "NodeName=node1 Arch=x86_64 CoresPerSocket=1  CPUAlloc=0 CPUEfctv=8 CPUTot=8 CPULoad=4.41 "
     "AvailableFeatures=rack=r1,ib ActiveFeatures=rack=r1,ib Gres=gpu:v100:4 NodeAddr=127.0.0.1 "
@@ -18,7 +18,8 @@ constexpr std::string_view kNodes =
     "ThreadsPerCore=1 TmpDisk=0 Weight=1 Owner=N/A MCS_label=N/A Partitions=dlsched  "
     "BootTime=2026-11-29T08:06:18 SlurmdStartTime=2026-11-29T11:19:42 CfgTRES=cpu=8,mem=4G,"
     "billing=8 AllocTRES= CapWatts=n/a CurrentWatts=0 AveWatts=0 ExtSensorsJoules=n/s\n"
-    "NodeName=node3 CoresPerSocket=1 CPUTot=8 AvailableFeatures=rack=r2 Gres=gpu:t4:2(S:0-1) "
+    "NodeName=node3 CoresPerSocket=1 CPUTot=8 AvailableFeatures=rack=r2 "
+    "Gres=gpu:t4:2(S:0-1),shard:t4:4(S:0-1) "
     "NodeAddr=10.0.0.3 NodeHostName=gpu3 State=MIXED+DRAIN Partitions=dlsched,other "
     "RealMemory=1000 Reason=disk failing [root@2026-11-29T11:00:00]\n"
     "NodeName=cpu1 CPUTot=64 AvailableFeatures=(null) Gres=(null) NodeAddr=cpu1 State=IDLE "
@@ -119,10 +120,34 @@ TEST(SlurmParseTest, NodesAndTheClusterOfAPartition) {
   EXPECT_EQ(built->sites[1].name, "node3");
   EXPECT_EQ(built->sites[1].addr, "10.0.0.3");
   EXPECT_THAT(built->sites[1].gres_types, ElementsAre("t4", "t4"));
+  // Shards are no GPUs, only counted.
+  EXPECT_EQ(built->sites[0].shards, 0);
+  EXPECT_EQ(built->sites[1].shards, 4);
   EXPECT_EQ(built->sites[1].state, "MIXED+DRAIN");
   EXPECT_EQ(built->sites[1].reason, "disk failing [root@2026-11-29T11:00:00]");
 
   EXPECT_EQ(BuildSlurmCluster(*nodes, "nope").status().code(), StatusCode::kFailedPrecondition);
+}
+
+TEST(SlurmParseTest, ASharingProfileNeedsShardsForItsJobsPerGpuOnEveryNode) {
+  std::vector<SlurmNodeSite> sites = {{"node1", "a", {"v100", "v100"}},
+                                      {"node3", "b", {"t4", "t4"}}};
+  sites[0].shards = 4;
+  sites[1].shards = 4;
+  EXPECT_TRUE(CheckSlurmShards(sites, 2, "greedy-share").ok());
+  // Three jobs on a GPU need 6 shards on two GPUs.
+  const Status few = CheckSlurmShards(sites, 3, "s");
+  EXPECT_EQ(few.code(), StatusCode::kFailedPrecondition);
+  EXPECT_THAT(few.message(), ::testing::HasSubstr("node1 declares shard:4 for 2 GPUs, node3"));
+  sites[1].shards = 0;
+  const Status none = CheckSlurmShards(sites, 2, "greedy-share");
+  EXPECT_EQ(none.code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(none.message(),
+            "profile 'greedy-share' shares GPUs (up to 2 jobs on one), which dlsched does through "
+            "Slurm's shard GRES, one shard per job; the Slurm nodes node3 (2 GPUs: shard:4 or "
+            "more) declare no shard GRES. Add GresTypes=gpu,shard and Gres=gpu:...,shard:N (N = "
+            "GPUs x 2) to the nodes in slurm.conf, and Name=shard Count=2 File=<the GPU's device> "
+            "per GPU in gres.conf, or run a non-sharing profile");
 }
 
 TEST(SlurmParseTest, MalformedNodes) {
