@@ -362,7 +362,7 @@ TEST_F(DaemonIntegrationTest, TheEventLogReplaysToTheSameDecisions) {
   const std::string db = (dir_ / "state.db").string();
   RunResult replay = Dlsched({"simulate", "--replay", db});
   EXPECT_EQ(replay.code, 0) << replay.out << replay.err;
-  EXPECT_NE(replay.out.find("2 daemon runs (profile fifo-backfill)"), std::string::npos)
+  EXPECT_NE(replay.out.find("2 daemon runs (profile dlsched)"), std::string::npos)
       << replay.out;
   EXPECT_NE(replay.out.find("decisions identical"), std::string::npos) << replay.out;
   EXPECT_EQ(replay.out.find("divergence"), std::string::npos) << replay.out;
