@@ -101,10 +101,13 @@ def main():
                 ["topo", "greedy-share", "priority-quota"])
         verdict(runs, "p99 JCT (h)", lambda r: hours(r, "p99_jct_s"), True,
                 ["topo", "greedy-share", "priority-quota"])
+    # A class a trace lacks reports 0 (SLO has no soft and no best-effort jobs): shown as – (so
+    # is a class rate of exactly 0; the JSON has no per-class job counts to tell them apart).
     qos = [("QoS met %", lambda r: pct(r, "qos_met_rate"), "{:.1f}"),
-           ("strict %", lambda r: pct(r, "qos_met_rate_strict"), "{:.1f}"),
-           ("soft %", lambda r: pct(r, "qos_met_rate_soft"), "{:.1f}"),
-           ("best-effort avg JCT h", lambda r: hours(r, "best_effort_avg_jct_s"), "{:.2f}"),
+           ("strict %", lambda r: pct(r, "qos_met_rate_strict") or None, "{:.1f}"),
+           ("soft %", lambda r: pct(r, "qos_met_rate_soft") or None, "{:.1f}"),
+           ("best-effort avg JCT h", lambda r: hours(r, "best_effort_avg_jct_s") or None,
+            "{:.2f}"),
            ("avg JCT h", lambda r: hours(r, "avg_jct_s"), "{:.2f}"),
            ("rejected", lambda r: r.get("rejected"), "{:.0f}")]
     for t in ["SLO", "MIX1", "MIX2"]:
