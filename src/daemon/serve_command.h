@@ -15,7 +15,7 @@ namespace dlsched::daemon {
 struct ServeFlags {
   std::string listen = "127.0.0.1:8642";  // HOST:PORT; port 0 picks a free one
   std::string db;                         // default <workdir>/dlsched.db
-  std::string profile = "dlsched";  // built-in name or .json file
+  std::string profile = "dlsched";        // built-in name or .json file
   std::string gpus = "auto";              // "auto" (NVML) or a cluster spec
   std::string workdir = "dlsched-work";
   std::string tokens;  // tokens file; empty = no auth, loopback only
