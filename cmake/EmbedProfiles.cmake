@@ -1,8 +1,16 @@
 # Writes OUTPUT: a C++ source defining dlsched::BuiltinProfiles() from the profiles/*.json files,
-# so the binary carries the shipped profiles and works from any directory.
+# so the binary carries the shipped profiles and works from any directory. By name, the default
+# (dlsched) first.
 # Invoked as: cmake -DPROFILES_DIR=... -DOUTPUT=... -P EmbedProfiles.cmake
 file(GLOB profiles "${PROFILES_DIR}/*.json")
 list(SORT profiles)
+# The default policy, dlsched, comes first: `dlsched policies` lists it first.
+set(default_profile "${PROFILES_DIR}/dlsched.json")
+list(FIND profiles "${default_profile}" default_index)
+if(NOT default_index EQUAL -1)
+  list(REMOVE_AT profiles ${default_index})
+  list(INSERT profiles 0 "${default_profile}")
+endif()
 set(body "")
 foreach(path ${profiles})
   get_filename_component(name "${path}" NAME_WE)

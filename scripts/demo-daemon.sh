@@ -13,8 +13,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-echo "== dlsched serve: 4 fake V100 GPUs, policy fifo-backfill, state in $dir"
-"$bin" serve --listen 127.0.0.1:0 --gpus 1x4xV100 --profile fifo-backfill \
+echo "== dlsched serve: 4 fake V100 GPUs, policy dlsched (the default), state in $dir"
+"$bin" serve --listen 127.0.0.1:0 --gpus 1x4xV100 \
   --workdir "$dir/work" --kill-jobs-on-exit >"$dir/serve.out" 2>"$dir/serve.err" &
 pid=$!
 for _ in $(seq 100); do

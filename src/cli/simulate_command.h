@@ -15,7 +15,7 @@ namespace dlsched::cli {
 struct SimulateFlags {
   std::string trace = "synthetic";
   std::string cluster;  // default depends on the trace (see DefaultCluster)
-  std::string policies = "fifo,fifo-backfill,sjf,srtf,las,tiresias,greedy-share";
+  std::string policies = "dlsched,fifo,fifo-backfill,sjf,srtf,las,tiresias,greedy-share";
   std::string json_path;
   std::string report_path;
   std::string jobs_csv_prefix;

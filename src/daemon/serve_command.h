@@ -17,7 +17,7 @@ namespace dlsched::daemon {
 struct ServeFlags {
   std::string listen = "127.0.0.1:8642";  // HOST:PORT; port 0 picks a free one
   std::string db;                         // default <workdir>/dlsched.db
-  std::string profile = "fifo-backfill";  // built-in name or .json file
+  std::string profile = "dlsched";        // built-in name or .json file
   double round_s = 0;                     // > 0: the round-based profile's round length
   std::string gpus = "auto";              // "auto" (NVML) or a cluster spec
   std::string workdir = "dlsched-work";

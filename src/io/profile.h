@@ -68,7 +68,8 @@ Status SetRoundLength(PolicyProfile& profile, Duration round);
 // Fails naming the profile and what is wrong (a plugin the registry lacks, a bad argument).
 Result<std::unique_ptr<SchedulingPolicy>> BuildPolicy(const PolicyProfile& profile);
 
-// The profiles shipped in profiles/*.json, embedded at build time: (name, JSON text), by name.
+// The profiles shipped in profiles/*.json, embedded at build time: (name, JSON text), the
+// default (dlsched) first, then by name.
 const std::vector<std::pair<std::string_view, std::string_view>>& BuiltinProfiles();
 
 }  // namespace dlsched

@@ -12,6 +12,7 @@
 #include "plugins/queue_sort/queue_sorts.h"
 #include "plugins/score/deadline_fit.h"
 #include "plugins/score/pack.h"
+#include "plugins/score/relative_speedup.h"
 
 namespace dlsched {
 
@@ -32,6 +33,7 @@ Status RegisterInTreePlugins(PluginRegistry& registry) {
   DS_RETURN_IF_ERROR(registry.Register<ConsolidateScore>());
   DS_RETURN_IF_ERROR(registry.Register<SpreadScore>());
   DS_RETURN_IF_ERROR(registry.Register<DeadlineFitScore>());
+  DS_RETURN_IF_ERROR(registry.Register<RelativeSpeedupScore>());
   DS_RETURN_IF_ERROR(registry.Register<PriorityPreempt>());
   DS_RETURN_IF_ERROR(registry.Register<QosPreempt>());
   return Status::Ok();

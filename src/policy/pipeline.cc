@@ -758,7 +758,10 @@ TenantUse PipelinePolicy::UseOf(const SchedulingContext& ctx,
   if (quota != nullptr) {
     use.has_quota = true;
     use.guaranteed = ShareToGpus(ctx, quota->guaranteed_share);
-    use.cap = ShareToGpus(ctx, quota->max_share);
+    // A max_share of the whole cluster is no cap: a tenant holding every GPU may still preempt
+    // its own lower-ranked jobs.
+    use.cap = quota->max_share >= 1 ? std::numeric_limits<int>::max()
+                                    : ShareToGpus(ctx, quota->max_share);
   }
   return use;
 }

@@ -176,5 +176,32 @@ TEST(PipelineQuotaTest, ATenantFallingBelowItsGuaranteeMidPassIsServedInTheFirst
   EXPECT_EQ(scheduler.jobs().at(b2).state, JobState::kRunning);
 }
 
+// A max_share of 1 caps nothing: a tenant holding every GPU is not over its quota, so its own
+// higher-ranked job preempts its lower-ranked one (and waits as gpus-busy, not as quota).
+TEST(PipelineQuotaTest, AWholeClusterMaxShareIsNoCap) {
+  PipelineConfig profile;
+  profile.name = "priority-guarantee";
+  profile.admit = {{"feasibility", {}, 1}};
+  profile.queue_sort = {"priority", {}, 1};
+  profile.score = {{"consolidate", {}, 1}};
+  profile.preempt = {{"priority_preempt", {}, 1}};
+  profile.backfill = true;
+  profile.quotas = {{"*", {0.1, 1.0}}};
+  const Cluster cluster = MakeCluster("1x4xV100");
+  RecordingExecutor executor;
+  SimpleThroughputModel model;
+  auto policy = BuildPipeline(profile, InTreeRegistry());
+  ASSERT_TRUE(policy.ok()) << policy.status().ToString();
+  Scheduler scheduler(cluster, std::move(policy).value(), executor, model, /*seed=*/1);
+  auto low = scheduler.Submit(MakeJob(0).Gpus(4).Spec(), kTimeZero);
+  ASSERT_TRUE(low.ok());
+  scheduler.RunCycle(kTimeZero);
+  ASSERT_EQ(scheduler.jobs().at(*low).state, JobState::kRunning);
+  auto high = scheduler.Submit(MakeJob(1).Gpus(4).Priority(5).Spec(), AtSeconds(1));
+  ASSERT_TRUE(high.ok());
+  scheduler.RunCycle(AtSeconds(1));
+  EXPECT_THAT(executor.Preempted(), ElementsAre(*low));
+}
+
 }  // namespace
 }  // namespace dlsched

@@ -296,11 +296,13 @@ class SharingPolicy final : public SchedulingPolicy {
     return slowdowns;
   }
 
-  // Whether the job may migrate now. With `check_residence`, one that may once its minimum
-  // residence on its GPU ends asks for a cycle then.
+  // Whether the job may migrate now: only a running one (a holder the packer placed this cycle
+  // still waits). With `check_residence`, one that may once its minimum residence on its GPU
+  // ends asks for a cycle then.
   bool MayMigrate(const SchedulingContext& ctx, JobId id, const std::vector<JobId>& preempted,
                   bool check_residence, Decisions& decisions) const {
     const Job& job = ctx.jobs.at(id);
+    if (job.state != JobState::kRunning) return false;
     if (job.preempt_requested || Contains(preempted, id)) return false;
     if (job.migrations >= config_.max_migrations_per_job) return false;
     const Timestamp settled = job.segment_start + config_.min_residence;

@@ -154,7 +154,7 @@ TEST_F(DaemonIntegrationTest, LogsShowBothStreamsByDefault) {
 }
 
 TEST_F(DaemonIntegrationTest, QueueJsonHasThePositionAndCauseTheTableShows) {
-  StartDaemon();
+  StartDaemon({"--profile", "fifo-backfill"});  // no preemption: the waiting job is gpus-busy
   const int64_t holder =
       ParsedId(Cli({"submit", "--parsable", "--gpus", "4", "--", "sleep", "60"}));
   ASSERT_TRUE(WaitForState(holder, "running"));

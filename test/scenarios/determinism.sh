@@ -14,7 +14,7 @@ for i in 1 2; do
     extra=()
     [ "$mode" = stated ] && extra=(--estimate-error 0.5)
     "$dlsched" simulate -q --trace synthetic:jobs=1500,seed=11 --cluster 6x8xV100 --seed 5 \
-      "${extra[@]}" --policy fifo,fifo-backfill,sjf,srtf,las,tiresias,priority \
+      "${extra[@]}" --policy dlsched,fifo,fifo-backfill,sjf,srtf,las,tiresias,priority \
       --json "$dir/r.json" --report "$dir/r.html" --jobs-csv "$dir/jobs-" > "$dir/table.txt"
     grep -v '"wall_s"' "$dir/r.json" > "$dir/r.nowall.json"
     rm "$dir/r.json" "$dir/table.txt"
