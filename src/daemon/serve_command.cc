@@ -264,16 +264,24 @@ int RunServe(const ServeFlags& flags, std::ostream& out, std::ostream& err) {
       return kExitUsage;
     }
   }
-  const auto* sharing = std::get_if<SharingProfile>(&profile->kind);
-  const bool shares_gpus = sharing != nullptr;
-  if (slurm && shares_gpus) {
+  if (const auto* sharing = std::get_if<SharingProfile>(&profile->kind); slurm && sharing) {
     const Status shards = CheckSlurmShards(discovery->cluster.sites,
                                            sharing->config.max_jobs_per_gpu, profile->name());
-    if (!shards.ok()) {
+    if (!shards.ok() && flags.profile != ServeFlags{}.profile) {
       err << "dlsched serve: --executor slurm: " << shards.message() << "\n";
       return kExitRuntimeError;
     }
+    if (!shards.ok()) {
+      // The default profile runs on any Slurm cluster: without shards, as its whole-GPU base.
+      PolicyProfile base =
+          std::visit([](const auto& whole_gpu) { return PolicyProfile{whole_gpu}; }, sharing->base);
+      err << "dlsched serve: warning: --executor slurm: the default profile '" << profile->name()
+          << "' runs without GPU sharing, as its base '" << base.name() << "': " << shards.message()
+          << "\n";
+      profile = std::move(base);
+    }
   }
+  const bool shares_gpus = std::holds_alternative<SharingProfile>(profile->kind);
   std::shared_ptr<const PerfPredictor> predictor;
   if (!flags.predictor.empty()) {
     Result<PerfPredictor> fitted = FitProfileStore(flags.predictor);
