@@ -5,10 +5,12 @@ Starts `dlsched serve` with tokens (an admin, alice, bob) on fake GPUs (1x8xV100
 monitor over the fake NVML of test/fake_nvml (its state file lists the 8 GPUs and, once the jobs
 run, each running job's process on each of its GPUs, with memory and utilisation this test
 chooses) and a profile whose priority preemption has no minimum run time, submits real jobs until
-there is one of each: finished, running (with progress), waiting, and preempted (suspended), then
+there is one of each: finished, running (with progress), waiting, preempted (suspended), and two
+single-GPU jobs sharing the last GPU (the profile shares as greedy-share does), then
 loads every view of the page in headless Chromium (`--dump-dom`, one fresh browser profile per
 load) and checks the rendered DOM against the API's own answers: rows, order, states, causes and
-every number, the GPUs' memory and utilisation and the jobs' GPU samples included. A second
+every number, the GPUs' memory and utilisation and the jobs' GPU samples included, and the shared
+GPU shown shared by both jobs (state, colour, job links) with each job's page on it. A second
 daemon runs on a fake Slurm (scontrol, squeue, sbatch, scancel scripts first on its PATH) whose
 node gpu2 is drained: its Cluster view must show that node offline. It also checks that:
   - the page makes no request off the machine: every load runs with
@@ -55,15 +57,28 @@ TOKENS = {"admin": "t-admin-0123456789", "alice": "t-alice-0123456789",
 
 PROFILE = {
     "name": "dashboard-test",
-    "description": "priority with immediate preemption and tenant quotas (browser tests)",
-    "admit": ["feasibility"],
-    "queue_sort": "priority",
-    "score": ["consolidate"],
-    "preempt": [{"name": "priority_preempt", "args": {"min_run_s": 0}}],
-    "backfill": True,
-    "quotas": {"team-a": {"guaranteed_share": 0.25, "max_share": 1.0},
-               "*": {"guaranteed_share": 0.25, "max_share": 1.0}},
+    "description": "priority with immediate preemption and tenant quotas, plus GPU sharing by "
+                   "single-GPU jobs (browser tests)",
+    "base": {
+        "name": "dashboard-test-base",
+        "description": "the whole-GPU part",
+        "admit": ["feasibility"],
+        "queue_sort": "priority",
+        "score": ["consolidate"],
+        "preempt": [{"name": "priority_preempt", "args": {"min_run_s": 0}}],
+        "backfill": True,
+        "quotas": {"team-a": {"guaranteed_share": 0.25, "max_share": 1.0},
+                   "*": {"guaranteed_share": 0.25, "max_share": 1.0}},
+    },
+    # As profiles/greedy-share.json: two single-GPU jobs whose memory requests fit together share.
+    "share": {"packer": "greedy", "mode": "packed", "interference_aware": True,
+              "max_jobs_per_gpu": 2, "memory_percentile": 95, "max_slowdown": 1.5,
+              "migration": {"enabled": True, "max_per_job": 2, "min_residence_s": 600,
+                            "min_slowdown": 1.2}},
 }
+# The memory request of the two jobs that share a GPU: more than job_mib gives either (so the
+# OOM watchdog leaves them be), and two of them fit in one GPU's GPU_MIB.
+SHARE_MIB = 6144
 
 
 class Failure(Exception):
@@ -300,7 +315,7 @@ def make_jobs(api):
     done = eventually("a-done to finish", lambda: api.get("/v1/jobs/%d" % jobs["a-done"])
                       if api.get("/v1/jobs/%d" % jobs["a-done"])["finish_time"] else None)
     check(done["state"] == "succeeded", "a-done: %s (%s)" % (done["state"], done["reason"]))
-    jobs["a-long"] = api.submit("alice", name="a-long", gpus=4, queue="team-a", memory_mib=8192,
+    jobs["a-long"] = api.submit("alice", name="a-long", gpus=3, queue="team-a", memory_mib=8192,
                                 script='echo "a-long started"; exec sleep 600')
     jobs["b-run"] = api.submit("bob", name="b-run", gpus=2, queue="team-b",
                                script='echo "b-run started"; exec sleep 600')
@@ -317,6 +332,16 @@ def make_jobs(api):
         return suspended if by_id[jobs["b-urgent"]]["state"] == "running" and suspended else None
     victims = eventually("b-urgent to preempt a job", preempted)
     check(len(victims) == 1, "want one preempted job, got %s" % victims)
+    # The last free GPU: a single-GPU job takes it, and a second one, with nowhere else to go,
+    # joins it there (the profile's sharing).
+    jobs["a-small"] = api.submit("alice", name="a-small", gpus=1, queue="team-a",
+                                 memory_mib=SHARE_MIB, script='echo "a-small started"; exec sleep 600')
+    eventually("a-small to run", lambda: api.get("/v1/jobs/%d" % jobs["a-small"])["state"] ==
+               "running")
+    jobs["a-share"] = api.submit("alice", name="a-share", gpus=1, queue="team-a",
+                                 memory_mib=SHARE_MIB, script='echo "a-share started"; exec sleep 600')
+    eventually("a-share to share a-small's GPU", lambda: api.get("/v1/jobs/%d" % jobs["a-share"])[
+        "state"] == "running")
     jobs["b-wait"] = api.submit("bob", name="b-wait", gpus=4, queue="team-b",
                                 script="echo never")
     jobs["a-wait"] = api.submit("alice", name="a-wait", gpus=1, queue="team-a",
@@ -598,6 +623,26 @@ def check_cluster(dom, api, who):
     return nodes
 
 
+def check_shared(dom, nodes, job_ids):
+    """The Cluster view shows the one GPU the API gives as shared by `job_ids` (two jobs) as
+    shared, in the shared colour, with both jobs; returns its "node:index"."""
+    shared = [(n["name"], g) for n in nodes["nodes"] for g in n["gpus"] if g["state"] == "shared"]
+    check(len(shared) == 1, "want one shared GPU, the API has %s" % shared)
+    node, g = shared[0]
+    where = "%s:%d" % (node, g["index"])
+    check(sorted(g["jobs"]) == sorted(job_ids) and g["holders"] == 2,
+          "shared GPU %s: jobs %s, holders %s; want %s" % (where, g["jobs"], g["holders"], job_ids))
+    sq = dom.find(data_gpu=where)
+    check(sq.attrs["data-state"] == "shared" and "gpu-shared" in sq.attrs["class"].split() and
+          sorted(int(j) for j in sq.attrs["data-jobs"].split(",")) == sorted(job_ids) and
+          sq.attrs["data-holders"] == "2" and
+          sorted(int(a.text()) for a in sq.find_all("a")) == sorted(job_ids),
+          "GPU %s is not shown shared by %s: %s" % (where, job_ids, sq.attrs))
+    others = [x for x in dom.find_all(data_gpu=True) if x.attrs["data-state"] == "shared"]
+    check(len(others) == 1, "%d GPUs shown shared" % len(others))
+    return where
+
+
 def check_job(dom, api, who, job_id):
     job = api.get("/v1/jobs/%d" % job_id, who)
     check(dom.find(id="job-title").attrs["data-job"] == str(job_id), "job title")
@@ -735,6 +780,13 @@ def run(args):
         check(nodes["gpus_allocated"] == 8, "want a full cluster, got %d" % nodes["gpus_allocated"])
         check(all(g["device"] is not None for g in nodes["nodes"][0]["gpus"]),
               "the cluster view was checked without the monitor's samples")
+        shared_ids = [jobs["a-small"], jobs["a-share"]]
+        shared_gpu = check_shared(dom, nodes, shared_ids)
+        for j in shared_ids:
+            dom = browser.load("job/%d" % j, "admin", shot="dashboard-job-shared-%d.png" % j)
+            job, _, _ = check_job(dom, api, "admin", j)
+            check(job["placement"] == shared_gpu, "job %d on %s, not on the shared GPU %s" %
+                  (j, job["placement"], shared_gpu))
         dom = browser.load("job/%d" % with_progress, "admin", shot="dashboard-job.png")
         job, _, log = check_job(dom, api, "admin", with_progress)
         check("started" in log, "log tail of %d: %r" % (with_progress, log))
