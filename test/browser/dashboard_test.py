@@ -12,7 +12,9 @@ load) and checks the rendered DOM against the API's own answers: rows, order, st
 every number, the GPUs' memory and utilisation and the jobs' GPU samples included, and the shared
 GPU shown shared by both jobs (state, colour, job links) with each job's page on it. A second
 daemon runs on a fake Slurm (scontrol, squeue, sbatch, scancel scripts first on its PATH) whose
-node gpu2 is drained: its Cluster view must show that node offline. It also checks that:
+node gpu2 is drained: its Cluster view must show that node offline; a third (two GPUs, no
+tokens) runs a service that needs one of its two GPUs and lends the other to a training job: its
+Cluster view must show that GPU lent by the service, with the borrower on it. It also checks that:
   - the page makes no request off the machine: every load runs with
     `--host-resolver-rules="MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"` (no host name resolves, so nothing
     could leave even if the page tried) and writes a net log (`--log-net-log`); every request the
@@ -295,6 +297,25 @@ def start_slurm_daemon(dlsched, tmp):
                 return line.split()[-1]
         return None
     return proc, eventually("the Slurm daemon to listen", listening, within=60)
+
+
+def start_service_daemon(dlsched, tmp):
+    """A daemon on two fake GPUs, no tokens, running a service that holds both and needs one all
+    day (so it lends the other) and a single-GPU training job that borrows the lent one."""
+    out = open(os.path.join(tmp, "service-serve.out"), "w")
+    err = open(os.path.join(tmp, "service-serve.err"), "w")
+    proc = subprocess.Popen(
+        [dlsched, "serve", "--listen", "127.0.0.1:0", "--gpus", "1x2xV100", "--grace", "1",
+         "--kill-jobs-on-exit", "--workdir", os.path.join(tmp, "service-work")],
+        stdout=out, stderr=err)
+
+    def listening():
+        check(proc.poll() is None, "service daemon exited: " + open(err.name).read())
+        for line in open(out.name):
+            if line.startswith("listening on "):
+                return line.split()[-1]
+        return None
+    return proc, eventually("the service daemon to listen", listening, within=60)
 
 
 def stop_daemon(proc):
@@ -867,6 +888,49 @@ def run(args):
             browser.browser_requests |= slurm_browser.browser_requests
         finally:
             stop_daemon(slurm_daemon)
+
+        # A lent GPU: a third daemon whose service lends one of its two GPUs to a training job.
+        service_daemon, service_base = start_service_daemon(args.dlsched, tmp)
+        try:
+            service_api = Api(service_base)
+
+            def submit(**job):
+                status, _, raw = service_api.call("POST", "/v1/jobs", None, job)
+                check(status == 201, "submit %s: %d %s" % (job, status, raw))
+                return json.loads(raw)["id"]
+            service = submit(name="svc", gpus=2, kind="service", service_load="0:1",
+                             script="exec sleep 600")
+            eventually("the service to run", lambda: json.loads(service_api.call(
+                "GET", "/v1/jobs/%d" % service, None)[2])["state"] == "running")
+            borrower = submit(name="borrower", gpus=1, script="exec sleep 600")
+
+            def lent():
+                n = json.loads(service_api.call("GET", "/v1/nodes", None)[2])
+                gpus = n["nodes"][0]["gpus"]
+                return n if [g["state"] for g in gpus].count("lent") == 1 and any(
+                    g["state"] == "lent" and g["jobs"] == [borrower] for g in gpus) else None
+            nodes = eventually("the service to lend a GPU to the borrower", lent)
+            service_browser = Browser(args.chromium, service_base, tmp, args.out)
+            service_browser.loads = browser.loads
+            dom = service_browser.load("cluster", None, shot="dashboard-cluster-lent.png")
+            nodes = check_cluster(dom, service_api, None)
+            node = nodes["nodes"][0]
+            for g in node["gpus"]:
+                sq = dom.find(data_gpu="%s:%d" % (node["name"], g["index"]))
+                if g["state"] == "lent":
+                    check(g["lent_by"] == service and g["jobs"] == [borrower] and
+                          "gpu-lent" in sq.attrs["class"].split() and
+                          ("lent by job %d" % service) in sq.attrs["title"],
+                          "the lent GPU as shown: %s (API: %s)" % (sq.attrs, g))
+                else:
+                    check(g["jobs"] == [service] and g["holder"] == "service" and
+                          "gpu-service" in sq.attrs["class"].split(),
+                          "the service's own GPU as shown: %s (API: %s)" % (sq.attrs, g))
+            browser.loads = service_browser.loads
+            browser.page_requests |= service_browser.page_requests
+            browser.browser_requests |= service_browser.browser_requests
+        finally:
+            stop_daemon(service_daemon)
 
         check(any("/v1/" in u for u in browser.page_requests), "the page made no API request")
         summary = {"loads": browser.loads, "page_requests": sorted(browser.page_requests),
