@@ -35,6 +35,7 @@ Exit 0: passed; 1: failed; 77: skipped (no Chromium, and $CI unset).
 """
 
 import argparse
+import datetime
 import html.parser
 import json
 import os
@@ -534,6 +535,16 @@ def fmt_mib(mib):
     return "%d MiB" % mib if mib < 1024 else "%d GiB" % (mib // 1024)
 
 
+def fmt_time(t):
+    """The page's fmtTime: the API's time with a space for the T and no fraction of a second."""
+    return re.sub(r"\.\d+Z$", "Z", t.replace("T", " ", 1))
+
+
+def parse_time(t):
+    """The API's time in seconds since the epoch."""
+    return datetime.datetime.fromisoformat(t.replace("Z", "+00:00")).timestamp()
+
+
 def check_queue(dom, api, who):
     queue = api.get("/v1/queue", who)
     check(num(dom.find(id="queue-length").attrs["data-v"]) == queue["length"], "queue length")
@@ -557,6 +568,13 @@ def check_queue(dom, api, who):
               "shown reason of %d: %r" % (q["id"], c["reason"][1]))
         check(c["queue"][0] == waiting[q["id"]]["spec"].get("queue", ""), "tenant of %d" % q["id"])
         check(num(c["wait_s"][0]) >= 0, "wait of %d" % q["id"])
+        # The estimate moves with the running jobs' ETAs (now + the time left at their observed
+        # rate): known on the page when it is in the API's later answer, and not later than it.
+        start, shown = q["estimated_start"], c["estimated_start"][0]
+        check((shown == "") == (start is None) and
+              c["estimated_start"][1] == ("—" if start is None else fmt_time(shown)) and
+              (start is None or parse_time(shown) <= parse_time(start)),
+              "estimated start of %d: %s vs %s" % (q["id"], c["estimated_start"], start))
     running = [api.get("/v1/jobs/%d" % j["id"], who)
                for j in api.get("/v1/jobs?state=running", who)["jobs"]]
     rrows = dom.find("table", id="running").find("tbody").find_all("tr") if running else []
@@ -796,6 +814,19 @@ def run(args):
         check(states.get(victim) == "suspended", "the preempted job is not shown waiting")
         check(jobs["a-done"] in [j["id"] for j in finished], "a-done not shown finished")
         check(any(j["progress"] for j in running), "no running job shows progress")
+        # The preempted job (2 GPUs) waits for GPUs: the job with progress (3 GPUs, an ETA) frees
+        # enough for it and nothing ahead; the 4-GPU job behind it, nothing ends for.
+        eta = lambda: parse_time(api.get("/v1/jobs/%d" % with_progress)["progress"]["eta"])
+        before = eta()
+        estimates = {q["id"]: q for q in api.get("/v1/queue")["jobs"]}
+        after = eta()
+        check(estimates[victim]["estimated_start"] is not None and
+              before <= parse_time(estimates[victim]["estimated_start"]) <= after and
+              estimates[jobs["b-wait"]]["estimated_start"] is None,
+              "start estimates %s; the ETA of %d in [%s, %s]" % (
+                  estimates, with_progress, before, after))
+        check(any(r.cells()["estimated_start"][0] for r in dom.find_all("tr", data_job=True)
+                  if "estimated_start" in r.cells()), "no estimated start shown")
         dom = browser.load("cluster", "admin", shot="dashboard-cluster.png")
         nodes = check_cluster(dom, api, "admin")
         check(nodes["gpus_allocated"] == 8, "want a full cluster, got %d" % nodes["gpus_allocated"])
