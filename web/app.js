@@ -148,7 +148,7 @@ async function viewQueue() {
       cell("wait_s", secondsSince(q.queued_since, now), fmtDuration(secondsSince(q.queued_since, now)), "num"),
       cell("cause", q.cause, el("span", {class: "cause"}, q.cause)),
       cell("reason", q.reason, q.reason || "not looked at in the last cycle", "wrap"),
-      cell("estimated_start", null, "—"));
+      cell("estimated_start", q.estimated_start, fmtTime(q.estimated_start)));
   });
   const runRows = running.map(j => {
     const p = j.progress;
@@ -184,7 +184,8 @@ async function viewQueue() {
                                 n("Run time", 1), n("Finished"), n("Reason")], doneRows, "finished")
                        : el("p", {class: "muted", id: "finished-empty"}, "No job has finished."),
     el("p", {class: "muted"}, "Queue as of the cycle at " + fmtTime(queue.at) +
-       ". The policy gives no start estimates; “Est. start” stays empty."),
+       ". “Est. start”: when running jobs with an ETA free enough GPUs for the job and every " +
+       "job ahead of it (a count of GPUs, for jobs waiting for GPUs; — when unknown)."),
   ];
 }
 

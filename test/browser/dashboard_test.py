@@ -5,12 +5,16 @@ Starts `dlsched serve` with tokens (an admin, alice, bob) on fake GPUs (1x8xV100
 monitor over the fake NVML of test/fake_nvml (its state file lists the 8 GPUs and, once the jobs
 run, each running job's process on each of its GPUs, with memory and utilisation this test
 chooses) and a profile whose priority preemption has no minimum run time, submits real jobs until
-there is one of each: finished, running (with progress), waiting, and preempted (suspended), then
+there is one of each: finished, running (with progress), waiting, preempted (suspended), and two
+single-GPU jobs sharing the last GPU (the profile shares as greedy-share does), then
 loads every view of the page in headless Chromium (`--dump-dom`, one fresh browser profile per
 load) and checks the rendered DOM against the API's own answers: rows, order, states, causes and
-every number, the GPUs' memory and utilisation and the jobs' GPU samples included. A second
+every number, the GPUs' memory and utilisation and the jobs' GPU samples included, and the shared
+GPU shown shared by both jobs (state, colour, job links) with each job's page on it. A second
 daemon runs on a fake Slurm (scontrol, squeue, sbatch, scancel scripts first on its PATH) whose
-node gpu2 is drained: its Cluster view must show that node offline. It also checks that:
+node gpu2 is drained: its Cluster view must show that node offline; a third (two GPUs, no
+tokens) runs a service that needs one of its two GPUs and lends the other to a training job: its
+Cluster view must show that GPU lent by the service, with the borrower on it. It also checks that:
   - the page makes no request off the machine: every load runs with
     `--host-resolver-rules="MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"` (no host name resolves, so nothing
     could leave even if the page tried) and writes a net log (`--log-net-log`); every request the
@@ -31,6 +35,7 @@ Exit 0: passed; 1: failed; 77: skipped (no Chromium, and $CI unset).
 """
 
 import argparse
+import datetime
 import html.parser
 import json
 import os
@@ -55,15 +60,28 @@ TOKENS = {"admin": "t-admin-0123456789", "alice": "t-alice-0123456789",
 
 PROFILE = {
     "name": "dashboard-test",
-    "description": "priority with immediate preemption and tenant quotas (browser tests)",
-    "admit": ["feasibility"],
-    "queue_sort": "priority",
-    "score": ["consolidate"],
-    "preempt": [{"name": "priority_preempt", "args": {"min_run_s": 0}}],
-    "backfill": True,
-    "quotas": {"team-a": {"guaranteed_share": 0.25, "max_share": 1.0},
-               "*": {"guaranteed_share": 0.25, "max_share": 1.0}},
+    "description": "priority with immediate preemption and tenant quotas, plus GPU sharing by "
+                   "single-GPU jobs (browser tests)",
+    "base": {
+        "name": "dashboard-test-base",
+        "description": "the whole-GPU part",
+        "admit": ["feasibility"],
+        "queue_sort": "priority",
+        "score": ["consolidate"],
+        "preempt": [{"name": "priority_preempt", "args": {"min_run_s": 0}}],
+        "backfill": True,
+        "quotas": {"team-a": {"guaranteed_share": 0.25, "max_share": 1.0},
+                   "*": {"guaranteed_share": 0.25, "max_share": 1.0}},
+    },
+    # As profiles/greedy-share.json: two single-GPU jobs whose memory requests fit together share.
+    "share": {"packer": "greedy", "mode": "packed", "interference_aware": True,
+              "max_jobs_per_gpu": 2, "memory_percentile": 95, "max_slowdown": 1.5,
+              "migration": {"enabled": True, "max_per_job": 2, "min_residence_s": 600,
+                            "min_slowdown": 1.2}},
 }
+# The memory request of the two jobs that share a GPU: more than job_mib gives either (so the
+# OOM watchdog leaves them be), and two of them fit in one GPU's GPU_MIB.
+SHARE_MIB = 6144
 
 
 class Failure(Exception):
@@ -282,6 +300,25 @@ def start_slurm_daemon(dlsched, tmp):
     return proc, eventually("the Slurm daemon to listen", listening, within=60)
 
 
+def start_service_daemon(dlsched, tmp):
+    """A daemon on two fake GPUs, no tokens, running a service that holds both and needs one all
+    day (so it lends the other) and a single-GPU training job that borrows the lent one."""
+    out = open(os.path.join(tmp, "service-serve.out"), "w")
+    err = open(os.path.join(tmp, "service-serve.err"), "w")
+    proc = subprocess.Popen(
+        [dlsched, "serve", "--listen", "127.0.0.1:0", "--gpus", "1x2xV100", "--grace", "1",
+         "--kill-jobs-on-exit", "--workdir", os.path.join(tmp, "service-work")],
+        stdout=out, stderr=err)
+
+    def listening():
+        check(proc.poll() is None, "service daemon exited: " + open(err.name).read())
+        for line in open(out.name):
+            if line.startswith("listening on "):
+                return line.split()[-1]
+        return None
+    return proc, eventually("the service daemon to listen", listening, within=60)
+
+
 def stop_daemon(proc):
     if proc.poll() is None:
         proc.send_signal(signal.SIGTERM)
@@ -300,7 +337,7 @@ def make_jobs(api):
     done = eventually("a-done to finish", lambda: api.get("/v1/jobs/%d" % jobs["a-done"])
                       if api.get("/v1/jobs/%d" % jobs["a-done"])["finish_time"] else None)
     check(done["state"] == "succeeded", "a-done: %s (%s)" % (done["state"], done["reason"]))
-    jobs["a-long"] = api.submit("alice", name="a-long", gpus=4, queue="team-a", memory_mib=8192,
+    jobs["a-long"] = api.submit("alice", name="a-long", gpus=3, queue="team-a", memory_mib=8192,
                                 script='echo "a-long started"; exec sleep 600')
     jobs["b-run"] = api.submit("bob", name="b-run", gpus=2, queue="team-b",
                                script='echo "b-run started"; exec sleep 600')
@@ -317,6 +354,16 @@ def make_jobs(api):
         return suspended if by_id[jobs["b-urgent"]]["state"] == "running" and suspended else None
     victims = eventually("b-urgent to preempt a job", preempted)
     check(len(victims) == 1, "want one preempted job, got %s" % victims)
+    # The last free GPU: a single-GPU job takes it, and a second one, with nowhere else to go,
+    # joins it there (the profile's sharing).
+    jobs["a-small"] = api.submit("alice", name="a-small", gpus=1, queue="team-a",
+                                 memory_mib=SHARE_MIB, script='echo "a-small started"; exec sleep 600')
+    eventually("a-small to run", lambda: api.get("/v1/jobs/%d" % jobs["a-small"])["state"] ==
+               "running")
+    jobs["a-share"] = api.submit("alice", name="a-share", gpus=1, queue="team-a",
+                                 memory_mib=SHARE_MIB, script='echo "a-share started"; exec sleep 600')
+    eventually("a-share to share a-small's GPU", lambda: api.get("/v1/jobs/%d" % jobs["a-share"])[
+        "state"] == "running")
     jobs["b-wait"] = api.submit("bob", name="b-wait", gpus=4, queue="team-b",
                                 script="echo never")
     jobs["a-wait"] = api.submit("alice", name="a-wait", gpus=1, queue="team-a",
@@ -488,6 +535,16 @@ def fmt_mib(mib):
     return "%d MiB" % mib if mib < 1024 else "%d GiB" % (mib // 1024)
 
 
+def fmt_time(t):
+    """The page's fmtTime: the API's time with a space for the T and no fraction of a second."""
+    return re.sub(r"\.\d+Z$", "Z", t.replace("T", " ", 1))
+
+
+def parse_time(t):
+    """The API's time in seconds since the epoch."""
+    return datetime.datetime.fromisoformat(t.replace("Z", "+00:00")).timestamp()
+
+
 def check_queue(dom, api, who):
     queue = api.get("/v1/queue", who)
     check(num(dom.find(id="queue-length").attrs["data-v"]) == queue["length"], "queue length")
@@ -511,6 +568,13 @@ def check_queue(dom, api, who):
               "shown reason of %d: %r" % (q["id"], c["reason"][1]))
         check(c["queue"][0] == waiting[q["id"]]["spec"].get("queue", ""), "tenant of %d" % q["id"])
         check(num(c["wait_s"][0]) >= 0, "wait of %d" % q["id"])
+        # The estimate moves with the running jobs' ETAs (now + the time left at their observed
+        # rate): known on the page when it is in the API's later answer, and not later than it.
+        start, shown = q["estimated_start"], c["estimated_start"][0]
+        check((shown == "") == (start is None) and
+              c["estimated_start"][1] == ("—" if start is None else fmt_time(shown)) and
+              (start is None or parse_time(shown) <= parse_time(start)),
+              "estimated start of %d: %s vs %s" % (q["id"], c["estimated_start"], start))
     running = [api.get("/v1/jobs/%d" % j["id"], who)
                for j in api.get("/v1/jobs?state=running", who)["jobs"]]
     rrows = dom.find("table", id="running").find("tbody").find_all("tr") if running else []
@@ -596,6 +660,26 @@ def check_cluster(dom, api, who):
               num(row["offline"][0]) == offline and row["total"][1] == str(total),
               "per type %s: %s" % (typ, row))
     return nodes
+
+
+def check_shared(dom, nodes, job_ids):
+    """The Cluster view shows the one GPU the API gives as shared by `job_ids` (two jobs) as
+    shared, in the shared colour, with both jobs; returns its "node:index"."""
+    shared = [(n["name"], g) for n in nodes["nodes"] for g in n["gpus"] if g["state"] == "shared"]
+    check(len(shared) == 1, "want one shared GPU, the API has %s" % shared)
+    node, g = shared[0]
+    where = "%s:%d" % (node, g["index"])
+    check(sorted(g["jobs"]) == sorted(job_ids) and g["holders"] == 2,
+          "shared GPU %s: jobs %s, holders %s; want %s" % (where, g["jobs"], g["holders"], job_ids))
+    sq = dom.find(data_gpu=where)
+    check(sq.attrs["data-state"] == "shared" and "gpu-shared" in sq.attrs["class"].split() and
+          sorted(int(j) for j in sq.attrs["data-jobs"].split(",")) == sorted(job_ids) and
+          sq.attrs["data-holders"] == "2" and
+          sorted(int(a.text()) for a in sq.find_all("a")) == sorted(job_ids),
+          "GPU %s is not shown shared by %s: %s" % (where, job_ids, sq.attrs))
+    others = [x for x in dom.find_all(data_gpu=True) if x.attrs["data-state"] == "shared"]
+    check(len(others) == 1, "%d GPUs shown shared" % len(others))
+    return where
 
 
 def check_job(dom, api, who, job_id):
@@ -730,11 +814,31 @@ def run(args):
         check(states.get(victim) == "suspended", "the preempted job is not shown waiting")
         check(jobs["a-done"] in [j["id"] for j in finished], "a-done not shown finished")
         check(any(j["progress"] for j in running), "no running job shows progress")
+        # The preempted job (2 GPUs) waits for GPUs: the job with progress (3 GPUs, an ETA) frees
+        # enough for it and nothing ahead; the 4-GPU job behind it, nothing ends for.
+        eta = lambda: parse_time(api.get("/v1/jobs/%d" % with_progress)["progress"]["eta"])
+        before = eta()
+        estimates = {q["id"]: q for q in api.get("/v1/queue")["jobs"]}
+        after = eta()
+        check(estimates[victim]["estimated_start"] is not None and
+              before <= parse_time(estimates[victim]["estimated_start"]) <= after and
+              estimates[jobs["b-wait"]]["estimated_start"] is None,
+              "start estimates %s; the ETA of %d in [%s, %s]" % (
+                  estimates, with_progress, before, after))
+        check(any(r.cells()["estimated_start"][0] for r in dom.find_all("tr", data_job=True)
+                  if "estimated_start" in r.cells()), "no estimated start shown")
         dom = browser.load("cluster", "admin", shot="dashboard-cluster.png")
         nodes = check_cluster(dom, api, "admin")
         check(nodes["gpus_allocated"] == 8, "want a full cluster, got %d" % nodes["gpus_allocated"])
         check(all(g["device"] is not None for g in nodes["nodes"][0]["gpus"]),
               "the cluster view was checked without the monitor's samples")
+        shared_ids = [jobs["a-small"], jobs["a-share"]]
+        shared_gpu = check_shared(dom, nodes, shared_ids)
+        for j in shared_ids:
+            dom = browser.load("job/%d" % j, "admin", shot="dashboard-job-shared-%d.png" % j)
+            job, _, _ = check_job(dom, api, "admin", j)
+            check(job["placement"] == shared_gpu, "job %d on %s, not on the shared GPU %s" %
+                  (j, job["placement"], shared_gpu))
         dom = browser.load("job/%d" % with_progress, "admin", shot="dashboard-job.png")
         job, _, log = check_job(dom, api, "admin", with_progress)
         check("started" in log, "log tail of %d: %r" % (with_progress, log))
@@ -815,6 +919,49 @@ def run(args):
             browser.browser_requests |= slurm_browser.browser_requests
         finally:
             stop_daemon(slurm_daemon)
+
+        # A lent GPU: a third daemon whose service lends one of its two GPUs to a training job.
+        service_daemon, service_base = start_service_daemon(args.dlsched, tmp)
+        try:
+            service_api = Api(service_base)
+
+            def submit(**job):
+                status, _, raw = service_api.call("POST", "/v1/jobs", None, job)
+                check(status == 201, "submit %s: %d %s" % (job, status, raw))
+                return json.loads(raw)["id"]
+            service = submit(name="svc", gpus=2, kind="service", service_load="0:1",
+                             script="exec sleep 600")
+            eventually("the service to run", lambda: json.loads(service_api.call(
+                "GET", "/v1/jobs/%d" % service, None)[2])["state"] == "running")
+            borrower = submit(name="borrower", gpus=1, script="exec sleep 600")
+
+            def lent():
+                n = json.loads(service_api.call("GET", "/v1/nodes", None)[2])
+                gpus = n["nodes"][0]["gpus"]
+                return n if [g["state"] for g in gpus].count("lent") == 1 and any(
+                    g["state"] == "lent" and g["jobs"] == [borrower] for g in gpus) else None
+            nodes = eventually("the service to lend a GPU to the borrower", lent)
+            service_browser = Browser(args.chromium, service_base, tmp, args.out)
+            service_browser.loads = browser.loads
+            dom = service_browser.load("cluster", None, shot="dashboard-cluster-lent.png")
+            nodes = check_cluster(dom, service_api, None)
+            node = nodes["nodes"][0]
+            for g in node["gpus"]:
+                sq = dom.find(data_gpu="%s:%d" % (node["name"], g["index"]))
+                if g["state"] == "lent":
+                    check(g["lent_by"] == service and g["jobs"] == [borrower] and
+                          "gpu-lent" in sq.attrs["class"].split() and
+                          ("lent by job %d" % service) in sq.attrs["title"],
+                          "the lent GPU as shown: %s (API: %s)" % (sq.attrs, g))
+                else:
+                    check(g["jobs"] == [service] and g["holder"] == "service" and
+                          "gpu-service" in sq.attrs["class"].split(),
+                          "the service's own GPU as shown: %s (API: %s)" % (sq.attrs, g))
+            browser.loads = service_browser.loads
+            browser.page_requests |= service_browser.page_requests
+            browser.browser_requests |= service_browser.browser_requests
+        finally:
+            stop_daemon(service_daemon)
 
         check(any("/v1/" in u for u in browser.page_requests), "the page made no API request")
         summary = {"loads": browser.loads, "page_requests": sorted(browser.page_requests),

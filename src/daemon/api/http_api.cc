@@ -9,6 +9,7 @@
 #include <fstream>
 #include <functional>
 #include <future>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <thread>
@@ -474,12 +475,48 @@ void HandleNodes(const Call& call, const Principal& who) {
   Reply(call.res, 200, NodesJson(*call.daemon.snapshot(), who));
 }
 
+// EstimateStarts over the queue `order` (every waiting job, whoever's): the GPUs free now and
+// the running jobs with an estimated end (EstimatedEnd), less those that share a GPU (their end
+// may free none). All unknown on a cluster of several GPU types, where a count of GPUs says
+// nothing of a job's type.
+std::vector<std::optional<Timestamp>> QueueStarts(const Call& call, const Snapshot& s,
+                                                  const std::vector<JobId>& order) {
+  std::vector<int> waiting;
+  waiting.reserve(order.size());
+  for (JobId id : order) {
+    const JobRecord* job = s.jobs.Find(id);
+    waiting.push_back(job == nullptr ? 0 : job->request->spec.num_gpus);
+  }
+  if (s.cluster->num_gpu_types() != 1) return std::vector<std::optional<Timestamp>>(order.size());
+  std::map<JobId, int> held;  // running job -> GPUs it holds alone
+  std::set<JobId> sharing;
+  for (const std::vector<GpuHolding>& node : s.gpus) {
+    for (const GpuHolding& gpu : node) {
+      for (JobId h : gpu.holders) {
+        ++held[h];
+        if (gpu.holders.size() > 1) sharing.insert(h);
+      }
+    }
+  }
+  const Timestamp now = SystemClock().Now();
+  std::vector<std::pair<Timestamp, int>> ends;
+  for (const auto& [id, gpus] : held) {
+    const JobRecord* job = s.jobs.Find(id);
+    if (job == nullptr || sharing.count(id) > 0) continue;
+    const std::optional<Timestamp> end =
+        EstimatedEnd(*job, now, ReadProgress(call.daemon.JobDir(id)), s.prediction(id));
+    if (end) ends.push_back({*end, gpus});
+  }
+  return EstimateStarts(waiting, s.cluster->total_gpus() - s.gpus_allocated, std::move(ends));
+}
+
 void HandleQueue(const Call& call, const Principal& who) {
   const std::optional<Result<QueueView>> view = AwaitScheduler(call.daemon.Queue(), call);
   if (!view) return;
   if (!view->ok()) return ReplyError(call.res, view->status());
   // The view was computed before the snapshot the reply reads, so every id is in it.
   const std::shared_ptr<const Snapshot> s = call.daemon.snapshot();
+  const std::vector<std::optional<Timestamp>> starts = QueueStarts(call, *s, (*view)->order);
   std::vector<QueueEntry> entries;
   int position = 0;
   for (JobId id : (*view)->order) {
@@ -487,11 +524,17 @@ void HandleQueue(const Call& call, const Principal& who) {
     const JobRecord* job = s->jobs.Find(id);
     if (job == nullptr || !who.MayAccess(job->user())) continue;
     auto it = (*view)->reasons.find(id);
-    if (it == (*view)->reasons.end()) {
-      entries.push_back({position, job, "", PendingCause::kOther});
-    } else {
-      entries.push_back({position, job, it->second.reason, it->second.cause});
+    QueueEntry entry{position, job, "", PendingCause::kOther};
+    if (it != (*view)->reasons.end()) {
+      entry.reason = it->second.reason;
+      entry.cause = it->second.cause;
     }
+    // Only for a job that waits for GPUs to free: the estimate counts nothing else.
+    if (entry.cause == PendingCause::kGpusBusy || entry.cause == PendingCause::kHeadOfLine ||
+        entry.cause == PendingCause::kLowerPriority) {
+      entry.estimated_start = starts[position - 1];
+    }
+    entries.push_back(std::move(entry));
   }
   Reply(call.res, 200, QueueJson(entries, (*view)->at, *s));
 }

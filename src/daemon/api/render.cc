@@ -19,7 +19,56 @@ std::string Number(double v) {
   return buf;
 }
 
+// The time a running job with progress has left, and its basis (JobJson's ETA); nullopt when
+// there is none.
+std::optional<std::pair<double, const char*>> TimeLeft(const JobRecord& job, Timestamp now,
+                                                       const std::optional<Progress>& progress,
+                                                       const JobPrediction* prediction) {
+  if (!progress || job.state != JobState::kRunning) return std::nullopt;
+  const JobSpec& spec = job.request->spec;
+  const double total = progress->total > 0 ? progress->total : job.request->total_iterations;
+  if (total <= 0) return std::nullopt;
+  const double fraction = std::clamp(progress->done / total, 0.0, 1.0);
+  if (prediction != nullptr && prediction->iters_per_s > 0) {
+    // The predictor works in JobSpec units (spec.iterations for the whole job).
+    return std::pair{(1 - fraction) * spec.iterations / prediction->iters_per_s, "predictor"};
+  }
+  const Duration run_time = job.run_time + std::max(Duration(0), now - job.segment_start);
+  if (fraction > 0 && fraction < 1 && run_time > Duration(0)) {
+    // Remaining wall time at the job's observed rate so far.
+    return std::pair{ToSeconds(run_time) * (1 - fraction) / fraction, "observed"};
+  }
+  return std::nullopt;
+}
+
 }  // namespace
+
+std::optional<Timestamp> EstimatedEnd(const JobRecord& job, Timestamp now,
+                                      const std::optional<Progress>& progress,
+                                      const JobPrediction* prediction) {
+  const auto left = TimeLeft(job, now, progress, prediction);
+  if (!left) return std::nullopt;
+  return now + Seconds(left->first);
+}
+
+std::vector<std::optional<Timestamp>> EstimateStarts(const std::vector<int>& waiting_gpus,
+                                                     int free_now,
+                                                     std::vector<std::pair<Timestamp, int>> ends) {
+  std::sort(ends.begin(), ends.end());
+  std::vector<std::optional<Timestamp>> starts;
+  starts.reserve(waiting_gpus.size());
+  int64_t needed = 0;  // this job's GPUs and those of every job ahead of it
+  size_t ended = 0;    // ends[0, ended) are counted in `free`
+  int64_t free = free_now;
+  for (int gpus : waiting_gpus) {
+    needed += gpus;
+    // The earliest end at which enough is free; the first job's start is never before one.
+    while (ended < ends.size() && (ended == 0 || free < needed)) free += ends[ended++].second;
+    starts.push_back(ended > 0 && free >= needed ? std::optional(ends[ended - 1].first)
+                                                 : std::nullopt);
+  }
+  return starts;
+}
 
 json TimeJson(Timestamp t) { return t == kTimeNever ? json(nullptr) : json(FormatTime(t)); }
 
@@ -77,23 +126,17 @@ json JobJson(const JobRecord& job, Timestamp now, const std::optional<Progress>&
               {"eta_basis", json(nullptr)},
               {"predicted_iters_per_s", json(nullptr)},
               {"correction", json(nullptr)}};
-    const bool predicted = running && prediction != nullptr && prediction->iters_per_s > 0;
     if (running && prediction != nullptr) p["correction"] = prediction->correction;
     if (total > 0) {
       const double fraction = std::clamp(progress->done / total, 0.0, 1.0);
       p["fraction"] = fraction;
-      if (predicted) {
-        // The predictor works in JobSpec units (spec.iterations for the whole job); the report
-        // in the job's own iterations (total for the whole job).
+      if (running && prediction != nullptr && prediction->iters_per_s > 0) {
+        // The report is in the job's own iterations (total for the whole job).
         p["predicted_iters_per_s"] = prediction->iters_per_s * total / spec.iterations;
-        const double left_s = (1 - fraction) * spec.iterations / prediction->iters_per_s;
-        p["eta"] = TimeJson(now + Seconds(left_s));
-        p["eta_basis"] = "predictor";
-      } else if (running && fraction > 0 && fraction < 1 && run_time > Duration(0)) {
-        // Remaining wall time at the job's observed rate so far.
-        const double left_s = ToSeconds(run_time) * (1 - fraction) / fraction;
-        p["eta"] = TimeJson(now + Seconds(left_s));
-        p["eta_basis"] = "observed";
+      }
+      if (const auto left = TimeLeft(job, now, progress, prediction)) {
+        p["eta"] = TimeJson(now + Seconds(left->first));
+        p["eta_basis"] = left->second;
       }
     }
     j["progress"] = p;
@@ -189,17 +232,19 @@ json QueueJson(const std::vector<QueueEntry>& entries, Timestamp at, const Snaps
   json jobs = json::array();
   for (const QueueEntry& e : entries) {
     const JobSpec& spec = e.job->request->spec;
-    jobs.push_back({{"position", e.position},
-                    {"id", e.job->id.value()},
-                    {"name", spec.name},
-                    {"user", spec.user},
-                    {"state", std::string(JobStateName(e.job->state))},
-                    {"gpus", spec.num_gpus},
-                    {"gpu_type", spec.gpu_type},
-                    {"priority", spec.priority},
-                    {"queued_since", TimeJson(e.job->queued_since)},
-                    {"reason", e.reason},
-                    {"cause", std::string(PendingCauseName(e.cause))}});
+    jobs.push_back(
+        {{"position", e.position},
+         {"id", e.job->id.value()},
+         {"name", spec.name},
+         {"user", spec.user},
+         {"state", std::string(JobStateName(e.job->state))},
+         {"gpus", spec.num_gpus},
+         {"gpu_type", spec.gpu_type},
+         {"priority", spec.priority},
+         {"queued_since", TimeJson(e.job->queued_since)},
+         {"reason", e.reason},
+         {"cause", std::string(PendingCauseName(e.cause))},
+         {"estimated_start", e.estimated_start ? TimeJson(*e.estimated_start) : json(nullptr)}});
   }
   return {{"at", TimeJson(at)},
           {"policy", s.profile},

@@ -7,6 +7,8 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "daemon/api/auth.h"
 #include "daemon/core/snapshot.h"
@@ -34,6 +36,21 @@ nlohmann::json JobJson(const JobRecord& job, Timestamp now,
 // oldest first ([] when nothing happened to it since this daemon started).
 nlohmann::json JobTimelineJson(const JobRecord& job);
 
+// The estimated end of a running job, as its progress.eta (JobJson); nullopt when it has none.
+std::optional<Timestamp> EstimatedEnd(const JobRecord& job, Timestamp now,
+                                      const std::optional<Progress>& progress,
+                                      const JobPrediction* prediction);
+
+// Start estimates of the waiting jobs of a queue, in its order (`waiting_gpus`: the GPUs each asks
+// for): for each, the earliest estimated end among `ends` (the running jobs', as {end, GPUs it
+// frees}) at which the `free_now` GPUs and those of the running jobs ended by then are enough for
+// the job and every job ahead of it (each holding its GPUs from its start on); nullopt when they
+// never are. A count of GPUs, not a placement: what the policy's order, its backfill, preemption,
+// quotas, fragmentation or new arrivals change is not in it.
+std::vector<std::optional<Timestamp>> EstimateStarts(const std::vector<int>& waiting_gpus,
+                                                     int free_now,
+                                                     std::vector<std::pair<Timestamp, int>> ends);
+
 // GPUs per node with who holds each, and totals. Each GPU has "allocated", "holder"
 // ("training", "service", "other" or null when free) and "job": the holder's id when `viewer`
 // may see that job (Principal::MayAccess), else null ("holder" is then "other"), so a user
@@ -48,6 +65,7 @@ struct QueueEntry {
   const JobRecord* job = nullptr;
   std::string reason;  // empty: the policy did not look at the job in the last cycle
   PendingCause cause = PendingCause::kOther;
+  std::optional<Timestamp> estimated_start;  // EstimateStarts; nullopt: unknown
 };
 nlohmann::json QueueJson(const std::vector<QueueEntry>& entries, Timestamp at,
                          const Snapshot& snapshot);

@@ -101,6 +101,36 @@ TEST(RenderTest, APredictionGivesTheEtaAndShowsItsCorrection) {
   EXPECT_TRUE(done["progress"]["correction"].is_null());
 }
 
+TEST(RenderTest, TheEstimatedEndIsTheEta) {
+  const JobRecord r = Running();
+  const JobPrediction prediction{3.0, 1.5};
+  for (const JobPrediction* p : {static_cast<const JobPrediction*>(nullptr), &prediction}) {
+    const std::optional<Timestamp> end = EstimatedEnd(r, AtSeconds(1030), Progress{25, 0}, p);
+    ASSERT_TRUE(end.has_value());
+    EXPECT_EQ(FormatTime(*end),
+              JobJson(r, AtSeconds(1030), Progress{25, 0}, nullptr, p)["progress"]["eta"]);
+  }
+  EXPECT_FALSE(EstimatedEnd(r, AtSeconds(1030), std::nullopt, &prediction).has_value());
+  EXPECT_FALSE(EstimatedEnd(r, AtSeconds(1030), Progress{0, 0}, nullptr).has_value());
+}
+
+TEST(RenderTest, StartEstimatesCountTheGpusRunningJobsFreeForEachJobAndThoseAhead) {
+  // 1 GPU free now; running jobs end at 100 s (2 GPUs, listed last: ends are sorted), 50 s (1).
+  const std::vector<std::pair<Timestamp, int>> ends = {{AtSeconds(100), 2}, {AtSeconds(50), 1}};
+  // 2 GPUs: free at the first end (1 + 1). 1 more: 3 needed, 4 free at 100 s. Then 2 more: 5
+  // needed, never. Then 1: never, behind it.
+  const std::vector<std::optional<Timestamp>> starts = EstimateStarts({2, 1, 2, 1}, 1, ends);
+  ASSERT_EQ(starts.size(), 4u);
+  EXPECT_EQ(starts[0], AtSeconds(50));
+  EXPECT_EQ(starts[1], AtSeconds(100));
+  EXPECT_FALSE(starts[2].has_value());
+  EXPECT_FALSE(starts[3].has_value());
+  // Enough free already: no earlier than the first end (the job waits for something that ends).
+  EXPECT_EQ(EstimateStarts({1}, 4, ends)[0], AtSeconds(50));
+  // Nothing estimated to end: unknown, however much is free.
+  EXPECT_FALSE(EstimateStarts({1}, 4, {})[0].has_value());
+}
+
 TEST(RenderTest, WaitingJobCarriesItsReason) {
   JobRecord r = Running();
   r.state = JobState::kQueued;
@@ -128,9 +158,13 @@ TEST(RenderTest, QueueEntriesCarryReasonAndCause) {
   s.profile = "priority-quota";
   s.jobs_by_state[static_cast<size_t>(JobState::kQueued)] = 1;
   s.jobs_by_state[static_cast<size_t>(JobState::kSuspended)] = 1;
-  const json q = QueueJson({{1, &a, "tenant 'x' holds 4 GPUs; its cap is 4", PendingCause::kQuota},
-                            {3, &b, "", PendingCause::kOther}},
-                           AtSeconds(10), s);
+  QueueEntry waits_for_gpus{3, &b, "", PendingCause::kOther};
+  waits_for_gpus.estimated_start = AtSeconds(20);
+  const json q = QueueJson(
+      {{1, &a, "tenant 'x' holds 4 GPUs; its cap is 4", PendingCause::kQuota}, waits_for_gpus},
+      AtSeconds(10), s);
+  EXPECT_TRUE(q["jobs"][0]["estimated_start"].is_null());
+  EXPECT_EQ(q["jobs"][1]["estimated_start"], FormatTime(AtSeconds(20)));
   EXPECT_EQ(q["length"], 2);
   EXPECT_EQ(q["policy"], "priority-quota");
   ASSERT_EQ(q["jobs"].size(), 2u);
