@@ -33,6 +33,9 @@ Result<RoundProfile> ParseRoundProfile(const json& doc) {
     } else if (key == "round_s" && value.is_number() && value.get<double>() >= 1e-6 &&
                value.get<double>() <= kMaxInputSeconds) {
       options.round = Seconds(value.get<double>());
+    } else if (key == "realloc_interval_s" && value.is_number() && value.get<double>() >= 0 &&
+               value.get<double>() <= kMaxInputSeconds) {
+      options.realloc_interval = Seconds(value.get<double>());
     } else if (key == "agnostic" && value.is_boolean()) {
       options.agnostic = value.get<bool>();
     } else {
@@ -47,11 +50,16 @@ Result<RoundProfile> ParseRoundProfile(const json& doc) {
 }
 
 json RoundProfileJson(const RoundProfile& profile) {
-  return {{"name", profile.options.name},
-          {"description", profile.options.description},
-          {"allocator", profile.allocator},
-          {"round_s", ToSeconds(profile.options.round)},
-          {"agnostic", profile.options.agnostic}};
+  json doc = {{"name", profile.options.name},
+              {"description", profile.options.description},
+              {"allocator", profile.allocator},
+              {"round_s", ToSeconds(profile.options.round)},
+              {"agnostic", profile.options.agnostic}};
+  // Only when set, so profiles without it print as before.
+  if (profile.options.realloc_interval > Duration::zero()) {
+    doc["realloc_interval_s"] = ToSeconds(profile.options.realloc_interval);
+  }
+  return doc;
 }
 
 Result<std::unique_ptr<SchedulingPolicy>> BuildRoundPolicy(const RoundProfile& profile) {

@@ -18,7 +18,9 @@ namespace dlsched {
 //    "round_s": 360, "agnostic": false}
 // allocator: "max-min" (AllocateMaxMin), "min-jct" (AllocateMinJct) or "greedy"
 // (AllocateGreedy); round_s: the round length, seconds (> 0, default 360); agnostic: plan with
-// a type-blind throughput matrix (default false). Unknown keys are errors.
+// a type-blind throughput matrix (default false); realloc_interval_s: the least time between
+// two computations of the allocation (>= 0, default 0 = at every change of the active set;
+// RoundPolicyOptions::realloc_interval). Unknown keys are errors.
 struct RoundProfile {
   hetero::RoundPolicyOptions options;
   std::string allocator;  // one AllocatorByName knows

@@ -118,6 +118,8 @@ void RoundPolicy::ComputeAllocation(const SchedulingContext& ctx) const {
   DS_CHECK(x.ok()) << x.status().ToString();
   state_.x = std::move(x).value();
   ++state_.allocations_computed;
+  state_.last_allocation = ctx.now;
+  state_.allocation_stale = false;
 }
 
 void RoundPolicy::Assign(const SchedulingContext& ctx, const std::vector<JobId>& candidates,
@@ -133,6 +135,7 @@ void RoundPolicy::Assign(const SchedulingContext& ctx, const std::vector<JobId>&
   std::vector<Entry> entries;
   for (JobId id : candidates) {
     const JobRecord& record = state_.jobs.at(id);
+    if (record.index < 0) continue;  // arrived after X was computed
     const int running_on = RunningType(ctx.jobs.at(id), ctx.cluster);
     for (int t = 0; t < types; ++t) {
       const double x = state_.x.at(record.index, t);
@@ -168,6 +171,7 @@ void RoundPolicy::Assign(const SchedulingContext& ctx, const std::vector<JobId>&
   for (JobId id : candidates) {
     if (chosen.contains(id)) continue;
     const JobRecord& record = state_.jobs.at(id);
+    if (record.index < 0) continue;
     int on = 0;
     for (int r : record.rounds_on) on += r;
     rest.emplace_back(record.rounds_active > 0 ? static_cast<double>(on) / record.rounds_active : 0,
@@ -204,7 +208,15 @@ Decisions RoundPolicy::DecideAndUpdate(const SchedulingContext& ctx) const {
     state_.num_types = ctx.cluster.num_gpu_types();
   }
   if (!state_.placements) state_.placements.emplace(ctx.cluster);
-  if (SyncJobs(ctx)) ComputeAllocation(ctx);
+  if (SyncJobs(ctx)) state_.allocation_stale = true;
+  if (state_.allocation_stale) {
+    const Duration interval = options_.realloc_interval;
+    if (interval == Duration::zero() ||
+        (ctx.now >= state_.next_round &&
+         (state_.last_allocation == kTimeZero || ctx.now - state_.last_allocation >= interval))) {
+      ComputeAllocation(ctx);
+    }
+  }
   const int types = ctx.cluster.num_gpu_types();
   // Capacity now: free GPUs plus those held by running jobs (offline nodes' GPUs are neither).
   std::vector<int> room(types);

@@ -42,11 +42,13 @@ const TableModel kModel(
 
 class RoundPolicyTest : public ::testing::Test {
  protected:
-  void Start(const std::string& cluster_spec, Allocator allocator, bool agnostic = false) {
+  void Start(const std::string& cluster_spec, Allocator allocator, bool agnostic = false,
+             Duration realloc_interval = Duration::zero()) {
     cluster_ = MakeCluster(cluster_spec);
     RoundPolicyOptions options;
     options.name = "test";
     options.agnostic = agnostic;
+    options.realloc_interval = realloc_interval;
     auto policy = std::make_unique<RoundPolicy>(std::move(options), std::move(allocator));
     policy_ = policy.get();
     scheduler_ = std::make_unique<Scheduler>(cluster_, std::move(policy), executor_, kModel,
@@ -145,6 +147,40 @@ TEST_F(RoundPolicyTest, RecomputesTheAllocationOnlyWhenJobsArriveOrLeave) {
   scheduler_->RunCycle(AtSeconds(900));
   EXPECT_EQ(policy_->allocations_computed(), 3);
   EXPECT_THAT(policy_->AllocationOf(a), IsEmpty());
+}
+
+TEST_F(RoundPolicyTest, WithAReallocIntervalArrivalsWaitForTheNextComputation) {
+  Start("1x2xV100", AllocateGreedy, /*agnostic=*/false, std::chrono::seconds(1920));
+  const JobId a = Submit("flat");
+  scheduler_->RunCycle(kTimeZero);
+  scheduler_->RunCycle(AtSeconds(360));
+  scheduler_->RunCycle(AtSeconds(720));
+  EXPECT_EQ(policy_->allocations_computed(), 1);
+  const JobId b = Submit("flat", AtSeconds(800));
+  scheduler_->RunCycle(AtSeconds(800));
+  // Mid-round: b has no row in X yet and waits, though a GPU is idle.
+  EXPECT_EQ(policy_->allocations_computed(), 1);
+  EXPECT_EQ(TypeOf(b), "-");
+  // The next boundary recomputes, the last computation being at time 0.
+  scheduler_->RunCycle(AtSeconds(1080));
+  EXPECT_EQ(policy_->allocations_computed(), 2);
+  EXPECT_EQ(TypeOf(b), "V100");
+  const JobId c = Submit("flat", AtSeconds(1100));
+  scheduler_->RunCycle(AtSeconds(1100));
+  for (int boundary = 1440; boundary <= 2880; boundary += 360) {
+    scheduler_->RunCycle(AtSeconds(boundary));
+  }
+  // Less than 1,920 s since 1,080 s: c is still outside X.
+  EXPECT_EQ(policy_->allocations_computed(), 2);
+  EXPECT_THAT(policy_->AllocationOf(c), IsEmpty());
+  EXPECT_EQ(TypeOf(c), "-");
+  EXPECT_EQ(TypeOf(a), "V100");
+  scheduler_->RunCycle(AtSeconds(3000));  // 1,920 s, but mid-round
+  EXPECT_EQ(policy_->allocations_computed(), 2);
+  scheduler_->RunCycle(AtSeconds(3240));
+  EXPECT_EQ(policy_->allocations_computed(), 3);
+  EXPECT_THAT(policy_->AllocationOf(c), ::testing::SizeIs(1));
+  EXPECT_THAT(policy_->SaveState(), ::testing::HasSubstr(" realloc 3240000000 0"));
 }
 
 TEST_F(RoundPolicyTest, IdleGpusGoToJobsTheAllocationLeftOut) {
