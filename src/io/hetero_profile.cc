@@ -36,6 +36,8 @@ Result<RoundProfile> ParseRoundProfile(const json& doc) {
     } else if (key == "realloc_interval_s" && value.is_number() && value.get<double>() >= 0 &&
                value.get<double>() <= kMaxInputSeconds) {
       options.realloc_interval = Seconds(value.get<double>());
+    } else if (key == "backfill_between_rounds" && value.is_boolean()) {
+      options.backfill_between_rounds = value.get<bool>();
     } else if (key == "agnostic" && value.is_boolean()) {
       options.agnostic = value.get<bool>();
     } else {
@@ -59,6 +61,7 @@ json RoundProfileJson(const RoundProfile& profile) {
   if (profile.options.realloc_interval > Duration::zero()) {
     doc["realloc_interval_s"] = ToSeconds(profile.options.realloc_interval);
   }
+  if (!profile.options.backfill_between_rounds) doc["backfill_between_rounds"] = false;
   return doc;
 }
 

@@ -20,7 +20,9 @@ namespace dlsched {
 // (AllocateGreedy); round_s: the round length, seconds (> 0, default 360); agnostic: plan with
 // a type-blind throughput matrix (default false); realloc_interval_s: the least time between
 // two computations of the allocation (>= 0, default 0 = at every change of the active set;
-// RoundPolicyOptions::realloc_interval). Unknown keys are errors.
+// RoundPolicyOptions::realloc_interval); backfill_between_rounds: give GPUs idle between round
+// boundaries to waiting jobs (default true; RoundPolicyOptions::backfill_between_rounds).
+// Unknown keys are errors.
 struct RoundProfile {
   hetero::RoundPolicyOptions options;
   std::string allocator;  // one AllocatorByName knows

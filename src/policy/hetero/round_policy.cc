@@ -269,7 +269,7 @@ Decisions RoundPolicy::DecideAndUpdate(const SchedulingContext& ctx) const {
     }
     bool any_room = false;
     for (int r : room) any_room = any_room || r > 0;
-    if (any_room) {
+    if (any_room && options_.backfill_between_rounds) {
       for (const auto& [id, record] : state_.jobs) {
         if (IsWaiting(ctx.jobs.at(id).state) && !type_of.contains(id)) candidates.push_back(id);
       }

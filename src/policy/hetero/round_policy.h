@@ -26,6 +26,11 @@ struct RoundPolicyOptions {
   // after the last computation (or while the last one was at time zero); until then jobs that
   // arrived since the last computation have no row in X and are not placed, even on idle GPUs.
   Duration realloc_interval = Duration::zero();
+  // Between round boundaries, give GPUs no assigned job uses to unassigned waiting jobs (the
+  // default). False: as in Gavel's simulator, GPUs freed mid-round stay idle until the next
+  // boundary and arrivals wait for it (jobs assigned at the boundary still start as their GPUs
+  // free).
+  bool backfill_between_rounds = true;
 };
 
 // Gavel's round-based mechanism (OSDI'20, section 4) realising an allocation X (jobs x GPU
@@ -46,8 +51,9 @@ struct RoundPolicyOptions {
 //   preempted; assigned waiting jobs are launched with the Placer restricted to their type.
 // - Between round boundaries (arrivals, departures, suspensions) the round's assigned jobs
 //   that could not start yet are launched where their GPUs have become free, and GPUs no
-//   assigned job will use go to unassigned waiting jobs in the same order; those runs are not
-//   counted in rounds_on (they use capacity the round would leave idle).
+//   assigned job will use go to unassigned waiting jobs in the same order (unless
+//   !options.backfill_between_rounds); those runs are not counted in rounds_on (they use
+//   capacity the round would leave idle).
 // - Decisions::wake_at is the next round boundary (none while no job is active).
 //
 // State kept across cycles (X, the active set, matrix rows, rounds_active / rounds_on, the

@@ -43,12 +43,13 @@ const TableModel kModel(
 class RoundPolicyTest : public ::testing::Test {
  protected:
   void Start(const std::string& cluster_spec, Allocator allocator, bool agnostic = false,
-             Duration realloc_interval = Duration::zero()) {
+             Duration realloc_interval = Duration::zero(), bool backfill = true) {
     cluster_ = MakeCluster(cluster_spec);
     RoundPolicyOptions options;
     options.name = "test";
     options.agnostic = agnostic;
     options.realloc_interval = realloc_interval;
+    options.backfill_between_rounds = backfill;
     auto policy = std::make_unique<RoundPolicy>(std::move(options), std::move(allocator));
     policy_ = policy.get();
     scheduler_ = std::make_unique<Scheduler>(cluster_, std::move(policy), executor_, kModel,
@@ -181,6 +182,17 @@ TEST_F(RoundPolicyTest, WithAReallocIntervalArrivalsWaitForTheNextComputation) {
   EXPECT_EQ(policy_->allocations_computed(), 3);
   EXPECT_THAT(policy_->AllocationOf(c), ::testing::SizeIs(1));
   EXPECT_THAT(policy_->SaveState(), ::testing::HasSubstr(" realloc 3240000000 0"));
+}
+
+TEST_F(RoundPolicyTest, WithoutBackfillBetweenRoundsAnArrivalWaitsForTheBoundary) {
+  Start("1x2xV100", AllocateGreedy, /*agnostic=*/false, Duration::zero(), /*backfill=*/false);
+  Submit("flat");
+  scheduler_->RunCycle(kTimeZero);
+  const JobId b = Submit("flat", AtSeconds(100));
+  scheduler_->RunCycle(AtSeconds(100));
+  EXPECT_EQ(TypeOf(b), "-");  // the idle GPU stays idle until the round ends
+  scheduler_->RunCycle(AtSeconds(360));
+  EXPECT_EQ(TypeOf(b), "V100");
 }
 
 TEST_F(RoundPolicyTest, IdleGpusGoToJobsTheAllocationLeftOut) {
