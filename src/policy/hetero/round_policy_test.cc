@@ -181,7 +181,14 @@ TEST_F(RoundPolicyTest, WithAReallocIntervalArrivalsWaitForTheNextComputation) {
   scheduler_->RunCycle(AtSeconds(3240));
   EXPECT_EQ(policy_->allocations_computed(), 3);
   EXPECT_THAT(policy_->AllocationOf(c), ::testing::SizeIs(1));
-  EXPECT_THAT(policy_->SaveState(), ::testing::HasSubstr(" realloc 3240000000 0"));
+  const std::string saved = policy_->SaveState();
+  EXPECT_THAT(saved, ::testing::HasSubstr(" realloc 3240000000 0"));
+  RoundPolicy restored(policy_->options(), AllocateGreedy);
+  ASSERT_TRUE(restored.RestoreState(saved).ok());
+  EXPECT_EQ(restored.SaveState(), saved);
+  // Without the interval the record is not expected.
+  RoundPolicy plain(RoundPolicyOptions{.name = "plain"}, AllocateGreedy);
+  EXPECT_FALSE(plain.RestoreState(saved).ok());
 }
 
 TEST_F(RoundPolicyTest, WithoutBackfillBetweenRoundsAnArrivalWaitsForTheBoundary) {
