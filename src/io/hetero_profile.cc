@@ -38,6 +38,8 @@ Result<RoundProfile> ParseRoundProfile(const json& doc) {
       options.realloc_interval = Seconds(value.get<double>());
     } else if (key == "backfill_between_rounds" && value.is_boolean()) {
       options.backfill_between_rounds = value.get<bool>();
+    } else if (key == "reset_counts_at_allocation" && value.is_boolean()) {
+      options.reset_counts_at_allocation = value.get<bool>();
     } else if (key == "agnostic" && value.is_boolean()) {
       options.agnostic = value.get<bool>();
     } else {
@@ -62,6 +64,7 @@ json RoundProfileJson(const RoundProfile& profile) {
     doc["realloc_interval_s"] = ToSeconds(profile.options.realloc_interval);
   }
   if (!profile.options.backfill_between_rounds) doc["backfill_between_rounds"] = false;
+  if (profile.options.reset_counts_at_allocation) doc["reset_counts_at_allocation"] = true;
   return doc;
 }
 

@@ -21,7 +21,8 @@ namespace dlsched {
 // a type-blind throughput matrix (default false); realloc_interval_s: the least time between
 // two computations of the allocation (>= 0, default 0 = at every change of the active set;
 // RoundPolicyOptions::realloc_interval); backfill_between_rounds: give GPUs idle between round
-// boundaries to waiting jobs (default true; RoundPolicyOptions::backfill_between_rounds).
+// boundaries to waiting jobs (default true; RoundPolicyOptions::backfill_between_rounds);
+// reset_counts_at_allocation (default false; RoundPolicyOptions::reset_counts_at_allocation).
 // Unknown keys are errors.
 struct RoundProfile {
   hetero::RoundPolicyOptions options;

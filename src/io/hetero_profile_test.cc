@@ -50,6 +50,8 @@ TEST(HeteroProfileTest, TheGavelProfilesSetItsReallocInterval) {
     const RoundProfile& round = std::get<RoundProfile>(profile->kind);
     EXPECT_EQ(round.options.realloc_interval, std::chrono::seconds(1920));
     EXPECT_EQ(round.options.agnostic, name == "gavel-max-min");
+    EXPECT_FALSE(round.options.backfill_between_rounds);
+    EXPECT_TRUE(round.options.reset_counts_at_allocation);
     Result<PolicyProfile> back = ParsePolicyProfile(PolicyProfileToJson(*profile), "round trip");
     ASSERT_TRUE(back.ok()) << back.status().ToString();
     EXPECT_EQ(std::get<RoundProfile>(back->kind).options.realloc_interval,

@@ -104,6 +104,10 @@ void RoundPolicy::ComputeAllocation(const SchedulingContext& ctx) const {
   for (auto& [id, record] : state_.jobs) {
     const Job& job = ctx.jobs.at(id);
     record.index = index++;
+    if (options_.reset_counts_at_allocation) {
+      record.rounds_active = 0;
+      std::fill(record.rounds_on.begin(), record.rounds_on.end(), 0);
+    }
     problem.gang.push_back(job.spec.num_gpus);
     problem.iters_per_s.insert(problem.iters_per_s.end(), record.row.begin(), record.row.end());
     // Estimated work left at the last checkpoint (the run-time estimator's, in iterations at

@@ -31,6 +31,11 @@ struct RoundPolicyOptions {
   // boundary and arrivals wait for it (jobs assigned at the boundary still start as their GPUs
   // free).
   bool backfill_between_rounds = true;
+  // Every computation of X sets each job's rounds_active and rounds_on back to zero, so the
+  // ranking measures the time received under the current X only (Gavel's simulator resets its
+  // per-job time counters at every allocation reset). False (the default): counted since the
+  // job arrived.
+  bool reset_counts_at_allocation = false;
 };
 
 // Gavel's round-based mechanism (OSDI'20, section 4) realising an allocation X (jobs x GPU

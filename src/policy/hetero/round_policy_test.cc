@@ -5,6 +5,7 @@
 
 #include <map>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <utility>
 
@@ -43,13 +44,15 @@ const TableModel kModel(
 class RoundPolicyTest : public ::testing::Test {
  protected:
   void Start(const std::string& cluster_spec, Allocator allocator, bool agnostic = false,
-             Duration realloc_interval = Duration::zero(), bool backfill = true) {
+             Duration realloc_interval = Duration::zero(), bool backfill = true,
+             bool reset_counts = false) {
     cluster_ = MakeCluster(cluster_spec);
     RoundPolicyOptions options;
     options.name = "test";
     options.agnostic = agnostic;
     options.realloc_interval = realloc_interval;
     options.backfill_between_rounds = backfill;
+    options.reset_counts_at_allocation = reset_counts;
     auto policy = std::make_unique<RoundPolicy>(std::move(options), std::move(allocator));
     policy_ = policy.get();
     scheduler_ = std::make_unique<Scheduler>(cluster_, std::move(policy), executor_, kModel,
@@ -200,6 +203,29 @@ TEST_F(RoundPolicyTest, WithoutBackfillBetweenRoundsAnArrivalWaitsForTheBoundary
   EXPECT_EQ(TypeOf(b), "-");  // the idle GPU stays idle until the round ends
   scheduler_->RunCycle(AtSeconds(360));
   EXPECT_EQ(TypeOf(b), "V100");
+}
+
+// The first job's rounds_active in a saved state (round_policy_state.cc: "jobs J" then per job
+// id failed_types index rounds_active ...).
+int FirstJobRoundsActive(const std::string& state) {
+  std::istringstream in(state.substr(state.find(" jobs ") + 6));
+  int jobs = 0, id = 0, failed = 0, index = 0, rounds_active = -1;
+  in >> jobs >> id >> failed >> index >> rounds_active;
+  return rounds_active;
+}
+
+TEST_F(RoundPolicyTest, ResettingCountsAtAllocationForgetsTheRoundsBefore) {
+  for (const bool reset : {false, true}) {
+    SCOPED_TRACE(reset);
+    Start("1x2xV100", AllocateGreedy, /*agnostic=*/false, Duration::zero(), /*backfill=*/true,
+          reset);
+    Submit("flat");
+    for (int t = 0; t <= 720; t += 360) scheduler_->RunCycle(AtSeconds(t));
+    EXPECT_EQ(FirstJobRoundsActive(policy_->SaveState()), 3);
+    Submit("flat", AtSeconds(800));
+    scheduler_->RunCycle(AtSeconds(800));  // recomputes X
+    EXPECT_EQ(FirstJobRoundsActive(policy_->SaveState()), reset ? 0 : 3);
+  }
 }
 
 TEST_F(RoundPolicyTest, IdleGpusGoToJobsTheAllocationLeftOut) {
