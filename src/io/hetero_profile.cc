@@ -33,6 +33,13 @@ Result<RoundProfile> ParseRoundProfile(const json& doc) {
     } else if (key == "round_s" && value.is_number() && value.get<double>() >= 1e-6 &&
                value.get<double>() <= kMaxInputSeconds) {
       options.round = Seconds(value.get<double>());
+    } else if (key == "realloc_interval_s" && value.is_number() && value.get<double>() >= 0 &&
+               value.get<double>() <= kMaxInputSeconds) {
+      options.realloc_interval = Seconds(value.get<double>());
+    } else if (key == "backfill_between_rounds" && value.is_boolean()) {
+      options.backfill_between_rounds = value.get<bool>();
+    } else if (key == "reset_counts_at_allocation" && value.is_boolean()) {
+      options.reset_counts_at_allocation = value.get<bool>();
     } else if (key == "agnostic" && value.is_boolean()) {
       options.agnostic = value.get<bool>();
     } else {
@@ -47,11 +54,18 @@ Result<RoundProfile> ParseRoundProfile(const json& doc) {
 }
 
 json RoundProfileJson(const RoundProfile& profile) {
-  return {{"name", profile.options.name},
-          {"description", profile.options.description},
-          {"allocator", profile.allocator},
-          {"round_s", ToSeconds(profile.options.round)},
-          {"agnostic", profile.options.agnostic}};
+  json doc = {{"name", profile.options.name},
+              {"description", profile.options.description},
+              {"allocator", profile.allocator},
+              {"round_s", ToSeconds(profile.options.round)},
+              {"agnostic", profile.options.agnostic}};
+  // Only when set, so profiles without it print as before.
+  if (profile.options.realloc_interval > Duration::zero()) {
+    doc["realloc_interval_s"] = ToSeconds(profile.options.realloc_interval);
+  }
+  if (!profile.options.backfill_between_rounds) doc["backfill_between_rounds"] = false;
+  if (profile.options.reset_counts_at_allocation) doc["reset_counts_at_allocation"] = true;
+  return doc;
 }
 
 Result<std::unique_ptr<SchedulingPolicy>> BuildRoundPolicy(const RoundProfile& profile) {

@@ -42,6 +42,31 @@ TEST(HeteroProfileTest, TheBuiltinRoundProfilesLoadAsRoundPolicies) {
   }
 }
 
+TEST(HeteroProfileTest, TheGavelProfilesSetItsReallocInterval) {
+  for (const std::string name : {"gavel-max-min-perf", "gavel-max-min"}) {
+    SCOPED_TRACE(name);
+    Result<PolicyProfile> profile = LoadPolicyProfile(name);
+    ASSERT_TRUE(profile.ok()) << profile.status().ToString();
+    const RoundProfile& round = std::get<RoundProfile>(profile->kind);
+    EXPECT_EQ(round.options.realloc_interval, std::chrono::seconds(1920));
+    EXPECT_EQ(round.options.agnostic, name == "gavel-max-min");
+    EXPECT_FALSE(round.options.backfill_between_rounds);
+    EXPECT_TRUE(round.options.reset_counts_at_allocation);
+    Result<PolicyProfile> back = ParsePolicyProfile(PolicyProfileToJson(*profile), "round trip");
+    ASSERT_TRUE(back.ok()) << back.status().ToString();
+    EXPECT_EQ(std::get<RoundProfile>(back->kind).options.realloc_interval,
+              std::chrono::seconds(1920));
+  }
+  // The default: at every change, and the key is not written.
+  const RoundProfile& las = std::get<RoundProfile>(LoadPolicyProfile("hetero-las")->kind);
+  EXPECT_EQ(las.options.realloc_interval, Duration::zero());
+  EXPECT_THAT(PolicyProfileToJson(*LoadPolicyProfile("hetero-las")),
+              ::testing::Not(HasSubstr("realloc_interval_s")));
+  EXPECT_FALSE(ParsePolicyProfile(
+                   R"({"name": "x", "allocator": "max-min", "realloc_interval_s": -1})", "x.json")
+                   .ok());
+}
+
 TEST(HeteroProfileTest, ItsJsonReadsBackEqual) {
   Result<PolicyProfile> custom = ParsePolicyProfile(
       R"({"name": "x", "description": "d", "allocator": "min-jct", "round_s": 0.25,

@@ -104,6 +104,10 @@ void RoundPolicy::ComputeAllocation(const SchedulingContext& ctx) const {
   for (auto& [id, record] : state_.jobs) {
     const Job& job = ctx.jobs.at(id);
     record.index = index++;
+    if (options_.reset_counts_at_allocation) {
+      record.rounds_active = 0;
+      std::fill(record.rounds_on.begin(), record.rounds_on.end(), 0);
+    }
     problem.gang.push_back(job.spec.num_gpus);
     problem.iters_per_s.insert(problem.iters_per_s.end(), record.row.begin(), record.row.end());
     // Estimated work left at the last checkpoint (the run-time estimator's, in iterations at
@@ -118,6 +122,8 @@ void RoundPolicy::ComputeAllocation(const SchedulingContext& ctx) const {
   DS_CHECK(x.ok()) << x.status().ToString();
   state_.x = std::move(x).value();
   ++state_.allocations_computed;
+  state_.last_allocation = ctx.now;
+  state_.allocation_stale = false;
 }
 
 void RoundPolicy::Assign(const SchedulingContext& ctx, const std::vector<JobId>& candidates,
@@ -133,6 +139,7 @@ void RoundPolicy::Assign(const SchedulingContext& ctx, const std::vector<JobId>&
   std::vector<Entry> entries;
   for (JobId id : candidates) {
     const JobRecord& record = state_.jobs.at(id);
+    if (record.index < 0) continue;  // arrived after X was computed
     const int running_on = RunningType(ctx.jobs.at(id), ctx.cluster);
     for (int t = 0; t < types; ++t) {
       const double x = state_.x.at(record.index, t);
@@ -168,6 +175,7 @@ void RoundPolicy::Assign(const SchedulingContext& ctx, const std::vector<JobId>&
   for (JobId id : candidates) {
     if (chosen.contains(id)) continue;
     const JobRecord& record = state_.jobs.at(id);
+    if (record.index < 0) continue;
     int on = 0;
     for (int r : record.rounds_on) on += r;
     rest.emplace_back(record.rounds_active > 0 ? static_cast<double>(on) / record.rounds_active : 0,
@@ -204,7 +212,15 @@ Decisions RoundPolicy::DecideAndUpdate(const SchedulingContext& ctx) const {
     state_.num_types = ctx.cluster.num_gpu_types();
   }
   if (!state_.placements) state_.placements.emplace(ctx.cluster);
-  if (SyncJobs(ctx)) ComputeAllocation(ctx);
+  if (SyncJobs(ctx)) state_.allocation_stale = true;
+  if (state_.allocation_stale) {
+    const Duration interval = options_.realloc_interval;
+    if (interval == Duration::zero() ||
+        (ctx.now >= state_.next_round &&
+         (state_.last_allocation == kTimeZero || ctx.now - state_.last_allocation >= interval))) {
+      ComputeAllocation(ctx);
+    }
+  }
   const int types = ctx.cluster.num_gpu_types();
   // Capacity now: free GPUs plus those held by running jobs (offline nodes' GPUs are neither).
   std::vector<int> room(types);
@@ -257,7 +273,7 @@ Decisions RoundPolicy::DecideAndUpdate(const SchedulingContext& ctx) const {
     }
     bool any_room = false;
     for (int r : room) any_room = any_room || r > 0;
-    if (any_room) {
+    if (any_room && options_.backfill_between_rounds) {
       for (const auto& [id, record] : state_.jobs) {
         if (IsWaiting(ctx.jobs.at(id).state) && !type_of.contains(id)) candidates.push_back(id);
       }

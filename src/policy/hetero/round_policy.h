@@ -19,14 +19,32 @@ struct RoundPolicyOptions {
   Duration round = std::chrono::seconds(360);  // Gavel's default round length
   // Type-blind throughput matrix (MakeTypeBlind): the heterogeneity-agnostic baseline.
   bool agnostic = false;
+  // Least simulated time between two computations of X (Gavel's
+  // minimum_time_between_allocation_resets, 1920 s in its simulator). Zero (the default): X is
+  // recomputed at the first cycle after every change of the active set. Positive: a change
+  // marks X stale, and a stale X is recomputed only at a round boundary at least this long
+  // after the last computation (or while the last one was at time zero); until then jobs that
+  // arrived since the last computation have no row in X and are not placed, even on idle GPUs.
+  Duration realloc_interval = Duration::zero();
+  // Between round boundaries, give GPUs no assigned job uses to unassigned waiting jobs (the
+  // default). False: as in Gavel's simulator, GPUs freed mid-round stay idle until the next
+  // boundary and arrivals wait for it (jobs assigned at the boundary still start as their GPUs
+  // free).
+  bool backfill_between_rounds = true;
+  // Every computation of X sets each job's rounds_active and rounds_on back to zero, so the
+  // ranking measures the time received under the current X only (Gavel's simulator resets its
+  // per-job time counters at every allocation reset). False (the default): counted since the
+  // job arrived.
+  bool reset_counts_at_allocation = false;
 };
 
 // Gavel's round-based mechanism (OSDI'20, section 4) realising an allocation X (jobs x GPU
 // types, see allocation.h) computed by `allocate` from the estimator's throughput matrix.
 //
 // - X is recomputed only when the set of active jobs (admitted, not finished: waiting or
-//   running) or a job's matrix row (a GPU type it failed to start on) changes; an allocator
-//   error falls back to AllocateGreedy for that allocation.
+//   running) or a job's matrix row (a GPU type it failed to start on) changes, and no sooner
+//   than options.realloc_interval allows; an allocator error falls back to AllocateGreedy for
+//   that allocation.
 // - Rounds are the grid k x round from time zero. At each round's first cycle every active
 //   job's `rounds_active` grows by one, and (job, type) pairs with X > 0 are ranked by
 //   X[j][t] / (rounds_on[j][t] / rounds_active[j]) -- how far the time it received on t lags
@@ -38,8 +56,9 @@ struct RoundPolicyOptions {
 //   preempted; assigned waiting jobs are launched with the Placer restricted to their type.
 // - Between round boundaries (arrivals, departures, suspensions) the round's assigned jobs
 //   that could not start yet are launched where their GPUs have become free, and GPUs no
-//   assigned job will use go to unassigned waiting jobs in the same order; those runs are not
-//   counted in rounds_on (they use capacity the round would leave idle).
+//   assigned job will use go to unassigned waiting jobs in the same order (unless
+//   !options.backfill_between_rounds); those runs are not counted in rounds_on (they use
+//   capacity the round would leave idle).
 // - Decisions::wake_at is the next round boundary (none while no job is active).
 //
 // State kept across cycles (X, the active set, matrix rows, rounds_active / rounds_on, the
@@ -89,6 +108,10 @@ class RoundPolicy final : public SchedulingPolicy {
     // GPU types of the cluster the state was made on (rows' and X's width); -1 before the first
     // Decide.
     int num_types = -1;
+    // For options.realloc_interval > 0: when X was last computed, and whether the active set
+    // changed since.
+    Timestamp last_allocation = kTimeZero;
+    bool allocation_stale = false;
   };
 
   Decisions DecideAndUpdate(const SchedulingContext& ctx) const;

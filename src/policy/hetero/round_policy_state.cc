@@ -8,6 +8,7 @@
 //   x ROWS f_0 ... f_{ROWS*T-1}
 //   jobs J   then per job: id failed_types index rounds_active row_0..row_{T-1} on_0..on_{T-1}
 //   assigned A   then per entry: id type
+//   realloc LAST_US STALE   only when options.realloc_interval > 0
 // The placements of consolidated gangs are not saved: they are a function of the cluster.
 
 #include <charconv>
@@ -117,6 +118,11 @@ std::string RoundPolicy::SaveState() const {
     w.Number(id.value());
     w.Number(type);
   }
+  if (options_.realloc_interval > Duration::zero()) {
+    w.Word("realloc");
+    w.Number(state_.last_allocation.time_since_epoch().count());
+    w.Number(state_.allocation_stale ? 1 : 0);
+  }
   return w.Take();
 }
 
@@ -180,6 +186,15 @@ Status RoundPolicy::RestoreState(std::string_view text) {
       return bad("malformed assignment " + std::to_string(i));
     }
     s.assigned.emplace_back(JobId(id), type);
+  }
+  if (options_.realloc_interval > Duration::zero()) {
+    int64_t last = 0;
+    int stale = 0;
+    if (!r.Word("realloc") || !r.Number(last) || !r.Number(stale) || (stale != 0 && stale != 1)) {
+      return bad("malformed reallocation record");
+    }
+    s.last_allocation = Timestamp(Duration(last));
+    s.allocation_stale = stale == 1;
   }
   if (!r.AtEnd()) return bad("text after the assignment");
   state_ = std::move(s);

@@ -5,6 +5,7 @@
 
 #include <map>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <utility>
 
@@ -42,11 +43,16 @@ const TableModel kModel(
 
 class RoundPolicyTest : public ::testing::Test {
  protected:
-  void Start(const std::string& cluster_spec, Allocator allocator, bool agnostic = false) {
+  void Start(const std::string& cluster_spec, Allocator allocator, bool agnostic = false,
+             Duration realloc_interval = Duration::zero(), bool backfill = true,
+             bool reset_counts = false) {
     cluster_ = MakeCluster(cluster_spec);
     RoundPolicyOptions options;
     options.name = "test";
     options.agnostic = agnostic;
+    options.realloc_interval = realloc_interval;
+    options.backfill_between_rounds = backfill;
+    options.reset_counts_at_allocation = reset_counts;
     auto policy = std::make_unique<RoundPolicy>(std::move(options), std::move(allocator));
     policy_ = policy.get();
     scheduler_ = std::make_unique<Scheduler>(cluster_, std::move(policy), executor_, kModel,
@@ -145,6 +151,81 @@ TEST_F(RoundPolicyTest, RecomputesTheAllocationOnlyWhenJobsArriveOrLeave) {
   scheduler_->RunCycle(AtSeconds(900));
   EXPECT_EQ(policy_->allocations_computed(), 3);
   EXPECT_THAT(policy_->AllocationOf(a), IsEmpty());
+}
+
+TEST_F(RoundPolicyTest, WithAReallocIntervalArrivalsWaitForTheNextComputation) {
+  Start("1x2xV100", AllocateGreedy, /*agnostic=*/false, std::chrono::seconds(1920));
+  const JobId a = Submit("flat");
+  scheduler_->RunCycle(kTimeZero);
+  scheduler_->RunCycle(AtSeconds(360));
+  scheduler_->RunCycle(AtSeconds(720));
+  EXPECT_EQ(policy_->allocations_computed(), 1);
+  const JobId b = Submit("flat", AtSeconds(800));
+  scheduler_->RunCycle(AtSeconds(800));
+  // Mid-round: b has no row in X yet and waits, though a GPU is idle.
+  EXPECT_EQ(policy_->allocations_computed(), 1);
+  EXPECT_EQ(TypeOf(b), "-");
+  // The next boundary recomputes, the last computation being at time 0.
+  scheduler_->RunCycle(AtSeconds(1080));
+  EXPECT_EQ(policy_->allocations_computed(), 2);
+  EXPECT_EQ(TypeOf(b), "V100");
+  const JobId c = Submit("flat", AtSeconds(1100));
+  scheduler_->RunCycle(AtSeconds(1100));
+  for (int boundary = 1440; boundary <= 2880; boundary += 360) {
+    scheduler_->RunCycle(AtSeconds(boundary));
+  }
+  // Less than 1,920 s since 1,080 s: c is still outside X.
+  EXPECT_EQ(policy_->allocations_computed(), 2);
+  EXPECT_THAT(policy_->AllocationOf(c), IsEmpty());
+  EXPECT_EQ(TypeOf(c), "-");
+  EXPECT_EQ(TypeOf(a), "V100");
+  scheduler_->RunCycle(AtSeconds(3000));  // 1,920 s, but mid-round
+  EXPECT_EQ(policy_->allocations_computed(), 2);
+  scheduler_->RunCycle(AtSeconds(3240));
+  EXPECT_EQ(policy_->allocations_computed(), 3);
+  EXPECT_THAT(policy_->AllocationOf(c), ::testing::SizeIs(1));
+  const std::string saved = policy_->SaveState();
+  EXPECT_THAT(saved, ::testing::HasSubstr(" realloc 3240000000 0"));
+  RoundPolicy restored(policy_->options(), AllocateGreedy);
+  ASSERT_TRUE(restored.RestoreState(saved).ok());
+  EXPECT_EQ(restored.SaveState(), saved);
+  // Without the interval the record is not expected.
+  RoundPolicy plain(RoundPolicyOptions{.name = "plain"}, AllocateGreedy);
+  EXPECT_FALSE(plain.RestoreState(saved).ok());
+}
+
+TEST_F(RoundPolicyTest, WithoutBackfillBetweenRoundsAnArrivalWaitsForTheBoundary) {
+  Start("1x2xV100", AllocateGreedy, /*agnostic=*/false, Duration::zero(), /*backfill=*/false);
+  Submit("flat");
+  scheduler_->RunCycle(kTimeZero);
+  const JobId b = Submit("flat", AtSeconds(100));
+  scheduler_->RunCycle(AtSeconds(100));
+  EXPECT_EQ(TypeOf(b), "-");  // the idle GPU stays idle until the round ends
+  scheduler_->RunCycle(AtSeconds(360));
+  EXPECT_EQ(TypeOf(b), "V100");
+}
+
+// The first job's rounds_active in a saved state (round_policy_state.cc: "jobs J" then per job
+// id failed_types index rounds_active ...).
+int FirstJobRoundsActive(const std::string& state) {
+  std::istringstream in(state.substr(state.find(" jobs ") + 6));
+  int jobs = 0, id = 0, failed = 0, index = 0, rounds_active = -1;
+  in >> jobs >> id >> failed >> index >> rounds_active;
+  return rounds_active;
+}
+
+TEST_F(RoundPolicyTest, ResettingCountsAtAllocationForgetsTheRoundsBefore) {
+  for (const bool reset : {false, true}) {
+    SCOPED_TRACE(reset);
+    Start("1x2xV100", AllocateGreedy, /*agnostic=*/false, Duration::zero(), /*backfill=*/true,
+          reset);
+    Submit("flat");
+    for (int t = 0; t <= 720; t += 360) scheduler_->RunCycle(AtSeconds(t));
+    EXPECT_EQ(FirstJobRoundsActive(policy_->SaveState()), 3);
+    Submit("flat", AtSeconds(800));
+    scheduler_->RunCycle(AtSeconds(800));  // recomputes X
+    EXPECT_EQ(FirstJobRoundsActive(policy_->SaveState()), reset ? 0 : 3);
+  }
 }
 
 TEST_F(RoundPolicyTest, IdleGpusGoToJobsTheAllocationLeftOut) {
