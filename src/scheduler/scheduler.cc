@@ -387,6 +387,7 @@ Result<JobId> Scheduler::Restore(RestoredJob r) {
   running_pos_.push_back(-1);
   Job& job = jobs_.at(id);
   job.lifecycle() = r.lifecycle();
+  job.migrations = r.migrations;
   // Only a running job's segment goes on; the others start their next one afresh.
   if (r.state != JobState::kRunning) job.segment_start = Timestamp();
   switch (r.state) {

@@ -123,6 +123,7 @@ class Scheduler {
     Placement placement;  // kRunning only: the GPUs it holds
     // kRunning only: how it holds them; a shared mode needs one GPU (ClusterState::CanShare).
     ShareMode share = ShareMode::kExclusive;
+    int migrations = 0;  // Job::migrations (a sharing policy caps them per job)
   };
   // Puts back a job from durable state when a driver restarts (the daemon re-reading its
   // store), before any Submit. Ids are dense and assigned in call order, as Submit assigns them,

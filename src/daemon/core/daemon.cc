@@ -52,6 +52,9 @@ JobRow RowFor(const JobRecord& r, bool with_spec) {
   row.pid = r.pid;
   row.pid_start = static_cast<int64_t>(r.pid_start);
   row.exit_code = r.exit_code;
+  row.migrations = r.migrations;
+  row.oom_restarts = r.oom_restarts;
+  row.oom_in_a_row = r.oom_in_a_row;
   return row;
 }
 
@@ -252,6 +255,8 @@ Status Daemon::Restore() {
     LiveJob live;
     live.request = std::make_shared<const JobRequest>(std::move(request).value());
     live.exit_code = row.exit_code;
+    live.oom_restarts = row.oom_restarts;
+    live.oom_in_a_row = row.oom_in_a_row;
     if (adopt) {
       live.pid = static_cast<int>(row.pid);
       live.pid_start = static_cast<uint64_t>(row.pid_start);
@@ -573,6 +578,7 @@ std::shared_ptr<const JobRecord> Daemon::BuildRecord(JobId id) const {
   r->share = job.share;
   r->exit_code = live.exit_code;
   r->oom_restarts = live.oom_restarts;
+  r->oom_in_a_row = live.oom_in_a_row;
   r->migrations = job.migrations;
   r->timeline = live.timeline;
   if (job.state == JobState::kRunning) {

@@ -314,8 +314,8 @@ class Daemon {
     // Set while the OOM watchdog stops the run: why (its outcome becomes an out-of-memory
     // restart).
     std::string oom_stop;
-    int oom_in_a_row = 0;  // out-of-memory ends of its runs in a row
-    int oom_restarts = 0;  // out-of-memory restarts since the daemon started
+    int oom_in_a_row = 0;  // out-of-memory ends of its runs in a row (JobRecord)
+    int oom_restarts = 0;  // out-of-memory restarts (JobRecord)
     // The sizes of its stdout.log and stderr.log when the run started: the log the run wrote
     // begins there (FindCudaOutOfMemory reads no earlier run's).
     std::array<int64_t, 2> log_start{};

@@ -290,19 +290,11 @@ class Replayer {
     JobRow row;
     row.id = job.id.value();
     row.user = job.spec.user;
-    row.state = job.state;
+    row.lifecycle() = job.lifecycle();
     row.submit_time = job.spec.submit_time;
-    row.queued_since = job.queued_since;
-    row.segment_start = job.segment_start;
-    row.first_start = job.first_start;
-    row.finish_time = job.finish_time;
-    row.run_time = job.run_time;
-    row.attained_gpu_time = job.attained_gpu_time;
-    row.iterations_done = job.iterations_done;
-    row.preemptions = job.preemptions;
     row.placement = PlacementText(cluster, job.placement);
     row.share = job.share;
-    row.reason = job.reason;
+    row.migrations = job.migrations;
     return row;
   }
 

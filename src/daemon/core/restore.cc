@@ -10,6 +10,7 @@ Scheduler::RestoredJob RestoredFromRow(const JobRow& row, JobSpec spec) {
   Scheduler::RestoredJob r;
   r.lifecycle() = row.lifecycle();
   r.spec = std::move(spec);
+  r.migrations = row.migrations;
   return r;
 }
 
