@@ -444,6 +444,7 @@ class Daemon {
   Timestamp wake_at_ = kTimeNever;
   // The policy's state as the store has it (policy_state.h), to write it only when it changes.
   std::string saved_policy_state_;
+  std::string saved_running_order_;  // the stored meta row kRunningOrderKey (restore.h)
   // Set by KillRunningJobs: the reason its kills record; no cycle runs any more.
   std::optional<std::string> draining_;
   Timestamp started_at_;

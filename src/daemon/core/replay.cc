@@ -236,6 +236,8 @@ class Replayer {
       DS_ASSIGN_OR_RETURN(const JobId id, next.scheduler->Restore(std::move(restarted.job)));
       DS_CHECK(id.value() == i) << "restore assigned id " << id << " to job " << i;
     }
+    // The daemon restores the order it saved, the order its scheduler had (as this one had).
+    if (run_.scheduler) next.scheduler->RestoreRunningOrder(run_.scheduler->running());
     if (record.jobs != static_cast<int64_t>(jobs) || record.running != running) {
       Diverge(
           e.seq,
