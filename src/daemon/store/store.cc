@@ -56,7 +56,7 @@ constexpr const char* kJobColumns =
 // A running job's share mode (JobRow::share: "" exclusive, else ShareModeName); added after
 // version 1 was released, so a version 1 database that lacks the column gets it (AddShareColumn).
 constexpr const char* kShareColumn = "share";
-// A job's counts that a restart must keep (JobLifecycle::migrations, JobRow::oom_restarts and
+// A job's counts that a restart must keep (JobRow::migrations, oom_restarts and
 // oom_in_a_row); added after the share column, in the same way (AddCountColumns).
 constexpr const char* kCountColumns = "migrations, oom_restarts, oom_in_a_row";
 
