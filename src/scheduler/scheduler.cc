@@ -360,6 +360,25 @@ void Scheduler::RemoveRunning(JobId id) {
   running_by_rank_.Erase(id);
 }
 
+void Scheduler::RestoreRunningOrder(std::span<const JobId> order) {
+  std::vector<JobId> reordered;
+  reordered.reserve(running_.size());
+  constexpr int32_t kTaken = -2;
+  for (JobId id : order) {
+    if (id.index() < running_pos_.size() && running_pos_[id.index()] >= 0) {
+      running_pos_[id.index()] = kTaken;
+      reordered.push_back(id);
+    }
+  }
+  for (JobId id : running_) {
+    if (running_pos_[id.index()] != kTaken) reordered.push_back(id);
+  }
+  running_ = std::move(reordered);
+  for (size_t i = 0; i < running_.size(); ++i) {
+    running_pos_[running_[i].index()] = static_cast<int32_t>(i);
+  }
+}
+
 Result<JobId> Scheduler::Restore(RestoredJob r) {
   DS_RETURN_IF_ERROR(ValidateJobSpec(r.spec));
   if (r.state == JobState::kRunning) {
@@ -387,6 +406,7 @@ Result<JobId> Scheduler::Restore(RestoredJob r) {
   running_pos_.push_back(-1);
   Job& job = jobs_.at(id);
   job.lifecycle() = r.lifecycle();
+  job.migrations = r.migrations;
   // Only a running job's segment goes on; the others start their next one afresh.
   if (r.state != JobState::kRunning) job.segment_start = Timestamp();
   switch (r.state) {

@@ -487,6 +487,26 @@ TEST_F(SchedulerTest, RestoreKeepsIdsStatesAndHeldGpus) {
   EXPECT_EQ(job(JobId(1)).run_time, Seconds(20));
 }
 
+TEST_F(SchedulerTest, RestoreRunningOrderPutsTheSavedOrderFirstAndKeepsTheRest) {
+  Start("1x4xV100", Profile("fifo", true));
+  for (uint32_t i = 0; i < 4; ++i) {
+    auto r = Restored(MakeJob(i).Gpus(1).Spec(), JobState::kRunning);
+    r.placement = Placement{{{NodeId(0), uint64_t{1} << i}}};
+    r.migrations = static_cast<int>(i);
+    ASSERT_TRUE(scheduler_->Restore(r).ok());
+  }
+  EXPECT_EQ(job(JobId(3)).migrations, 3);
+  ASSERT_THAT(scheduler_->running(), ElementsAre(JobId(0), JobId(1), JobId(2), JobId(3)));
+  // Job 7 does not exist and job 2 is listed twice: both are skipped.
+  const std::vector<JobId> saved = {JobId(2), JobId(7), JobId(0), JobId(2)};
+  scheduler_->RestoreRunningOrder(saved);
+  EXPECT_THAT(scheduler_->running(), ElementsAre(JobId(2), JobId(0), JobId(1), JobId(3)));
+  // The positions follow: a job that ends leaves its slot to the last one.
+  ASSERT_TRUE(
+      scheduler_->Handle(JobFinished{JobId(2), JobState::kSucceeded, ""}, AtSeconds(30)).ok());
+  EXPECT_THAT(scheduler_->running(), ElementsAre(JobId(3), JobId(0), JobId(1)));
+}
+
 TEST_F(SchedulerTest, RestoreRefusesWhatCannotBeTrueAndChangesNothing) {
   Start("1x4xV100", Profile("fifo", true));
   auto first = Restored(MakeJob(0).Gpus(2).Spec(), JobState::kRunning);

@@ -158,5 +158,66 @@ TEST_F(OomIntegrationTest, AJobOutOfMemoryEveryTimeFailsAfterFiveInARow) {
       << record.dump();
 }
 
+// Under greedy-share two single-GPU jobs with small memory requests share the one GPU; the one
+// whose observed usage goes over its request (its DLSCHED_GPU_MEMORY_LIMIT_MIB) plus the slack
+// for --oom-samples samples in a row is requeued out of memory, its partner running on.
+TEST_F(OomIntegrationTest, AJobSharingAGpuOverItsLimitIsRequeuedWhileItsPartnerRunsOn) {
+  const std::string gpu = "gpu 40960 30 10 NVIDIA A100-SXM4-40GB\n";
+  WriteNvmlState(gpu);
+  StartServe({"--gpus", "auto", "--nvml-library", DLSCHED_FAKE_NVML, "--monitor-period", "0.05",
+              "--profile", "greedy-share", "--oom-slack-mib", "100", "--oom-samples", "3"});
+  json greedy = Script(
+      "echo $$ >> greedy.pids; echo \"$CUDA_VISIBLE_DEVICES $DLSCHED_GPU_MEMORY_LIMIT_MIB\" > "
+      "greedy.env; sleep 60");
+  greedy["memory_mib"] = 4096;
+  json partner = Script("echo $$ >> partner.pids; sleep 60");
+  partner["memory_mib"] = 4096;
+  const int64_t g = Submit(greedy).second["id"];
+  ASSERT_TRUE(WaitForState(g, "running"));
+  const int64_t p = Submit(partner).second["id"];
+  ASSERT_TRUE(WaitForState(p, "running")) << Job(p).dump();
+  ASSERT_EQ(Job(g)["placement"], Job(p)["placement"]) << "they share the GPU";
+  ASSERT_TRUE(Eventually([&] { return Pids("greedy.pids").size() == 1; }));
+  ASSERT_TRUE(Eventually([&] { return Pids("partner.pids").size() == 1; }));
+  ASSERT_TRUE(Eventually([&] { return ReadTextFile(dir_ / "greedy.env") == "0 4096\n"; }));
+  const std::string first = Pids("greedy.pids")[0];
+  const std::string partner_pid = Pids("partner.pids")[0];
+  const json partner_before = Job(p);
+
+  // Over its limit, but within the slack: left alone.
+  WriteNvmlState(gpu + "process 0 " + first + " 4150\nprocess 0 " + partner_pid + " 3000\n");
+  ASSERT_TRUE(Eventually([&] {
+    const json usage = Job(g)["gpu_usage"];
+    return usage.is_object() && usage.value("memory_mib", 0) == 4150;
+  }));
+  std::this_thread::sleep_for(milliseconds(300));  // 6 samples
+  EXPECT_EQ(Job(g)["oom_restarts"], 0);
+
+  // Over the limit and the slack: requeued out of memory after 3 samples in a row.
+  WriteNvmlState(gpu + "process 0 " + first + " 4300\nprocess 0 " + partner_pid + " 3000\n");
+  ASSERT_TRUE(Eventually([&] {
+    EXPECT_EQ(Job(p)["state"], "running");
+    return Job(g)["oom_restarts"] == 1;
+  })) << Job(g).dump();
+  const std::vector<std::string> failed = StoredEvents("launch_failed", g);
+  ASSERT_EQ(failed.size(), 1u);
+  EXPECT_TRUE(failed[0].starts_with("out of GPU memory: held 4300 MiB")) << failed[0];
+  EXPECT_NE(failed[0].find("4096 MiB limit"), std::string::npos) << failed[0];
+  // Requeued, it waits: after an out-of-memory end the policy gives it a GPU of its own, and the
+  // only one is its partner's.
+  ASSERT_TRUE(WaitForState(g, "queued")) << Job(g).dump();
+  std::this_thread::sleep_for(milliseconds(300));
+  EXPECT_EQ(Job(g)["state"], "queued");
+  EXPECT_EQ(Pids("greedy.pids").size(), 1u);
+
+  // The partner ran on throughout: the same process, never stopped.
+  const json kept = Job(p);
+  EXPECT_EQ(kept["state"], "running");
+  EXPECT_EQ(kept["pid"], partner_before["pid"]);
+  EXPECT_EQ(kept["oom_restarts"], 0);
+  EXPECT_EQ(kept["preemptions"], 0);
+  EXPECT_EQ(Pids("partner.pids"), std::vector<std::string>{partner_pid});
+}
+
 }  // namespace
 }  // namespace dlsched::integration

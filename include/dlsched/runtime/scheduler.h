@@ -1,6 +1,7 @@
 #pragma once
 
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -123,6 +124,7 @@ class Scheduler {
     Placement placement;  // kRunning only: the GPUs it holds
     // kRunning only: how it holds them; a shared mode needs one GPU (ClusterState::CanShare).
     ShareMode share = ShareMode::kExclusive;
+    int migrations = 0;  // Job::migrations (a sharing policy caps them per job)
   };
   // Puts back a job from durable state when a driver restarts (the daemon re-reading its
   // store), before any Submit. Ids are dense and assigned in call order, as Submit assigns them,
@@ -133,6 +135,12 @@ class Scheduler {
   // RunCycle does a full pass. Fails, changing nothing, on an invalid spec or state, or a
   // running job whose placement has the wrong size or GPUs that are not free.
   Result<JobId> Restore(RestoredJob restored);
+  // After the Restore calls, puts the running list (running()) back in the order a driver saved
+  // (`order`, as running() was): the order depends on history (a job that stops leaves its slot
+  // to the last one), and policies break ties by it, so a restarted driver decides as an
+  // uninterrupted one only with it. The running jobs in `order` come first, in its order; the
+  // other running jobs follow in their present order; ids of jobs not running are skipped.
+  void RestoreRunningOrder(std::span<const JobId> order);
   // Whether Restore would let a running job with `spec` keep `placement` now: its GPUs are free,
   // or the overlap is a loan between it and running services (a training job on a service's GPUs,
   // or a service under its borrowers). Held in a shared mode (`share`), the placement must be one

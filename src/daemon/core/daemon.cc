@@ -52,6 +52,9 @@ JobRow RowFor(const JobRecord& r, bool with_spec) {
   row.pid = r.pid;
   row.pid_start = static_cast<int64_t>(r.pid_start);
   row.exit_code = r.exit_code;
+  row.migrations = r.migrations;
+  row.oom_restarts = r.oom_restarts;
+  row.oom_in_a_row = r.oom_in_a_row;
   return row;
 }
 
@@ -252,6 +255,8 @@ Status Daemon::Restore() {
     LiveJob live;
     live.request = std::make_shared<const JobRequest>(std::move(request).value());
     live.exit_code = row.exit_code;
+    live.oom_restarts = row.oom_restarts;
+    live.oom_in_a_row = row.oom_in_a_row;
     if (adopt) {
       live.pid = static_cast<int>(row.pid);
       live.pid_start = static_cast<uint64_t>(row.pid_start);
@@ -271,6 +276,10 @@ Status Daemon::Restore() {
     index_.Set(record);
   }
   index_.Seal();
+  DS_ASSIGN_OR_RETURN(const std::optional<std::string> running_order,
+                      store_->GetMeta(kRunningOrderKey));
+  if (running_order) scheduler_->RestoreRunningOrder(ParseRunningOrder(*running_order));
+  saved_running_order_ = RunningOrderText(scheduler_->running());
   DS_ASSIGN_OR_RETURN(const std::vector<GpuSampleTotals> gpu_totals, store_->LoadGpuSampleTotals());
   DS_ASSIGN_OR_RETURN(const std::vector<GpuSampleRow> gpu_samples,
                       store_->LoadGpuSamples(GpuUsageBook::kHistory));
@@ -288,6 +297,7 @@ Status Daemon::Restore() {
   for (JobId id : failed_ids) MarkDirty(id);
   // The stored state is this run's from now on, also when it starts afresh under another profile.
   if (logged.ok()) logged = SavePolicyState(*store_, options_.profile, saved_policy_state_);
+  if (logged.ok()) logged = store_->SetMeta(kRunningOrderKey, saved_running_order_);
   if (logged.ok()) logged = FlushDirty();
   if (!logged.ok()) {
     store_->Rollback();
@@ -573,6 +583,7 @@ std::shared_ptr<const JobRecord> Daemon::BuildRecord(JobId id) const {
   r->share = job.share;
   r->exit_code = live.exit_code;
   r->oom_restarts = live.oom_restarts;
+  r->oom_in_a_row = live.oom_in_a_row;
   r->migrations = job.migrations;
   r->timeline = live.timeline;
   if (job.state == JobState::kRunning) {
@@ -1143,6 +1154,9 @@ Status Daemon::CommitDecisions(std::optional<CycleResult> cycle, Timestamp now) 
   if (status.ok() && state_changed) {
     status = SavePolicyState(*store_, options_.profile, policy_state);
   }
+  std::string running_order = RunningOrderText(scheduler_->running());
+  const bool order_changed = running_order != saved_running_order_;
+  if (status.ok() && order_changed) status = store_->SetMeta(kRunningOrderKey, running_order);
   if (status.ok()) status = FlushDirty();
   if (status.ok()) status = store_->Commit();
   if (!status.ok()) {
@@ -1150,6 +1164,7 @@ Status Daemon::CommitDecisions(std::optional<CycleResult> cycle, Timestamp now) 
     return status;
   }
   if (state_changed) saved_policy_state_ = std::move(policy_state);
+  if (order_changed) saved_running_order_ = std::move(running_order);
   ++metrics_.store_commits;
   return Status::Ok();
 }

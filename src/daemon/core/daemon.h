@@ -314,8 +314,8 @@ class Daemon {
     // Set while the OOM watchdog stops the run: why (its outcome becomes an out-of-memory
     // restart).
     std::string oom_stop;
-    int oom_in_a_row = 0;  // out-of-memory ends of its runs in a row
-    int oom_restarts = 0;  // out-of-memory restarts since the daemon started
+    int oom_in_a_row = 0;  // out-of-memory ends of its runs in a row (JobRecord)
+    int oom_restarts = 0;  // out-of-memory restarts (JobRecord)
     // The sizes of its stdout.log and stderr.log when the run started: the log the run wrote
     // begins there (FindCudaOutOfMemory reads no earlier run's).
     std::array<int64_t, 2> log_start{};
@@ -444,6 +444,7 @@ class Daemon {
   Timestamp wake_at_ = kTimeNever;
   // The policy's state as the store has it (policy_state.h), to write it only when it changes.
   std::string saved_policy_state_;
+  std::string saved_running_order_;  // the stored meta row kRunningOrderKey (restore.h)
   // Set by KillRunningJobs: the reason its kills record; no cycle runs any more.
   std::optional<std::string> draining_;
   Timestamp started_at_;

@@ -124,6 +124,30 @@ TEST_F(DaemonTest, APreemptedJobHoldsItsGpusUntilItHasStopped) {
                                                 "launch " + Record(low).placement_text}));
 }
 
+// The running list's order depends on history (a job that ends leaves its slot to the last
+// one): it is stored, and a restart restores it rather than id order.
+TEST_F(DaemonTest, ARestartKeepsTheRunningListsOrder) {
+  StartDaemon("1x3xV100");
+  const JobId a = Submit(1);
+  const JobId b = Submit(1);
+  const JobId c = Submit(1);
+  ASSERT_EQ(State(c), JobState::kRunning);
+  EXPECT_EQ(tables_->meta.at("running_order"), "0 1 2");
+  machine_.Exit(a, 0);
+  Step();
+  ASSERT_EQ(State(a), JobState::kSucceeded);
+  ASSERT_EQ(tables_->meta.at("running_order"), "2 1") << "c took a's slot";
+
+  Restart("1x3xV100");
+  Step();
+  EXPECT_EQ(State(b), JobState::kRunning);
+  EXPECT_EQ(State(c), JobState::kRunning);
+  EXPECT_EQ(tables_->meta.at("running_order"), "2 1") << "id order would be 1 2";
+  const JobId d = Submit(1);
+  ASSERT_EQ(State(d), JobState::kRunning);
+  EXPECT_EQ(tables_->meta.at("running_order"), "2 1 3");
+}
+
 TEST_F(DaemonTest, ARestartRestoresEveryJobAndReadoptsRunningOnes) {
   StartDaemon();
   const JobId done = Submit(1);

@@ -7,6 +7,7 @@
 
 #include "daemon/core/daemon_test_fixture.h"
 #include "daemon/core/replay.h"
+#include "daemon/store/store.h"
 #include "dlsched/policy/sharing_knowledge.h"
 
 namespace dlsched::daemon {
@@ -145,6 +146,31 @@ TEST_F(OomDaemonTest, ACudaOutOfMemoryExitRequeuesTheJobAndReplaysIdentically) {
   EXPECT_FALSE(report->divergence) << FormatReplayReport(*report, (dir_ / "state.db").string());
 }
 
+// The counts are stored: a restarted daemon goes on counting, and the cap on out-of-memory ends
+// in a row (5) holds across the restart.
+TEST_F(OomDaemonTest, TheOutOfMemoryCountsSurviveARestart) {
+  sqlite_ = true;
+  StartDaemon();
+  const JobId id = Submit(1);
+  for (int i = 0; i < 4; ++i) {
+    ASSERT_EQ(State(id), JobState::kRunning);
+    Log(id, "CUDA out of memory\n");
+    Exit(id, 1);
+  }
+  ASSERT_EQ(State(id), JobState::kRunning);
+  ASSERT_EQ(Record(id).oom_restarts, 4);
+  Restart();
+  Step();
+  ASSERT_EQ(State(id), JobState::kRunning);
+  EXPECT_EQ(Record(id).oom_restarts, 4);
+  EXPECT_EQ(Record(id).oom_in_a_row, 4);
+  Log(id, "CUDA out of memory\n");
+  Exit(id, 1);
+  EXPECT_EQ(State(id), JobState::kFailed);
+  EXPECT_NE(Record(id).reason.find("5 times in a row, not restarted"), std::string::npos)
+      << Record(id).reason;
+}
+
 TEST_F(OomDaemonTest, AFailureWithoutTheMessageOrACancelledRunIsNotOutOfMemory) {
   StartDaemon();
   const JobId plain = Submit(1);
@@ -253,6 +279,40 @@ TEST_F(SharingDaemonTest, AMigrationCheckpointsRelaunchesOnTheFreeGpuAndIsCounte
   EXPECT_EQ(Record(moved).migrations, 1);
   EXPECT_EQ(Record(moved).preemptions, 0);
   EXPECT_EQ(daemon_->snapshot()->metrics.migrations, 1u);
+}
+
+// The migration count is stored: after a restart the job has used its one migration
+// (max_per_job), so the policy's cap holds across it.
+TEST_F(SharingDaemonTest, TheMigrationCountSurvivesARestart) {
+  sqlite_ = true;
+  StartDaemon("1x2xV100");
+  const JobId a = Submit(1);
+  const JobId x = Submit(1);
+  const JobId c = Submit(1);
+  ASSERT_EQ(State(c), JobState::kRunning);
+  const JobId partner = Record(c).placement == Record(a).placement ? a : x;
+  Exit(partner == a ? x : a, 0);
+  clock_.AdvanceTo(kStart + std::chrono::seconds(600));
+  Step();
+  const std::vector<std::string> stops = machine_.TakeLog();
+  ASSERT_FALSE(stops.empty());
+  const JobId moved = stops.back() == "preempt " + std::to_string(c.value()) ? c : partner;
+  Exit(moved, 128 + 15);
+  ASSERT_EQ(Record(moved).migrations, 1);
+
+  Restart("1x2xV100");
+  Step();
+  EXPECT_EQ(State(moved), JobState::kRunning);
+  EXPECT_EQ(Record(moved).migrations, 1);
+  EXPECT_EQ(Record(moved).preemptions, 0);
+  daemon_.reset();
+  Result<std::vector<JobRow>> rows = [&]() -> Result<std::vector<JobRow>> {
+    DS_ASSIGN_OR_RETURN(std::unique_ptr<Store> store,
+                        Store::OpenReadOnly((dir_ / "state.db").string()));
+    return store->LoadJobs();
+  }();
+  ASSERT_TRUE(rows.ok()) << rows.status().ToString();
+  EXPECT_EQ((*rows)[moved.index()].migrations, 1);
 }
 
 }  // namespace

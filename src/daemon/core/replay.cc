@@ -236,6 +236,8 @@ class Replayer {
       DS_ASSIGN_OR_RETURN(const JobId id, next.scheduler->Restore(std::move(restarted.job)));
       DS_CHECK(id.value() == i) << "restore assigned id " << id << " to job " << i;
     }
+    // The daemon restores the order it saved, the order its scheduler had (as this one had).
+    if (run_.scheduler) next.scheduler->RestoreRunningOrder(run_.scheduler->running());
     if (record.jobs != static_cast<int64_t>(jobs) || record.running != running) {
       Diverge(
           e.seq,
@@ -290,19 +292,11 @@ class Replayer {
     JobRow row;
     row.id = job.id.value();
     row.user = job.spec.user;
-    row.state = job.state;
+    row.lifecycle() = job.lifecycle();
     row.submit_time = job.spec.submit_time;
-    row.queued_since = job.queued_since;
-    row.segment_start = job.segment_start;
-    row.first_start = job.first_start;
-    row.finish_time = job.finish_time;
-    row.run_time = job.run_time;
-    row.attained_gpu_time = job.attained_gpu_time;
-    row.iterations_done = job.iterations_done;
-    row.preemptions = job.preemptions;
     row.placement = PlacementText(cluster, job.placement);
     row.share = job.share;
-    row.reason = job.reason;
+    row.migrations = job.migrations;
     return row;
   }
 

@@ -1,5 +1,6 @@
 #include "daemon/core/restore.h"
 
+#include <charconv>
 #include <utility>
 
 #include "daemon/exec/job_env.h"
@@ -10,6 +11,7 @@ Scheduler::RestoredJob RestoredFromRow(const JobRow& row, JobSpec spec) {
   Scheduler::RestoredJob r;
   r.lifecycle() = row.lifecycle();
   r.spec = std::move(spec);
+  r.migrations = row.migrations;
   return r;
 }
 
@@ -32,6 +34,28 @@ RestartedJob RestartJob(const JobRow& row, JobSpec spec, const Cluster& cluster,
   r.queued_since = now;
   r.reason = "requeued at restart: its GPUs " + row.placement + " are not in this cluster";
   return out;
+}
+
+std::string RunningOrderText(std::span<const JobId> running) {
+  std::string text;
+  for (JobId id : running) {
+    if (!text.empty()) text += ' ';
+    text += std::to_string(id.value());
+  }
+  return text;
+}
+
+std::vector<JobId> ParseRunningOrder(std::string_view text) {
+  std::vector<JobId> order;
+  while (!text.empty()) {
+    uint32_t id = 0;
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), id);
+    if (error != std::errc() || (end != text.data() + text.size() && *end != ' ')) break;
+    order.push_back(JobId(id));
+    text.remove_prefix(static_cast<size_t>(end - text.data()));
+    if (!text.empty()) text.remove_prefix(1);
+  }
+  return order;
 }
 
 }  // namespace dlsched::daemon

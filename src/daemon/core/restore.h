@@ -4,6 +4,11 @@
 // Daemon applies it to its store's rows (Daemon::Restore) and the replay (replay.h) to the jobs
 // it replayed up to the logged start, so both restart the same way.
 
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
 #include "daemon/store/store.h"
 #include "dlsched/model/cluster.h"
 #include "dlsched/model/cluster_state.h"
@@ -31,5 +36,14 @@ Scheduler::RestoredJob RestoredFromRow(const JobRow& row, JobSpec spec);
 // --gpus that keeps its node.
 RestartedJob RestartJob(const JobRow& row, JobSpec spec, const Cluster& cluster,
                         const Scheduler& scheduler, Timestamp now);
+
+// The running list's order (Scheduler::running, RestoreRunningOrder) across restarts: the store's
+// meta row kRunningOrderKey holds it as RunningOrderText, written in the transaction of each
+// commit that changed it.
+inline constexpr std::string_view kRunningOrderKey = "running_order";
+// The ids, space-separated ("" for none).
+std::string RunningOrderText(std::span<const JobId> running);
+// What RunningOrderText wrote; a malformed id ends the list there (the rest keep id order).
+std::vector<JobId> ParseRunningOrder(std::string_view text);
 
 }  // namespace dlsched::daemon

@@ -46,8 +46,11 @@ struct JobRecord : JobLifecycle {
   uint64_t pid_start = 0;
   std::string stopping;  // a stop signal was sent: "preempt", "kill" or "timeout"
   std::optional<int> exit_code;
-  int oom_restarts = 0;  // out-of-memory restarts since the daemon started (oom_watchdog.h)
-  int migrations = 0;    // completed migrations (Job::migrations)
+  // Out-of-memory restarts of its runs (oom_watchdog.h), and its runs in a row that ended out
+  // of memory (capped by OomOptions::max_restarts); both kept across daemon restarts.
+  int oom_restarts = 0;
+  int oom_in_a_row = 0;
+  int migrations = 0;  // completed migrations (Job::migrations), kept across daemon restarts
   // What happened to it since this daemon started, oldest first, the latest kTimeline at most
   // (GET /v1/jobs/{id}); null before anything did. Shared between records, never changed.
   static constexpr size_t kTimeline = 64;

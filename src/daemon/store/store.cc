@@ -56,6 +56,9 @@ constexpr const char* kJobColumns =
 // A running job's share mode (JobRow::share: "" exclusive, else ShareModeName); added after
 // version 1 was released, so a version 1 database that lacks the column gets it (AddShareColumn).
 constexpr const char* kShareColumn = "share";
+// A job's counts that a restart must keep (JobRow::migrations, oom_restarts and
+// oom_in_a_row); added after the share column, in the same way (AddCountColumns).
+constexpr const char* kCountColumns = "migrations, oom_restarts, oom_in_a_row";
 
 // Never a null view: SQLite binds a null pointer as NULL, which the column refuses.
 std::string_view ShareText(ShareMode mode) {
@@ -118,6 +121,9 @@ void BindMutable(sqlite3_stmt* stmt, int first, const JobRow& row) {
     sqlite3_bind_null(stmt, i++);
   }
   BindText(stmt, i++, ShareText(row.share));
+  sqlite3_bind_int(stmt, i++, row.migrations);
+  sqlite3_bind_int(stmt, i++, row.oom_restarts);
+  sqlite3_bind_int(stmt, i++, row.oom_in_a_row);
 }
 
 // Resets a statement for reuse when it goes out of scope.
@@ -222,29 +228,33 @@ Status Store::Init(Durability durability) {
   DS_RETURN_IF_ERROR(Exec(kSchema));
   DS_RETURN_IF_ERROR(Exec(kGpuSampleSchema));
   DS_RETURN_IF_ERROR(AddShareColumn());
+  DS_RETURN_IF_ERROR(AddCountColumns());
   DS_RETURN_IF_ERROR(CheckSchemaVersion(/*create=*/true));
   return PrepareStatements();
 }
 
 Status Store::PrepareStatements() {
   // A read-only open of a database older than the share column writes nothing: its statements
-  // only have to prepare (binding the share parameter then fails harmlessly).
+  // only have to prepare (binding the share parameter then fails harmlessly); so for the count
+  // columns.
   DS_ASSIGN_OR_RETURN(const bool has_share, HasShareColumn());
+  DS_ASSIGN_OR_RETURN(const bool has_counts, HasCountColumns());
   const std::string insert =
       std::string(
           "INSERT INTO jobs(id, user, spec, submit_us, state, queued_since_us, segment_start_us, "
           "first_start_us, finish_us, run_time_us, attained_gpu_us, iterations_done, preemptions, "
           "placement, reason, pid, pid_start, exit_code") +
-      (has_share ? ", share" : "") +
+      (has_share ? ", share" : "") + (has_counts ? std::string(", ") + kCountColumns : "") +
       ") VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18" +
-      (has_share ? ", ?19" : "") + ")";
+      (has_share ? ", ?19" : "") + (has_counts ? ", ?20, ?21, ?22" : "") + ")";
   DS_RETURN_IF_ERROR(Prepare(insert.c_str(), &insert_job_));
   const std::string update =
       std::string(
           "UPDATE jobs SET state=?2, queued_since_us=?3, segment_start_us=?4, first_start_us=?5, "
           "finish_us=?6, run_time_us=?7, attained_gpu_us=?8, iterations_done=?9, preemptions=?10, "
           "placement=?11, reason=?12, pid=?13, pid_start=?14, exit_code=?15") +
-      (has_share ? ", share=?16" : "") + " WHERE id=?1";
+      (has_share ? ", share=?16" : "") +
+      (has_counts ? ", migrations=?17, oom_restarts=?18, oom_in_a_row=?19" : "") + " WHERE id=?1";
   DS_RETURN_IF_ERROR(Prepare(update.c_str(), &update_job_));
   DS_RETURN_IF_ERROR(Prepare(
       "INSERT INTO events(time_us, job, kind, detail) VALUES(?1, ?2, ?3, ?4)", &insert_event_));
@@ -263,6 +273,25 @@ Status Store::AddShareColumn() {
   DS_ASSIGN_OR_RETURN(const bool has, HasShareColumn());
   if (has) return Status::Ok();
   return Exec("ALTER TABLE jobs ADD COLUMN share TEXT NOT NULL DEFAULT '';");
+}
+
+Result<bool> Store::HasCountColumns() {
+  StmtOwner stmt;
+  DS_RETURN_IF_ERROR(Prepare(
+      "SELECT COUNT(*) FROM pragma_table_info('jobs') WHERE name='migrations'", stmt.out()));
+  if (sqlite3_step(stmt.get()) != SQLITE_ROW) return Error("read the jobs table's columns");
+  return sqlite3_column_int(stmt.get(), 0) > 0;
+}
+
+Status Store::AddCountColumns() {
+  DS_ASSIGN_OR_RETURN(const bool has, HasCountColumns());
+  if (has) return Status::Ok();
+  return Exec(
+      "BEGIN IMMEDIATE;"
+      "ALTER TABLE jobs ADD COLUMN migrations INTEGER NOT NULL DEFAULT 0;"
+      "ALTER TABLE jobs ADD COLUMN oom_restarts INTEGER NOT NULL DEFAULT 0;"
+      "ALTER TABLE jobs ADD COLUMN oom_in_a_row INTEGER NOT NULL DEFAULT 0;"
+      "COMMIT;");
 }
 
 Status Store::CheckSchemaVersion(bool create) {
@@ -359,10 +388,13 @@ Status Store::AppendEvent(Timestamp time, int64_t job, std::string_view kind,
 
 Result<std::vector<JobRow>> Store::LoadJobs() {
   StmtOwner stmt;
-  // A read-only open of a database older than the column reads every job as exclusive.
+  // A read-only open of a database older than the column reads every job as exclusive; older
+  // than the count columns, with counts of 0.
   DS_ASSIGN_OR_RETURN(const bool has_share, HasShareColumn());
+  DS_ASSIGN_OR_RETURN(const bool has_counts, HasCountColumns());
   const std::string sql = std::string("SELECT ") + kJobColumns + ", " +
-                          (has_share ? kShareColumn : "''") + " FROM jobs ORDER BY id";
+                          (has_share ? kShareColumn : "''") + ", " +
+                          (has_counts ? kCountColumns : "0, 0, 0") + " FROM jobs ORDER BY id";
   DS_RETURN_IF_ERROR(Prepare(sql.c_str(), stmt.out()));
   std::vector<JobRow> rows;
   int rc;
@@ -394,6 +426,9 @@ Result<std::vector<JobRow>> Store::LoadJobs() {
     row.pid_start = sqlite3_column_int64(s, 16);
     if (sqlite3_column_type(s, 17) != SQLITE_NULL) row.exit_code = sqlite3_column_int(s, 17);
     row.share = ParseShareText(ColumnText(s, 18));
+    row.migrations = sqlite3_column_int(s, 19);
+    row.oom_restarts = sqlite3_column_int(s, 20);
+    row.oom_in_a_row = sqlite3_column_int(s, 21);
     rows.push_back(std::move(row));
   }
   if (rc != SQLITE_DONE) return Error("load jobs");

@@ -46,6 +46,10 @@ struct JobRow : JobLifecycle {
   // How a running job holds its GPU (a sharing policy's packed or time-sliced mode); kExclusive
   // otherwise.
   ShareMode share = ShareMode::kExclusive;
+  int migrations = 0;  // Job::migrations
+  // The OOM watchdog's counts (JobRecord::oom_restarts, oom_in_a_row).
+  int oom_restarts = 0;
+  int oom_in_a_row = 0;
   // Set by LoadJobs for a row it could not read whole (an unknown state); such a row is
   // otherwise as read, its state kFailed. Never stored.
   std::string load_error;
@@ -181,6 +185,9 @@ class Store final : public StateStore {
   // Whether the jobs table has the share column, and adding it to one that lacks it.
   Result<bool> HasShareColumn();
   Status AddShareColumn();
+  // ... and the count columns (kCountColumns in store.cc), all three or none.
+  Result<bool> HasCountColumns();
+  Status AddCountColumns();
 
   sqlite3* db_;
   std::string path_;

@@ -56,6 +56,9 @@ TEST_F(StoreTest, RowsSurviveReopeningWithEveryField) {
   full.pid_start = 99;
   full.exit_code = 3;
   full.share = ShareMode::kPacked;
+  full.migrations = 2;
+  full.oom_restarts = 3;
+  full.oom_in_a_row = 1;
   {
     auto store = Open();
     ASSERT_NE(store, nullptr);
@@ -116,6 +119,48 @@ TEST_F(StoreTest, ADatabaseWithoutTheShareColumnGetsIt) {
   ASSERT_TRUE(rows.ok()) << rows.status().ToString();
   ASSERT_EQ(rows->size(), 1u);
   EXPECT_EQ((*rows)[0], shared);
+}
+
+// A database older than the count columns (migrations, oom_restarts, oom_in_a_row): read-only,
+// its jobs read with counts of 0; opened for writing, it gets the columns and keeps the counts.
+TEST_F(StoreTest, ADatabaseWithoutTheCountColumnsGetsThem) {
+  {
+    auto store = Open();
+    ASSERT_NE(store, nullptr);
+    ASSERT_TRUE(store->Begin().ok());
+    ASSERT_TRUE(store->InsertJob(Row(0)).ok());
+    ASSERT_TRUE(store->Commit().ok());
+  }
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path_.c_str(), &db), SQLITE_OK);
+  for (const char* column : {"migrations", "oom_restarts", "oom_in_a_row"}) {
+    EXPECT_EQ(sqlite3_exec(db, (std::string("ALTER TABLE jobs DROP COLUMN ") + column).c_str(),
+                           nullptr, nullptr, nullptr),
+              SQLITE_OK)
+        << column;
+  }
+  sqlite3_close(db);
+  {
+    auto reader = Store::OpenReadOnly(path_);
+    ASSERT_TRUE(reader.ok()) << reader.status().ToString();
+    Result<std::vector<JobRow>> rows = (*reader)->LoadJobs();
+    ASSERT_TRUE(rows.ok()) << rows.status().ToString();
+    ASSERT_EQ(rows->size(), 1u);
+    EXPECT_EQ((*rows)[0], Row(0));
+  }
+  auto store = Open();
+  ASSERT_NE(store, nullptr);
+  JobRow counted = Row(0);
+  counted.migrations = 1;
+  counted.oom_restarts = 4;
+  counted.oom_in_a_row = 4;
+  ASSERT_TRUE(store->Begin().ok());
+  ASSERT_TRUE(store->UpdateJob(counted).ok());
+  ASSERT_TRUE(store->Commit().ok());
+  Result<std::vector<JobRow>> rows = store->LoadJobs();
+  ASSERT_TRUE(rows.ok()) << rows.status().ToString();
+  ASSERT_EQ(rows->size(), 1u);
+  EXPECT_EQ((*rows)[0], counted);
 }
 
 // A row with a column nobody can read (here a state no build writes) loads with load_error set,
