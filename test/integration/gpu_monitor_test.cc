@@ -4,31 +4,13 @@
 
 #include <fstream>
 
-#include "integration/daemon_harness.h"
+#include "integration/fake_nvml_harness.h"
 
 namespace dlsched::integration {
 namespace {
 
-class GpuMonitorIntegrationTest : public DaemonIntegrationTest {
+class GpuMonitorIntegrationTest : public FakeNvmlIntegrationTest {
  protected:
-  void SetUp() override {
-    DaemonIntegrationTest::SetUp();
-    state_ = dir_ / "nvml-state";
-    // The daemon inherits the environment, and the fake reads its state file from it.
-    setenv("DLSCHED_FAKE_NVML_STATE", state_.c_str(), 1);
-  }
-  void TearDown() override {
-    unsetenv("DLSCHED_FAKE_NVML_STATE");
-    DaemonIntegrationTest::TearDown();
-  }
-
-  // Replaces the fake NVML's state at once (write, then rename): the daemon never reads half.
-  void WriteNvmlState(const std::string& text) {
-    const fs::path tmp = dir_ / "nvml-state.tmp";
-    std::ofstream(tmp, std::ios::trunc) << text;
-    fs::rename(tmp, state_);
-  }
-
   // `dlsched serve --gpus auto` over the fake NVML, with `extra` flags.
   void StartAutoDaemon(const std::vector<std::string>& extra) {
     std::vector<std::string> args = {"--gpus", "auto", "--nvml-library", DLSCHED_FAKE_NVML};
@@ -53,8 +35,6 @@ class GpuMonitorIntegrationTest : public DaemonIntegrationTest {
         StoredRows("SELECT COUNT(*) FROM gpu_samples WHERE job = " + std::to_string(job));
     return rows.size() == 1 ? std::stoll(rows[0]) : -1;
   }
-
-  fs::path state_;
 };
 
 TEST_F(GpuMonitorIntegrationTest, GpusAutoSchedulesTheGpusNvmlReports) {

@@ -6,7 +6,7 @@
 
 #include <fstream>
 
-#include "integration/daemon_harness.h"
+#include "integration/fake_nvml_harness.h"
 
 namespace dlsched::integration {
 namespace {
@@ -15,25 +15,11 @@ namespace {
 constexpr const char* kGpu = "gpu 40960 30 10 NVIDIA A100-SXM4-40GB\n";
 constexpr int64_t kGpuMib = 40960;
 
-class LiveSharingIntegrationTest : public DaemonIntegrationTest {
+class LiveSharingIntegrationTest : public FakeNvmlIntegrationTest {
  protected:
   void SetUp() override {
-    DaemonIntegrationTest::SetUp();
-    state_ = dir_ / "nvml-state";
-    // The daemon inherits the environment, and the fake reads its state file from it.
-    setenv("DLSCHED_FAKE_NVML_STATE", state_.c_str(), 1);
+    FakeNvmlIntegrationTest::SetUp();
     WriteNvmlState(kGpu);
-  }
-  void TearDown() override {
-    unsetenv("DLSCHED_FAKE_NVML_STATE");
-    DaemonIntegrationTest::TearDown();
-  }
-
-  // Replaces the fake NVML's state at once (write, then rename): the daemon never reads half.
-  void WriteNvmlState(const std::string& text) {
-    const fs::path tmp = dir_ / "nvml-state.tmp";
-    std::ofstream(tmp, std::ios::trunc) << text;
-    fs::rename(tmp, state_);
   }
 
   // `dlsched serve --profile greedy-share --gpus auto` over the fake NVML, sampling it often.
@@ -81,8 +67,6 @@ class LiveSharingIntegrationTest : public DaemonIntegrationTest {
         StoredRows("SELECT COUNT(*) FROM events WHERE kind = 'gpu_sample'");
     return rows.size() == 1 ? std::stoll(rows[0]) : -1;
   }
-
-  fs::path state_;
 };
 
 TEST_F(LiveSharingIntegrationTest, TwoSingleGpuJobsShareTheGpuUnderGreedyShare) {

@@ -4,31 +4,13 @@
 
 #include <fstream>
 
-#include "integration/daemon_harness.h"
+#include "integration/fake_nvml_harness.h"
 
 namespace dlsched::integration {
 namespace {
 
-class OomIntegrationTest : public DaemonIntegrationTest {
+class OomIntegrationTest : public FakeNvmlIntegrationTest {
  protected:
-  void SetUp() override {
-    DaemonIntegrationTest::SetUp();
-    state_ = dir_ / "nvml-state";
-    // The daemon inherits the environment, and the fake reads its state file from it.
-    setenv("DLSCHED_FAKE_NVML_STATE", state_.c_str(), 1);
-  }
-  void TearDown() override {
-    unsetenv("DLSCHED_FAKE_NVML_STATE");
-    DaemonIntegrationTest::TearDown();
-  }
-
-  // Replaces the fake NVML's state at once (write, then rename): the daemon never reads half.
-  void WriteNvmlState(const std::string& text) {
-    const fs::path tmp = dir_ / "nvml-state.tmp";
-    std::ofstream(tmp, std::ios::trunc) << text;
-    fs::rename(tmp, state_);
-  }
-
   // The pids a job's runs appended to `file`, one a line.
   std::vector<std::string> Pids(const std::string& file) {
     std::vector<std::string> pids;
@@ -47,8 +29,6 @@ class OomIntegrationTest : public DaemonIntegrationTest {
     auto res = client_->Get("/metrics");
     return res ? res->body : "";
   }
-
-  fs::path state_;
 };
 
 TEST_F(OomIntegrationTest, AJobOverItsLimitIsRequeuedOutOfMemoryWhileItsPartnerRuns) {
