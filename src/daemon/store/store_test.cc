@@ -37,6 +37,49 @@ class StoreTest : public ::testing::Test {
     return row;
   }
 
+  // Writes a database of one job, Row(0), then drops `columns` from its jobs table, as a
+  // dlsched older than those columns left it.
+  void WriteDatabaseWithout(std::initializer_list<const char*> columns) {
+    {
+      auto store = Open();
+      ASSERT_NE(store, nullptr);
+      ASSERT_TRUE(store->Begin().ok());
+      ASSERT_TRUE(store->InsertJob(Row(0)).ok());
+      ASSERT_TRUE(store->Commit().ok());
+    }
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path_.c_str(), &db), SQLITE_OK);
+    for (const char* column : columns) {
+      EXPECT_EQ(sqlite3_exec(db, (std::string("ALTER TABLE jobs DROP COLUMN ") + column).c_str(),
+                             nullptr, nullptr, nullptr),
+                SQLITE_OK)
+          << column;
+    }
+    sqlite3_close(db);
+  }
+  // Expects the old database to read, read-only, as Row(0) (the dropped columns at their
+  // defaults), and, opened for writing, to take `updated` (Row(0) changed in the dropped
+  // columns) and give it back.
+  void ExpectTheOldDatabaseReadsAndKeeps(const JobRow& updated) {
+    {
+      auto reader = Store::OpenReadOnly(path_);
+      ASSERT_TRUE(reader.ok()) << reader.status().ToString();
+      Result<std::vector<JobRow>> rows = (*reader)->LoadJobs();
+      ASSERT_TRUE(rows.ok()) << rows.status().ToString();
+      ASSERT_EQ(rows->size(), 1u);
+      EXPECT_EQ((*rows)[0], Row(0));
+    }
+    auto store = Open();
+    ASSERT_NE(store, nullptr);
+    ASSERT_TRUE(store->Begin().ok());
+    ASSERT_TRUE(store->UpdateJob(updated).ok());
+    ASSERT_TRUE(store->Commit().ok());
+    Result<std::vector<JobRow>> rows = store->LoadJobs();
+    ASSERT_TRUE(rows.ok()) << rows.status().ToString();
+    ASSERT_EQ(rows->size(), 1u);
+    EXPECT_EQ((*rows)[0], updated);
+  }
+
   std::filesystem::path dir_;
   std::string path_;
 };
@@ -86,81 +129,23 @@ TEST_F(StoreTest, RowsSurviveReopeningWithEveryField) {
 // A database of a dlsched older than the share column: read-only, its jobs read as exclusive;
 // opened for writing, it gets the column, and share modes are kept from then on.
 TEST_F(StoreTest, ADatabaseWithoutTheShareColumnGetsIt) {
-  {
-    auto store = Open();
-    ASSERT_NE(store, nullptr);
-    ASSERT_TRUE(store->Begin().ok());
-    ASSERT_TRUE(store->InsertJob(Row(0)).ok());
-    ASSERT_TRUE(store->Commit().ok());
-  }
-  sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open(path_.c_str(), &db), SQLITE_OK);
-  EXPECT_EQ(sqlite3_exec(db, "ALTER TABLE jobs DROP COLUMN share", nullptr, nullptr, nullptr),
-            SQLITE_OK);
-  sqlite3_close(db);
-  {
-    auto reader = Store::OpenReadOnly(path_);
-    ASSERT_TRUE(reader.ok()) << reader.status().ToString();
-    Result<std::vector<JobRow>> rows = (*reader)->LoadJobs();
-    ASSERT_TRUE(rows.ok()) << rows.status().ToString();
-    ASSERT_EQ(rows->size(), 1u);
-    EXPECT_EQ((*rows)[0].share, ShareMode::kExclusive);
-  }
-  auto store = Open();
-  ASSERT_NE(store, nullptr);
+  WriteDatabaseWithout({"share"});
   JobRow shared = Row(0);
   shared.state = JobState::kRunning;
   shared.placement = "n0000:1";
   shared.share = ShareMode::kTimeSliced;
-  ASSERT_TRUE(store->Begin().ok());
-  ASSERT_TRUE(store->UpdateJob(shared).ok());
-  ASSERT_TRUE(store->Commit().ok());
-  Result<std::vector<JobRow>> rows = store->LoadJobs();
-  ASSERT_TRUE(rows.ok()) << rows.status().ToString();
-  ASSERT_EQ(rows->size(), 1u);
-  EXPECT_EQ((*rows)[0], shared);
+  ExpectTheOldDatabaseReadsAndKeeps(shared);
 }
 
 // A database older than the count columns (migrations, oom_restarts, oom_in_a_row): read-only,
 // its jobs read with counts of 0; opened for writing, it gets the columns and keeps the counts.
 TEST_F(StoreTest, ADatabaseWithoutTheCountColumnsGetsThem) {
-  {
-    auto store = Open();
-    ASSERT_NE(store, nullptr);
-    ASSERT_TRUE(store->Begin().ok());
-    ASSERT_TRUE(store->InsertJob(Row(0)).ok());
-    ASSERT_TRUE(store->Commit().ok());
-  }
-  sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open(path_.c_str(), &db), SQLITE_OK);
-  for (const char* column : {"migrations", "oom_restarts", "oom_in_a_row"}) {
-    EXPECT_EQ(sqlite3_exec(db, (std::string("ALTER TABLE jobs DROP COLUMN ") + column).c_str(),
-                           nullptr, nullptr, nullptr),
-              SQLITE_OK)
-        << column;
-  }
-  sqlite3_close(db);
-  {
-    auto reader = Store::OpenReadOnly(path_);
-    ASSERT_TRUE(reader.ok()) << reader.status().ToString();
-    Result<std::vector<JobRow>> rows = (*reader)->LoadJobs();
-    ASSERT_TRUE(rows.ok()) << rows.status().ToString();
-    ASSERT_EQ(rows->size(), 1u);
-    EXPECT_EQ((*rows)[0], Row(0));
-  }
-  auto store = Open();
-  ASSERT_NE(store, nullptr);
+  WriteDatabaseWithout({"migrations", "oom_restarts", "oom_in_a_row"});
   JobRow counted = Row(0);
   counted.migrations = 1;
   counted.oom_restarts = 4;
   counted.oom_in_a_row = 4;
-  ASSERT_TRUE(store->Begin().ok());
-  ASSERT_TRUE(store->UpdateJob(counted).ok());
-  ASSERT_TRUE(store->Commit().ok());
-  Result<std::vector<JobRow>> rows = store->LoadJobs();
-  ASSERT_TRUE(rows.ok()) << rows.status().ToString();
-  ASSERT_EQ(rows->size(), 1u);
-  EXPECT_EQ((*rows)[0], counted);
+  ExpectTheOldDatabaseReadsAndKeeps(counted);
 }
 
 // A row with a column nobody can read (here a state no build writes) loads with load_error set,
