@@ -19,6 +19,25 @@ constexpr int kRoundS = 3;
 
 class LiveProfilesTest : public DaemonIntegrationTest {
  protected:
+  // A daemon on 1x4xV100 started with `serve_args` runs a 2-GPU and a 1-GPU job to success
+  // under `profile` (its start-up line names it), and its log replays to the same 2 decisions.
+  void ExpectTwoJobsRunAndReplay(const std::vector<std::string>& serve_args,
+                                 const std::string& profile) {
+    StartDaemon(serve_args);
+    auto [s1, a] = Submit(Script("true", 2));
+    auto [s2, b] = Submit(Script("true", 1));
+    ASSERT_EQ(s1, 201);
+    ASSERT_EQ(s2, 201);
+    ASSERT_TRUE(WaitForState(a["id"], "succeeded"));
+    ASSERT_TRUE(WaitForState(b["id"], "succeeded"));
+    EXPECT_EQ(StopDaemon(), 0);
+    EXPECT_NE(ReadTextFile(dir_ / "daemon.err").find("policy " + profile + ","), std::string::npos)
+        << ReadTextFile(dir_ / "daemon.err");
+    const RunResult replay = Dlsched({"simulate", "--replay", (dir_ / "state.db").string()});
+    EXPECT_EQ(replay.code, 0) << replay.out << replay.err;
+    EXPECT_NE(replay.out.find("(profile " + profile + ")"), std::string::npos) << replay.out;
+    EXPECT_NE(replay.out.find("all 2 decisions identical"), std::string::npos) << replay.out;
+  }
   // The daemon on one V100 and one K80 (nodes n0000 and n0001), under a profile of hetero-las's
   // allocator with a short round.
   void StartRoundDaemon() {
@@ -139,20 +158,20 @@ TEST_F(LiveProfilesTest, ARoundBasedDaemonMovesJobsBetweenTypesSurvivesKill9AndR
 }
 
 TEST_F(LiveProfilesTest, ASharingProfileRunsLiveAndReplays) {
-  StartDaemon({"--profile", "greedy-share"});
-  auto [s1, a] = Submit(Script("true", 2));
-  auto [s2, b] = Submit(Script("true", 1));
-  ASSERT_EQ(s1, 201);
-  ASSERT_EQ(s2, 201);
-  ASSERT_TRUE(WaitForState(a["id"], "succeeded"));
-  ASSERT_TRUE(WaitForState(b["id"], "succeeded"));
-  EXPECT_EQ(StopDaemon(), 0);
-  EXPECT_NE(ReadTextFile(dir_ / "daemon.err").find("policy greedy-share"), std::string::npos)
-      << ReadTextFile(dir_ / "daemon.err");
-  const RunResult replay = Dlsched({"simulate", "--replay", (dir_ / "state.db").string()});
-  EXPECT_EQ(replay.code, 0) << replay.out << replay.err;
-  EXPECT_NE(replay.out.find("(profile greedy-share)"), std::string::npos) << replay.out;
-  EXPECT_NE(replay.out.find("all 2 decisions identical"), std::string::npos) << replay.out;
+  ExpectTwoJobsRunAndReplay({"--profile", "greedy-share"}, "greedy-share");
+}
+
+// The combined `dlsched` profile (issue 21) is the daemon's default: `serve` without --profile
+// runs it, logs it, and its event log replays to the same decisions; `dlsched policies` lists it
+// first.
+TEST_F(LiveProfilesTest, ServeRunsTheDlschedProfileByDefaultAndItsLogReplays) {
+  ExpectTwoJobsRunAndReplay({}, "dlsched");
+}
+
+TEST_F(LiveProfilesTest, PoliciesListsDlschedFirst) {
+  const RunResult policies = Dlsched({"policies"});
+  ASSERT_EQ(policies.code, 0);
+  EXPECT_EQ(policies.out.substr(0, policies.out.find('\n')), "dlsched") << policies.out;
 }
 
 }  // namespace
