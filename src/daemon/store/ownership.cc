@@ -6,12 +6,14 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <random>
 #include <sstream>
+#include <thread>
 
 namespace dlsched::daemon {
 namespace {
@@ -138,6 +140,28 @@ bool HasEntries(const fs::path& dir) {
   return !ec && it != fs::directory_iterator();
 }
 
+// Calls `try_lock` until it succeeds, a failure other than "held by another process" (errno
+// EWOULDBLOCK, EAGAIN or EACCES) occurs, or kLockWait has passed; true when it succeeded, else
+// errno is try_lock's. The wait covers a daemon killed a moment ago whose lock the kernel has
+// not let go of yet (seen under load right after kill -9 and waitpid); a daemon that is really
+// running keeps its lock, and the caller fails after the wait.
+template <typename TryLock>
+bool RetryWhileHeld(TryLock try_lock) {
+  constexpr auto kLockWait = std::chrono::seconds(3);
+  const auto give_up = std::chrono::steady_clock::now() + kLockWait;
+  while (!try_lock()) {
+    const int error = errno;
+    if ((error != EWOULDBLOCK && error != EAGAIN && error != EACCES) ||
+        std::chrono::steady_clock::now() >= give_up) {
+      errno = error;
+      return false;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    errno = error;
+  }
+  return true;
+}
+
 }  // namespace
 
 Result<StateLock> StateLock::Acquire(const std::string& workdir, const std::string& db_path,
@@ -147,7 +171,7 @@ Result<StateLock> StateLock::Acquire(const std::string& workdir, const std::stri
   const std::string lock_path = workdir + "/dlsched.lock";
   lock.workdir_fd_ = open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (lock.workdir_fd_ < 0) return IoError(Errno("cannot open lock file", lock_path));
-  if (flock(lock.workdir_fd_, LOCK_EX | LOCK_NB) != 0) {
+  if (!RetryWhileHeld([&] { return flock(lock.workdir_fd_, LOCK_EX | LOCK_NB) == 0; })) {
     if (errno != EWOULDBLOCK) return IoError(Errno("cannot lock", lock_path));
     return FailedPrecondition("workdir " + workdir + " is in use by another dlsched daemon (" +
                               DescribeHolder(ReadAll(lock.workdir_fd_)) + "; lock file " +
@@ -162,7 +186,7 @@ Result<StateLock> StateLock::Acquire(const std::string& workdir, const std::stri
   range.l_whence = SEEK_SET;
   range.l_start = kDbLockByte;
   range.l_len = 1;
-  if (fcntl(lock.db_fd_, F_OFD_SETLK, &range) != 0) {
+  if (!RetryWhileHeld([&] { return fcntl(lock.db_fd_, F_OFD_SETLK, &range) == 0; })) {
     if (errno != EAGAIN && errno != EACCES) return IoError(Errno("cannot lock", db_path));
     return FailedPrecondition("database " + db_path + " is in use by another dlsched daemon (" +
                               DescribeHolder(DatabaseHolder(db_path)) +

@@ -40,7 +40,8 @@ class StateLock {
   // Takes both locks (see the header comment). `db_path` need not exist yet (it is created
   // empty, mode 0600, which SQLite then fills); `workdir` must exist. FailedPrecondition naming
   // the holder (pid, host, since when) when another process holds either; IoError when a lock
-  // file cannot be opened.
+  // file cannot be opened. A lock held by another process is retried for up to 3 s first (a
+  // daemon killed a moment ago may still hold it).
   static Result<StateLock> Acquire(const std::string& workdir, const std::string& db_path,
                                    Timestamp now);
   StateLock() = default;
