@@ -275,6 +275,28 @@ class DaemonIntegrationTest : public ::testing::Test {
   json Script(const std::string& script, int gpus = 1) {
     return {{"script", script}, {"gpus", gpus}, {"workdir", dir_.string()}};
   }
+  // A one-GPU job that runs until preempted (exits 0 on SIGTERM, the daemon's preemption), in
+  // every run.
+  json LongJob() { return Script("trap 'exit 0' TERM; while true; do sleep 0.05; done", 1); }
+
+  // No stop in flight: at least `jobs` jobs were launched, and every one preempted so far has
+  // been launched again (from the event log).
+  bool NoStopInFlight(size_t jobs) {
+    const std::vector<std::string> rows = StoredRows(
+        "SELECT job, SUM(kind = 'launch') - SUM(kind = 'preempt') FROM events "
+        "WHERE kind IN ('launch', 'preempt') GROUP BY job");
+    if (rows.size() < jobs) return false;
+    for (const std::string& r : rows) {
+      if (r.substr(r.find('|') + 1) != "1") return false;
+    }
+    return true;
+  }
+  // The seq of the newest daemon start record; 0 when there is none.
+  int64_t LastStartSeq() {
+    const std::vector<std::string> rows =
+        StoredRows("SELECT MAX(seq) FROM events WHERE kind = 'start'");
+    return rows.empty() || rows[0].empty() ? 0 : std::stoll(rows[0]);
+  }
 
   fs::path dir_;
   pid_t pid_ = -1;

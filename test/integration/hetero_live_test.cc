@@ -69,23 +69,6 @@ class HeteroLiveTest : public DaemonIntegrationTest {
     return false;
   }
 
-  // No stop in flight: every running job that was preempted has been launched again.
-  bool Settled(size_t jobs) {
-    const std::vector<std::string> rows = StoredRows(
-        "SELECT job, SUM(kind = 'launch') - SUM(kind = 'preempt') FROM events "
-        "WHERE kind IN ('launch', 'preempt') GROUP BY job");
-    if (rows.size() < jobs) return false;
-    for (const std::string& r : rows) {
-      if (r.substr(r.find('|') + 1) != "1") return false;
-    }
-    return true;
-  }
-  int64_t LastStartSeq() {
-    const std::vector<std::string> rows =
-        StoredRows("SELECT MAX(seq) FROM events WHERE kind = 'start'");
-    return rows.empty() || rows[0].empty() ? 0 : std::stoll(rows[0]);
-  }
-
   // Replays the stopped daemon's log; expects every decision identical over `runs` runs of
   // `profile`.
   void ExpectIdenticalReplay(const std::string& profile, int runs) {
@@ -99,8 +82,6 @@ class HeteroLiveTest : public DaemonIntegrationTest {
     EXPECT_EQ(replay.out.find("divergence"), std::string::npos) << replay.out;
   }
 
-  // Runs until preempted (exits 0 on SIGTERM, the daemon's preemption), in every run.
-  json LongJob() { return Script("trap 'exit 0' TERM; while true; do sleep 0.05; done", 1); }
   // Counts to `steps` tenths of a second in its checkpoint directory, going on from its count
   // after a preemption (SIGTERM: it exits 0, having saved the count), then succeeds.
   json CountingJob(int steps) {
@@ -143,7 +124,7 @@ TEST_F(HeteroLiveTest, HeteroLasMovesAJobBetweenTypesAcrossRoundsSurvivesKill9An
   ASSERT_TRUE(SomeJobOnBoth(LaunchedTypes(types)))
       << ::testing::PrintToString(LaunchedTypes(types));
   // Every boundary preempts both jobs (SIGTERM, --grace) and relaunches them swapped.
-  ASSERT_TRUE(Eventually([&] { return Settled(jobs.size()); }, seconds(10)));
+  ASSERT_TRUE(Eventually([&] { return NoStopInFlight(jobs.size()); }, seconds(10)));
 
   // kill -9 mid-run: the restarted daemon restores the policy's state, re-adopts both jobs and
   // goes on swapping them.
@@ -156,7 +137,7 @@ TEST_F(HeteroLiveTest, HeteroLasMovesAJobBetweenTypesAcrossRoundsSurvivesKill9An
   ASSERT_EQ(restored.size(), 1u);
   EXPECT_EQ(restored[0], "2");
   ASSERT_TRUE(Eventually(
-      [&] { return SomeJobOnBoth(LaunchedTypes(types, restart)) && Settled(jobs.size()); },
+      [&] { return SomeJobOnBoth(LaunchedTypes(types, restart)) && NoStopInFlight(jobs.size()); },
       seconds(20)))
       << ::testing::PrintToString(LaunchedTypes(types, restart))
       << ReadTextFile(dir_ / "daemon.err");

@@ -61,19 +61,6 @@ void DeclareLiveJob(SharingKnowledge& knowledge, JobId id, const JobSpec& spec,
 
 }  // namespace
 
-SharingKnowledge BuildLiveSharingKnowledge(const Cluster& cluster, const SharingModels& models,
-                                           const JobTable& jobs, const GpuUsageBook& usage) {
-  SharingKnowledge knowledge(models.models);
-  const int64_t gpu_memory_mib = LargestGpuMemoryMib(cluster);
-  for (size_t i = 0; i < jobs.size(); ++i) {
-    const JobId id(static_cast<uint32_t>(i));
-    const Job& job = jobs.at(id);
-    if (IsTerminal(job.state)) continue;
-    DeclareLiveJob(knowledge, id, job.spec, models, gpu_memory_mib, usage);
-  }
-  return knowledge;
-}
-
 LiveSharingKnowledge::LiveSharingKnowledge(const Cluster& cluster, SharingModels models,
                                            bool group_by_user)
     : models_(std::move(models)),

@@ -37,19 +37,16 @@ struct LiveJobFeatures {
 LiveJobFeatures LiveFeatures(const JobSpec& spec, const SharingModels& models,
                              int64_t gpu_memory_mib);
 
-// Every job of `jobs` that has not ended, with LiveFeatures (`gpu_memory_mib`: the largest GPU
-// memory of `cluster`, 16 GiB when the cluster does not say) and its history from `usage`; a
-// job whose features come from observation and that has been observed gets them from its
-// history: SM utilisation its mean, memory bandwidth 0.6 of that (Lucid's average ratio), memory
-// its peak. The models are `models`' (one per GPU type of `cluster`).
-SharingKnowledge BuildLiveSharingKnowledge(const Cluster& cluster, const SharingModels& models,
-                                           const JobTable& jobs, const GpuUsageBook& usage);
-
-// The same knowledge kept up to date across cycles, for a driver that refreshes it before each
-// one (the daemon, the replay): Refresh declares the jobs added since the last call and
-// re-reads the jobs marked Observed, so a cycle costs what changed, not every job. For the jobs
-// that have not ended its answers are BuildLiveSharingKnowledge's over the same inputs (jobs that
-// ended keep what they had: no policy asks about them). Not thread-safe.
+// The live knowledge, kept up to date across cycles by a driver that refreshes it before each one
+// (the daemon, the replay). It knows every job that has not ended, with LiveFeatures
+// (`gpu_memory_mib`: the largest GPU memory of the cluster, 16 GiB when the cluster does not say)
+// and its history from the usage book; a job whose features come from observation and that has
+// been observed gets them from its history: SM utilisation its mean, memory bandwidth 0.6 of that
+// (Lucid's average ratio), memory its peak. The models are one per GPU type of the cluster.
+// Refresh declares the jobs added since the last call and re-reads the jobs marked Observed, so a
+// cycle costs what changed, not every job; its answers for the jobs that have not ended are a
+// fresh instance's over the same inputs (jobs that ended keep what they had: no policy asks
+// about them). Not thread-safe.
 class LiveSharingKnowledge {
  public:
   // With `group_by_user`, each user's jobs are a sharing group of their own (SharingView::

@@ -18,6 +18,11 @@ class LiveSharingTest : public ::testing::Test {
     ASSERT_TRUE(models.ok()) << models.status().ToString();
     models_ = std::move(models).value();
   }
+  // The knowledge a fresh daemon builds from the jobs and the usage book now (its first Refresh).
+  SharingKnowledge FullBuild() {
+    LiveSharingKnowledge fresh(cluster_, models_, /*group_by_user=*/false);
+    return fresh.Refresh(jobs_, usage_);
+  }
   JobId Add(JobSpec spec, JobState state = JobState::kQueued) {
     const JobId id = jobs_.Add(std::move(spec));
     jobs_.at(id).state = state;
@@ -44,7 +49,7 @@ TEST_F(LiveSharingTest, FeaturesFromTheSpecOrCautiousUntilObserved) {
   const JobId u = Add(unknown, JobState::kRunning);
   const JobId done = Add(unknown, JobState::kSucceeded);
 
-  SharingKnowledge k = BuildLiveSharingKnowledge(cluster_, models_, jobs_, usage_);
+  SharingKnowledge k = FullBuild();
   EXPECT_TRUE(k.Has(t));
   EXPECT_FALSE(k.Has(done));  // ended: no policy asks about it
   EXPECT_NE(k.Features(t).type, sharing::SharingJob::kUnknownType);
@@ -60,7 +65,7 @@ TEST_F(LiveSharingTest, FeaturesFromTheSpecOrCautiousUntilObserved) {
   // features are its observed ones.
   for (int64_t mib : {1000, 1200, 1400, 1600}) usage_.Record({u, mib, 0.3}, AtSeconds(mib));
   usage_.Record({t, 7000, 0.9}, AtSeconds(1));
-  k = BuildLiveSharingKnowledge(cluster_, models_, jobs_, usage_);
+  k = FullBuild();
   EXPECT_EQ(k.MemoryDemandMib(u, 100), 1600);
   EXPECT_EQ(k.MemoryDemandMib(u, 50), 1200);
   EXPECT_DOUBLE_EQ(k.Features(u).sm_util, 0.3);
@@ -90,7 +95,7 @@ TEST_F(LiveSharingTest, TheIncrementalKnowledgeAnswersAsAFullRebuild) {
   const JobId c = Add(MakeJob(2).Spec());
   const JobId ended = Add(MakeJob(3).Spec(), JobState::kFailed);
   EXPECT_EQ(&live.Refresh(jobs_, usage_), &k);
-  const SharingKnowledge full = BuildLiveSharingKnowledge(cluster_, models_, jobs_, usage_);
+  const SharingKnowledge full = FullBuild();
   for (JobId id : {a, b, c}) {
     SCOPED_TRACE(id.value());
     ASSERT_TRUE(k.Has(id));
