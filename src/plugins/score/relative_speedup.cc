@@ -62,6 +62,33 @@ Result<std::unique_ptr<Plugin>> RelativeSpeedupScore::Create(const PluginArgs& a
       std::make_unique<RelativeSpeedupScore>(static_cast<int>(compare_jobs), deadline_fallback));
 }
 
+const std::vector<NodeId>& RelativeSpeedupScore::NodesPerType(const SchedulingContext& ctx) const {
+  if (cached_cluster_ != &ctx.cluster || cached_estimator_ != &ctx.estimator) {
+    cached_cluster_ = &ctx.cluster;
+    cached_estimator_ = &ctx.estimator;
+    node_per_type_ = NodePerType(ctx.cluster);
+    affinities_.clear();
+    known_.clear();
+  }
+  return node_per_type_;
+}
+
+const std::vector<double>& RelativeSpeedupScore::AffinitiesOf(JobId id,
+                                                              const SchedulingContext& ctx) const {
+  NodesPerType(ctx);
+  const size_t index = id.index();
+  if (index >= known_.size()) {
+    known_.resize(index + 1, false);
+    affinities_.resize(index + 1);
+  }
+  if (!known_[index]) {
+    affinities_[index] =
+        Affinities(ctx.jobs.at(id).spec, ctx.cluster, node_per_type_, ctx.estimator);
+    known_[index] = true;
+  }
+  return affinities_[index];
+}
+
 double RelativeSpeedupScore::ScoreNode(const JobView& job, NodeId node, int free_gpus, int gpus,
                                        const SchedulingContext& ctx) const {
   if (ctx.cluster.num_gpu_types() <= 1) return 0;
@@ -69,10 +96,12 @@ double RelativeSpeedupScore::ScoreNode(const JobView& job, NodeId node, int free
   if (deadline_fallback_ && spec.deadline) {
     return DeadlineFitScore().ScoreNode(job, node, free_gpus, gpus, ctx);
   }
-  const std::vector<NodeId> node_per_type = NodePerType(ctx.cluster);
   const size_t type = ctx.cluster.node_gpu_type(node).index();
-  const std::vector<double> own = Affinities(spec, ctx.cluster, node_per_type, ctx.estimator);
-  if (own.empty() || !(own[type] > 0)) return 0;
+  // The scored job's own from its view (it need not be in the table yet); the others' cached.
+  const std::vector<double> own_affinities =
+      Affinities(spec, ctx.cluster, NodesPerType(ctx), ctx.estimator);
+  if (own_affinities.empty() || !(own_affinities[type] > 0)) return 0;
+  const double own = own_affinities[type];
   double others = 0;
   int compared = 0;
   auto walk = ctx.queue.WalkInOrder();
@@ -81,13 +110,12 @@ double RelativeSpeedupScore::ScoreNode(const JobView& job, NodeId node, int free
     if (!next) break;
     if (next->id == job.id()) continue;
     ++seen;
-    const std::vector<double> theirs =
-        Affinities(ctx.jobs.at(next->id).spec, ctx.cluster, node_per_type, ctx.estimator);
+    const std::vector<double>& theirs = AffinitiesOf(next->id, ctx);
     if (theirs.empty()) continue;
     others += theirs[type];
     ++compared;
   }
-  const double x = compared > 0 && others > 0 ? own[type] / (others / compared) : own[type];
+  const double x = compared > 0 && others > 0 ? own / (others / compared) : own;
   return x / (1 + x);
 }
 

@@ -2,7 +2,9 @@
 
 #include <memory>
 #include <string_view>
+#include <vector>
 
+#include "dlsched/perf/throughput_model.h"
 #include "dlsched/policy/plugin.h"
 
 namespace dlsched {
@@ -21,7 +23,10 @@ namespace dlsched {
 // deadline (a cheaper type when the deadline allows), and in (0, 1), faster higher, where it
 // misses. On a cluster of one GPU type every node scores 0 (no choice to make). Give it a weight
 // that dominates packing scores, as deadline_fit's: it decides the type, consolidation the node.
-// Cost per call: O(nodes + compare_jobs x types) estimator calls and comparisons.
+// Cost per call: `types` estimator calls (the scored job's affinities, from its view) and
+// O(compare_jobs) lookups: each compared job's affinities are computed once and kept, as they
+// depend only on its spec, the cluster and the estimator, none of which changes while a scheduler
+// runs (a new cluster or estimator starts the cache afresh). Like the pipeline, not thread-safe.
 class RelativeSpeedupScore final : public ScorePlugin {
  public:
   static constexpr std::string_view kName = "relative_speedup";
@@ -35,6 +40,21 @@ class RelativeSpeedupScore final : public ScorePlugin {
  private:
   int compare_jobs_;
   bool deadline_fallback_;
+
+  // One node of each GPU type of ctx's cluster; (re)starts the cache when the cluster or the
+  // estimator is not the one it was computed against.
+  const std::vector<NodeId>& NodesPerType(const SchedulingContext& ctx) const;
+  // The affinities of job `id` of ctx.jobs (empty: it runs nowhere), computed once per job. The
+  // reference is valid until the next call.
+  const std::vector<double>& AffinitiesOf(JobId id, const SchedulingContext& ctx) const;
+
+  // The cache's key: what the affinities were computed against.
+  mutable const Cluster* cached_cluster_ = nullptr;
+  mutable const ThroughputModel* cached_estimator_ = nullptr;
+  mutable std::vector<NodeId> node_per_type_;
+  // By job index; `known_` says which entries are computed.
+  mutable std::vector<std::vector<double>> affinities_;
+  mutable std::vector<bool> known_;
 };
 
 }  // namespace dlsched
