@@ -116,6 +116,8 @@ Result<NodeId> Cluster::AddNode(NodeSpec spec) {
   }
   first_gpu_.push_back(total_gpus_);
   total_gpus_ += static_cast<int>(spec.gpus.size());
+  total_cpus_ += spec.cpus;
+  total_host_memory_mib_ += spec.memory_mib;
   max_gpus_per_node_ = std::max(max_gpus_per_node_, static_cast<int>(spec.gpus.size()));
   const GpuTypeId type = spec.gpus.empty() ? GpuTypeId() : spec.gpus.front().type;
   if (type.valid()) spec.labels.emplace("gpu", gpu_type_names_[type.index()]);

@@ -117,8 +117,16 @@ Status ValidateServiceLoad(const ServiceLoad& load, int reserved) {
 Duration JobSpec::ideal_duration() const { return Seconds(iterations / ref_iters_per_s); }
 
 Status ValidateJobSpec(const JobSpec& spec) {
-  if (spec.num_gpus <= 0) {
-    return InvalidArgument("num_gpus must be positive, got " + std::to_string(spec.num_gpus));
+  if (spec.num_gpus < 0) {
+    return InvalidArgument("num_gpus must not be negative, got " + std::to_string(spec.num_gpus));
+  }
+  if (spec.cpus < 0) return InvalidArgument("cpus must not be negative");
+  if (spec.host_memory_mib < 0) return InvalidArgument("host_memory_mib must not be negative");
+  if (spec.num_gpus == 0 && spec.cpus == 0) {
+    return InvalidArgument("a job with no GPUs (a CPU job) must request cpus");
+  }
+  if (spec.num_gpus == 0 && spec.service) {
+    return InvalidArgument("an online service needs at least one GPU");
   }
   if (!(spec.iterations > 0) || !std::isfinite(spec.iterations)) {
     return InvalidArgument("the job has no work: iterations/duration must be positive");

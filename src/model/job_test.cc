@@ -78,5 +78,19 @@ TEST(ServiceLoadTest, ValidationChecksStepsAgainstTheReservation) {
   }
 }
 
+TEST(ValidateJobSpecTest, ACpuJobMustRequestCpus) {
+  JobSpec spec;
+  spec.iterations = 60;
+  spec.num_gpus = 0;
+  EXPECT_THAT(ValidateJobSpec(spec).message(), HasSubstr("must request cpus"));
+  spec.cpus = 4;
+  EXPECT_TRUE(ValidateJobSpec(spec).ok());
+  spec.host_memory_mib = -1;
+  EXPECT_THAT(ValidateJobSpec(spec).message(), HasSubstr("host_memory_mib"));
+  spec.host_memory_mib = 0;
+  spec.num_gpus = -1;
+  EXPECT_THAT(ValidateJobSpec(spec).message(), HasSubstr("num_gpus must not be negative"));
+}
+
 }  // namespace
 }  // namespace dlsched

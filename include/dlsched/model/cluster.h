@@ -47,11 +47,20 @@ struct GpuSpec {
 struct NodeSpec {
   std::string name;
   RackId rack;
-  std::vector<GpuSpec> gpus;
+  std::vector<GpuSpec> gpus;  // may be empty: a CPU-only node
   // Cluster::AddNode adds `gpu=<type of GPU 0>` and `rack=<rack name>` unless given.
   Labels labels;
+  // Host resources: CPU cores and host memory (MiB). 0 = unknown (not scheduled).
   int cpus = 0;
   int64_t memory_mib = 0;
+};
+
+// What a job that states no host resources gets, per GPU (Slurm's DefCpuPerGPU and
+// DefMemPerGPU). 0 = nothing: such a job asks for no CPUs or memory.
+struct HostDefaults {
+  int cpus_per_gpu = 0;
+  int64_t memory_mib_per_gpu = 0;
+  friend bool operator==(const HostDefaults&, const HostDefaults&) = default;
 };
 
 // The GPUs of one job on one node.
@@ -87,6 +96,11 @@ class Cluster {
   int num_racks() const { return static_cast<int>(rack_names_.size()); }
   int num_gpu_types() const { return static_cast<int>(gpu_type_names_.size()); }
   int total_gpus() const { return total_gpus_; }
+  // Host resources summed over the nodes (0 where no node states them).
+  int64_t total_cpus() const { return total_cpus_; }
+  int64_t total_host_memory_mib() const { return total_host_memory_mib_; }
+  const HostDefaults& host_defaults() const { return host_defaults_; }
+  void set_host_defaults(HostDefaults defaults) { host_defaults_ = defaults; }
   // The index of the node's GPU 0 among all the cluster's GPUs (nodes in id order, GPUs in
   // index order): GPU g of the node is GPU first_gpu(node) + g of the cluster.
   int first_gpu(NodeId id) const { return first_gpu_[id.index()]; }
@@ -148,6 +162,9 @@ class Cluster {
   std::vector<int> max_per_node_of_type_;
   int total_gpus_ = 0;
   int max_gpus_per_node_ = 0;
+  int64_t total_cpus_ = 0;
+  int64_t total_host_memory_mib_ = 0;
+  HostDefaults host_defaults_;
 };
 
 }  // namespace dlsched

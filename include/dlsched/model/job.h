@@ -73,7 +73,7 @@ struct JobSpec {
   std::string queue;  // tenant / virtual cluster
   std::string model;  // e.g. "ResNet-50"; empty when unknown
   int batch_size = 0;
-  int num_gpus = 1;      // gang size: all or nothing
+  int num_gpus = 1;      // gang size: all or nothing; 0 = a CPU job (one node, needs cpus)
   std::string gpu_type;  // required GPU type; empty = any
   // Node labels the job requires (every key=value must match the node's) and prefers (placement
   // favours nodes matching more of them, but takes others rather than wait).
@@ -88,6 +88,12 @@ struct JobSpec {
   std::optional<Timestamp> deadline;
   QosClass qos = QosClass::kBestEffort;
   int64_t memory_mib = 0;  // peak GPU memory per GPU; 0 = unknown
+  // Host resources for the whole job: CPU cores and host memory (MiB). A gang over several nodes
+  // takes them on each node in proportion to the GPUs it has there. 0 = not stated: the job gets
+  // the cluster's defaults per GPU (Cluster::host_defaults), like Slurm's DefCpuPerGPU and
+  // DefMemPerGPU. A CPU job (num_gpus 0) must state cpus.
+  int cpus = 0;
+  int64_t host_memory_mib = 0;
   // The user's estimate of the run time (like Slurm's --time); unset = the ideal duration.
   // Policies that need run times (sjf, srtf) see this, never the truth.
   std::optional<Duration> runtime_estimate;
