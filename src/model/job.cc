@@ -116,6 +116,13 @@ Status ValidateServiceLoad(const ServiceLoad& load, int reserved) {
 
 Duration JobSpec::ideal_duration() const { return Seconds(iterations / ref_iters_per_s); }
 
+HostRequest EffectiveHostRequest(const JobSpec& spec, const HostDefaults& defaults) {
+  HostRequest request{spec.cpus, spec.host_memory_mib};
+  if (request.cpus == 0) request.cpus = defaults.cpus_per_gpu * spec.num_gpus;
+  if (request.memory_mib == 0) request.memory_mib = defaults.memory_mib_per_gpu * spec.num_gpus;
+  return request;
+}
+
 Status ValidateJobSpec(const JobSpec& spec) {
   if (spec.num_gpus < 0) {
     return InvalidArgument("num_gpus must not be negative, got " + std::to_string(spec.num_gpus));

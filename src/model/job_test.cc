@@ -92,5 +92,17 @@ TEST(ValidateJobSpecTest, ACpuJobMustRequestCpus) {
   EXPECT_THAT(ValidateJobSpec(spec).message(), HasSubstr("num_gpus must not be negative"));
 }
 
+TEST(EffectiveHostRequestTest, UnstatedResourcesComeFromThePerGpuDefaults) {
+  JobSpec spec;
+  spec.num_gpus = 4;
+  const HostDefaults defaults{.cpus_per_gpu = 6, .memory_mib_per_gpu = 1024};
+  EXPECT_EQ(EffectiveHostRequest(spec, defaults), (HostRequest{24, 4096}));
+  spec.cpus = 2;
+  EXPECT_EQ(EffectiveHostRequest(spec, defaults), (HostRequest{2, 4096}));
+  spec.host_memory_mib = 100;
+  EXPECT_EQ(EffectiveHostRequest(spec, defaults), (HostRequest{2, 100}));
+  EXPECT_EQ(EffectiveHostRequest(JobSpec{}, HostDefaults{}), (HostRequest{0, 0}));
+}
+
 }  // namespace
 }  // namespace dlsched

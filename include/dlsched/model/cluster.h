@@ -63,10 +63,13 @@ struct HostDefaults {
   friend bool operator==(const HostDefaults&, const HostDefaults&) = default;
 };
 
-// The GPUs of one job on one node.
+// The GPUs of one job on one node, and the node's CPU cores and host memory (MiB) it holds
+// there (0 when it asks for none or the node does not state them).
 struct NodeGpus {
   NodeId node;
   GpuMask gpus = 0;
+  int cpus = 0;
+  int64_t memory_mib = 0;
   friend bool operator==(const NodeGpus&, const NodeGpus&) = default;
 };
 

@@ -113,6 +113,15 @@ struct JobSpec {
   Duration ideal_duration() const;
 };
 
+// What a job asks of its hosts in all: CPU cores and host memory (MiB).
+struct HostRequest {
+  int cpus = 0;
+  int64_t memory_mib = 0;
+  friend bool operator==(const HostRequest&, const HostRequest&) = default;
+};
+// The spec's own request, with the cluster's per-GPU defaults for what it leaves unstated (0).
+HostRequest EffectiveHostRequest(const JobSpec& spec, const HostDefaults& defaults);
+
 // Checks a spec for values no scheduler can honour (zero GPUs, no work, ...). Names the field.
 Status ValidateJobSpec(const JobSpec& spec);
 
