@@ -237,6 +237,11 @@ class PipelinePolicy final : public SchedulingPolicy {
   void WalkFitting(Cycle& cycle, const Starving& starving) const;
   template <typename Starving>
   void WalkAll(Cycle& cycle, const Starving& starving) const;
+  // With quotas, the policy-order part of a quota pass over the tenants' own indexes
+  // (TenantWalk): the jobs of a gang of at most max_gang() GPUs that fit their tenant's room
+  // for the pass, in policy order, as a walk of the whole queue would meet them.
+  template <typename Starving, typename MaxGang>
+  void WalkTenants(Cycle& cycle, const Starving& starving, const MaxGang& max_gang) const;
   // The starvation guard: a job is starving when it waited past the limit and is guarded.
   bool WaitedPastLimit(const Job& job, Timestamp now) const {
     return config_.starvation_limit != Duration::max() &&
@@ -271,6 +276,13 @@ class PipelinePolicy final : public SchedulingPolicy {
   }
   // TenantOf for a job not checked in this cycle: checks (or fills) its job_tenants_ entry.
   int CheckTenantOf(Cycle& cycle, const Job& job) const;
+  // A running job's tenant index as this cycle's CountTenantsGpus counted it (a running job's
+  // tenant does not change while it runs): O(1), comparing no name, for the victim searches.
+  int RunningTenantOf(JobId id) const {
+    const Counted& entry = counted_[id.index()];
+    DS_CHECK(entry.count == count_) << "job " << id << " was not counted running this cycle";
+    return entry.tenant;
+  }
   // Sets each tenant's held GPUs in cycle.tenants: the last cycle's count, updated by the jobs
   // that started or stopped since (see counted_). O(running jobs then and now), reading only
   // the records of the jobs that started.
@@ -444,34 +456,41 @@ void PipelinePolicy::WalkFitting(Cycle& cycle, const Starving& starving) const {
       if (!starving(job.job()) && !IsDeferredAsLate(job)) TryStart(cycle, job);
     }
   } else {
-    // The first pass meets only the jobs within their guarantee, the second only those within
-    // their cap: TryStart would pass over the others without effect (jobs over their cap wait;
-    // the second pass also passes over the jobs the first handled, and those within their
-    // guarantee). Victims may give their tenants room again (TenantWalk::Unpark).
-    const bool guaranteed = cycle.quota_pass == QuotaPass::kGuaranteed;
-    TenantWalk walk(cycle.tenants, guaranteed ? &TenantUse::GuaranteeRoom : &TenantUse::CapRoom);
-    // Both maps are in name order: look the tenants up in one merged walk of the two.
-    auto known = tenant_ids_.begin();
-    for (const auto& [tenant, by_gang] : ctx.queue.by_tenant_order()) {
-      if (std::ranges::all_of(by_gang, [](const auto& gang) { return gang.second.empty(); })) {
-        continue;  // none of its jobs waits
-      }
-      while (known != tenant_ids_.end() && known->first < tenant) ++known;
-      // (Interning a tenant does not move `known`: it inserts before it.)
-      const int t = known != tenant_ids_.end() && known->first == tenant ? known->second
-                                                                         : TenantOf(cycle, tenant);
-      if (guaranteed && !cycle.tenants[t].has_quota) continue;  // never within a guarantee
-      for (const auto& [gang, index] : by_gang) walk.Add(t, gang, index);
-    }
-    while (auto key = walk.Next(LargestUsefulGang(cycle))) {
-      const JobView job = ctx.View(key->id);
-      if (starving(job.job()) || IsDeferredAsLate(job)) continue;  // walked before or after
-      const size_t victims = cycle.victims.size();
-      TryStart(cycle, job);
-      if (cycle.victims.size() != victims) walk.Unpark();
-    }
+    WalkTenants(cycle, starving, [&] { return LargestUsefulGang(cycle); });
   }
   if (config_.late_jobs_last) WalkLate(cycle);
+}
+
+template <typename Starving, typename MaxGang>
+void PipelinePolicy::WalkTenants(Cycle& cycle, const Starving& starving,
+                                 const MaxGang& max_gang) const {
+  const SchedulingContext& ctx = cycle.ctx;
+  // The first pass meets only the jobs within their guarantee, the second only those within
+  // their cap: TryStart would pass over the others without effect (jobs over their cap wait;
+  // the second pass also passes over the jobs the first handled, and those within their
+  // guarantee). Victims may give their tenants room again (TenantWalk::Unpark).
+  const bool guaranteed = cycle.quota_pass == QuotaPass::kGuaranteed;
+  TenantWalk walk(cycle.tenants, guaranteed ? &TenantUse::GuaranteeRoom : &TenantUse::CapRoom);
+  // Both maps are in name order: look the tenants up in one merged walk of the two.
+  auto known = tenant_ids_.begin();
+  for (const auto& [tenant, by_gang] : ctx.queue.by_tenant_order()) {
+    if (std::ranges::all_of(by_gang, [](const auto& gang) { return gang.second.empty(); })) {
+      continue;  // none of its jobs waits
+    }
+    while (known != tenant_ids_.end() && known->first < tenant) ++known;
+    // (Interning a tenant does not move `known`: it inserts before it.)
+    const int t = known != tenant_ids_.end() && known->first == tenant ? known->second
+                                                                       : TenantOf(cycle, tenant);
+    if (guaranteed && !cycle.tenants[t].has_quota) continue;  // never within a guarantee
+    for (const auto& [gang, index] : by_gang) walk.Add(t, gang, index);
+  }
+  while (auto key = walk.Next(max_gang())) {
+    const JobView job = ctx.View(key->id);
+    if (starving(job.job()) || IsDeferredAsLate(job)) continue;  // walked before or after
+    const size_t victims = cycle.victims.size();
+    TryStart(cycle, job);
+    if (cycle.victims.size() != victims) walk.Unpark();
+  }
 }
 
 template <typename Starving>
@@ -485,6 +504,14 @@ void PipelinePolicy::WalkAll(Cycle& cycle, const Starving& starving) const {
       if (!IsGuarded(job)) continue;
       if (!TryStart(cycle, ctx.View(job.id)) && !config_.backfill) return;
     }
+  }
+  if (cycle.quota_pass == QuotaPass::kGuaranteed && config_.backfill) {
+    // Only the jobs within their guarantee take part in this pass, and with backfill none of
+    // them blocks the rest: meet those alone (TryStart passes over the others without effect or
+    // explanation). Explaining walks every other job in the second pass.
+    WalkTenants(cycle, starving, [] { return kAnyGang; });
+    if (config_.late_jobs_last) WalkLate(cycle);
+    return;
   }
   JobId blocked_head;
   auto walk = ctx.queue.WalkInOrder();
@@ -676,7 +703,7 @@ void PipelinePolicy::CommitVictims(Cycle& cycle, const JobView& job, const Place
     cycle.decisions.preemptions.push_back({id, why});
     if (quotas) {
       const Job& victim = cycle.ctx.jobs.at(id);
-      cycle.tenants[TenantOf(cycle, victim)].held -= victim.spec.num_gpus;
+      cycle.tenants[RunningTenantOf(id)].held -= victim.spec.num_gpus;
     }
   }
   if (quotas) {
@@ -802,7 +829,7 @@ bool PipelinePolicy::WithinGuarantee(Cycle& cycle, const JobView& job) const {
 }
 
 bool PipelinePolicy::GuaranteeProtects(Cycle& cycle, int job_tenant, const Job& victim) const {
-  const int t = TenantOf(cycle, victim);
+  const int t = RunningTenantOf(victim.id);
   if (t == job_tenant) return false;
   const TenantUse& tenant = cycle.tenants[t];
   return tenant.has_quota && tenant.held - victim.spec.num_gpus < tenant.guaranteed;
@@ -829,7 +856,7 @@ bool PipelinePolicy::TryReclaimFor(Cycle& cycle, const JobView& job) const {
   for (auto it = running.victims().rbegin(); it != running.victims().rend(); ++it) {
     const Job& victim = ctx.jobs.at(it->id);
     if (Unavailable(cycle, victim)) continue;
-    const int t = TenantOf(cycle, victim);
+    const int t = RunningTenantOf(victim.id);
     if (t == mine) continue;
     if (static_cast<size_t>(t) >= held.size()) held.resize(t + 1, 0);
     int& tenant_held = held[t];
