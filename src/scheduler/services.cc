@@ -288,6 +288,7 @@ void Scheduler::AdoptRunning(Job& job) {
   if (job.share != ShareMode::kExclusive) {
     const NodeGpus& part = job.placement.parts.front();
     state_.AllocateShared(part.node, std::countr_zero(part.gpus));
+    shared_gpus_.Add(part.node, std::countr_zero(part.gpus), job.id);
     AddRunning(job.id);
     running_by_rank_.InsertAtNextRefresh(job.id);
     return;
