@@ -19,14 +19,15 @@ class NoInterference final : public sharing::InterferenceModel {
   }
 };
 
-// A GPU held in a shared mode by running jobs, as one cycle sees it.
+// A GPU held in a shared mode by running jobs that may take another job, as one cycle sees it.
 struct SharedGpu {
   NodeId node;
   int gpu = 0;
   GpuTypeId type;
   int64_t memory_mib = 0;
+  // The running holders (ascending by id), then the jobs placed on it this cycle.
   std::vector<JobId> holders;
-  bool open = true;  // may take another job this cycle
+  size_t running = 0;  // holders[0, running) are running
 };
 
 bool Contains(const std::vector<JobId>& sorted, JobId id) {
@@ -71,12 +72,11 @@ class SharingPolicy final : public SchedulingPolicy {
     const bool may_migrate = config_.migrate && (t.departures || t.suspensions ||
                                                  ctx.queue.size() <= decisions.launches.size());
     if (candidates.empty() && !may_migrate) return decisions;
-    // Candidates join only GPUs shared with room left (CollectSharedGpus's open ones): without
-    // one, and with no migration to look for, the collection would find nothing to do.
-    if (!may_migrate && !AnySharedGpuWithRoom(ctx)) return decisions;
-    const std::span<SharedGpu> gpus = CollectSharedGpus(ctx, decisions);
-    PlaceCandidates(ctx, candidates, gpus, decisions);
-    if (may_migrate) Migrate(ctx, gpus, base_launches, decisions);
+    DS_CHECK(ctx.shared_gpus != nullptr) << "a context with a SharingView names the shared GPUs";
+    // Candidates join only shared GPUs with room left.
+    const std::span<SharedGpu> open = CollectOpenGpus(ctx, decisions);
+    PlaceCandidates(ctx, candidates, open, decisions);
+    if (may_migrate) Migrate(ctx, open, base_launches, decisions);
     return decisions;
   }
 
@@ -99,63 +99,34 @@ class SharingPolicy final : public SchedulingPolicy {
     }
   }
 
-  // Whether a GPU of an online node is shared by fewer than max_jobs_per_gpu jobs. O(nodes),
-  // from the cluster state alone (the collection reads every running job).
-  bool AnySharedGpuWithRoom(const SchedulingContext& ctx) const {
-    for (int n = 0; n < ctx.cluster.num_nodes(); ++n) {
-      const NodeId node(static_cast<uint32_t>(n));
-      GpuMask shared = ctx.state.shared_mask(node);
-      if (shared == 0 || ctx.state.offline(node)) continue;
-      for (; shared != 0; shared &= shared - 1) {
-        if (ctx.state.sharers(node, std::countr_zero(shared)) < config_.max_jobs_per_gpu) {
-          return true;
-        }
-      }
-    }
-    return false;
-  }
-
-  // The GPUs running jobs hold in a shared mode, by node and GPU. A GPU whose holder is being
-  // preempted is closed: its holders are leaving, and a base policy's preemption counts on it.
-  // The result views shared_gpus_, valid until the next call.
-  std::span<SharedGpu> CollectSharedGpus(const SchedulingContext& ctx,
-                                         const Decisions& decisions) const {
+  // The shared GPUs that may take another job this cycle, by node and GPU, from the scheduler's
+  // index (SchedulingContext::shared_gpus): on an online node, held by fewer than
+  // max_jobs_per_gpu jobs, none of them being preempted (its holders are leaving, and a base
+  // policy's preemption counts on the GPU). Only these GPUs' holders are read. The result views
+  // open_gpus_, valid until the next call.
+  std::span<SharedGpu> CollectOpenGpus(const SchedulingContext& ctx,
+                                       const Decisions& decisions) const {
     const std::vector<JobId> preempted = SortedIds(decisions.preemptions);
-    std::vector<std::pair<uint64_t, JobId>>& held = held_;  // (node x 64 + GPU, holder)
-    held.clear();
-    for (JobId id : ctx.running) {
-      const Job& job = ctx.jobs.at(id);
-      if (job.share == ShareMode::kExclusive) continue;
-      const NodeGpus& part = job.placement.parts.front();
-      held.emplace_back(uint64_t{part.node.value()} * kMaxGpusPerNode +
-                            static_cast<uint64_t>(std::countr_zero(part.gpus)),
-                        id);
-    }
-    std::ranges::sort(held);
     // The GPUs (and their holders' buffers) are reused from the last cycle: a cycle is too short
     // to pay for fresh ones.
-    std::vector<SharedGpu>& gpus = shared_gpus_;
+    std::vector<SharedGpu>& gpus = open_gpus_;
     size_t count = 0;
-    for (size_t i = 0; i < held.size(); ++i) {
-      if (i == 0 || held[i].first != held[i - 1].first) {
-        const NodeId node(static_cast<uint32_t>(held[i].first / kMaxGpusPerNode));
-        const int gpu = static_cast<int>(held[i].first % kMaxGpusPerNode);
-        const GpuSpec& spec = ctx.cluster.node(node).gpus[static_cast<size_t>(gpu)];
-        if (count == gpus.size()) gpus.emplace_back();
-        SharedGpu& shared = gpus[count++];
-        shared.node = node;
-        shared.gpu = gpu;
-        shared.type = spec.type;
-        shared.memory_mib = spec.memory_mib;
-        shared.holders.clear();
-        shared.open =
-            !ctx.state.offline(node) && ctx.state.sharers(node, gpu) < config_.max_jobs_per_gpu;
+    const size_t k = static_cast<size_t>(config_.max_jobs_per_gpu);
+    ctx.shared_gpus->ForEach([&](NodeId node, int gpu, std::span<const JobId> holders) {
+      if (holders.size() >= k || ctx.state.offline(node)) return;
+      for (JobId id : holders) {
+        if (ctx.jobs.at(id).preempt_requested || Contains(preempted, id)) return;
       }
-      SharedGpu& shared = gpus[count - 1];
-      const JobId id = held[i].second;
-      shared.holders.push_back(id);
-      if (ctx.jobs.at(id).preempt_requested || Contains(preempted, id)) shared.open = false;
-    }
+      const GpuSpec& spec = ctx.cluster.node(node).gpus[static_cast<size_t>(gpu)];
+      if (count == gpus.size()) gpus.emplace_back();
+      SharedGpu& shared = gpus[count++];
+      shared.node = node;
+      shared.gpu = gpu;
+      shared.type = spec.type;
+      shared.memory_mib = spec.memory_mib;
+      shared.holders.assign(holders.begin(), holders.end());
+      shared.running = holders.size();
+    });
     return std::span<SharedGpu>(gpus.data(), count);
   }
 
@@ -205,7 +176,7 @@ class SharingPolicy final : public SchedulingPolicy {
       if (model == nullptr) continue;
       std::vector<uint64_t> groups;
       for (const SharedGpu& gpu : gpus) {
-        if (gpu.type == type && gpu.open) groups.push_back(ctx.sharing->ShareGroup(gpu.holders[0]));
+        if (gpu.type == type) groups.push_back(ctx.sharing->ShareGroup(gpu.holders[0]));
       }
       std::ranges::sort(groups);
       groups.erase(std::ranges::unique(groups).begin(), groups.end());
@@ -222,35 +193,57 @@ class SharingPolicy final : public SchedulingPolicy {
                     std::vector<bool>& placed, Decisions& decisions) const {
     std::vector<size_t> slots;  // into gpus
     for (size_t g = 0; g < gpus.size(); ++g) {
-      if (gpus[g].type == type && gpus[g].open &&
-          ctx.sharing->ShareGroup(gpus[g].holders[0]) == group) {
+      if (gpus[g].type == type && ctx.sharing->ShareGroup(gpus[g].holders[0]) == group) {
         slots.push_back(g);
       }
     }
     const int64_t capacity = gpus[slots.front()].memory_mib;
-    std::vector<sharing::PackJob> jobs;
-    for (size_t s = 0; s < slots.size(); ++s) {
-      for (JobId holder : gpus[slots[s]].holders) {
-        jobs.push_back(PackJobOf(ctx, holder, static_cast<int>(s)));
-      }
-    }
-    const size_t first_candidate = jobs.size();
+    std::vector<sharing::PackJob> offered_jobs;
     std::vector<size_t> offered;  // into candidates
+    int64_t least_mib = capacity;
     for (size_t c = 0; c < candidates.size(); ++c) {
       if (placed[c] || !MayRunOn(ctx.jobs.at(candidates[c]), type, ctx.cluster)) continue;
       if (ctx.sharing->ShareGroup(candidates[c]) != group) continue;
       if (ctx.sharing->MemoryDemandMib(candidates[c], config_.memory_percentile) > capacity) {
         continue;  // it could not run here even alone
       }
-      jobs.push_back(PackJobOf(ctx, candidates[c], -1));
+      offered_jobs.push_back(PackJobOf(ctx, candidates[c], -1));
+      least_mib = std::min(least_mib, offered_jobs.back().memory_mib);
       offered.push_back(c);
     }
     if (offered.empty()) return;
+    // The packers join a job to a GPU only where its demand fits the memory the GPU's holders
+    // leave free, so a GPU without room for the least demanding candidate would take none: it
+    // is left out (its slot with it), which changes no placement and spares the packers work
+    // per open GPU at every cycle.
+    std::vector<sharing::PackJob> jobs;
+    std::vector<size_t> kept;  // into gpus, per packer slot
+    size_t all_jobs = offered.size();
+    for (const size_t g : slots) {
+      const std::vector<JobId>& holders = gpus[g].holders;
+      all_jobs += holders.size();
+      const size_t first = jobs.size();
+      int64_t used_mib = 0;
+      for (JobId holder : holders) {
+        jobs.push_back(PackJobOf(ctx, holder, static_cast<int>(kept.size())));
+        used_mib += jobs.back().memory_mib;
+      }
+      if (capacity - used_mib < least_mib) {
+        jobs.resize(first);
+      } else {
+        kept.push_back(g);
+      }
+    }
+    if (kept.empty()) return;
+    const size_t first_candidate = jobs.size();
+    jobs.insert(jobs.end(), offered_jobs.begin(), offered_jobs.end());
     sharing::PackOptions options;
     options.gpu_memory_mib = capacity;
     options.max_jobs_per_gpu = config_.max_jobs_per_gpu;
     options.max_slowdown = config_.interference_aware ? config_.max_slowdown : 1.0;
-    options.max_gpus = static_cast<int>(slots.size());
+    options.max_gpus = static_cast<int>(kept.size());
+    // The local search's rounds as for every open GPU's holders (its default counts its input).
+    options.max_rounds = static_cast<int>(std::bit_width(all_jobs));
     Result<sharing::Packing> packing = config_.packer == SharingPolicyConfig::Packer::kHeuristic
                                            ? sharing::HeuristicPack(jobs, model, options)
                                            : sharing::GreedyPack(jobs, model, options);
@@ -258,7 +251,7 @@ class SharingPolicy final : public SchedulingPolicy {
     for (size_t o = 0; o < offered.size(); ++o) {
       const int slot = packing->gpu_of[first_candidate + o];
       if (slot < 0) continue;
-      SharedGpu& gpu = gpus[slots[static_cast<size_t>(slot)]];
+      SharedGpu& gpu = gpus[kept[static_cast<size_t>(slot)]];
       const JobId id = candidates[offered[o]];
       // A GPU's second holder needs host CPUs and memory of its own on the node too.
       const NodeGpus part =
@@ -298,21 +291,23 @@ class SharingPolicy final : public SchedulingPolicy {
     return job;
   }
 
-  // Each holder's predicted slowdown on its GPU, in holder order.
-  std::vector<double> PredictedSlowdowns(const SchedulingContext& ctx, const SharedGpu& gpu) const {
-    const size_t n = gpu.holders.size();
-    std::vector<double> slowdowns(n, 1.0);
-    if (n < 2) return slowdowns;
+  // Each holder's predicted slowdown on a GPU of `type`, in holder order. The result views
+  // slowdowns_, valid until the next call.
+  std::span<const double> PredictedSlowdowns(const SchedulingContext& ctx, GpuTypeId type,
+                                             std::span<const JobId> holders) const {
+    const size_t n = holders.size();
+    slowdowns_.assign(n, 1.0);
+    if (n < 2) return slowdowns_;
     if (config_.mode == ShareMode::kTimeSliced) {
-      std::ranges::fill(slowdowns, static_cast<double>(n));
-      return slowdowns;
+      std::ranges::fill(slowdowns_, static_cast<double>(n));
+      return slowdowns_;
     }
-    std::vector<sharing::SharingJob> group;
-    for (JobId id : gpu.holders) group.push_back(ctx.sharing->Features(id));
-    std::vector<double> speeds(n);
-    sharing::GroupSpeeds(*ctx.sharing->Interference(gpu.type), group, speeds);
-    for (size_t i = 0; i < n; ++i) slowdowns[i] = sharing::SlowdownOf(speeds[i]);
-    return slowdowns;
+    group_.clear();
+    for (JobId id : holders) group_.push_back(ctx.sharing->Features(id));
+    speeds_.resize(n);
+    sharing::GroupSpeeds(*ctx.sharing->Interference(type), group_, speeds_);
+    for (size_t i = 0; i < n; ++i) slowdowns_[i] = sharing::SlowdownOf(speeds_[i]);
+    return slowdowns_;
   }
 
   // Whether the job may migrate now: only a running one (a holder the packer placed this cycle
@@ -331,35 +326,42 @@ class SharingPolicy final : public SchedulingPolicy {
   }
 
   // Dynamic adjustment (see the header): out of GPUs whose observed demand no longer fits, and
-  // off shared GPUs onto free ones once nothing waits.
-  void Migrate(const SchedulingContext& ctx, std::span<const SharedGpu> gpus, size_t base_launches,
+  // off shared GPUs onto free ones once nothing waits. `open` as CollectOpenGpus left it, with
+  // the jobs placed this cycle.
+  void Migrate(const SchedulingContext& ctx, std::span<const SharedGpu> open, size_t base_launches,
                Decisions& decisions) const {
-    const std::vector<JobId> launched = SortedIds(decisions.launches);
     const std::vector<JobId> preempted = SortedIds(decisions.preemptions);
     const auto migrate = [&](JobId id, std::string reason) {
       decisions.preemptions.push_back({id, std::move(reason), /*migration=*/true});
     };
-    // Memory: the holders' demand at the percentile, as observed now, over the GPU's memory.
+    // Memory: the running holders' demand at the percentile, as observed now, over the GPU's
+    // memory; the largest of them that may migrate moves. A GPU with one running holder cannot
+    // be over: alone it is never counted, and a job placed beside it this cycle fit with it (the
+    // packers join a GPU only where the demands, these same ones, fit its memory).
     std::vector<JobId> moving;
-    for (const SharedGpu& gpu : gpus) {
-      if (gpu.holders.size() < 2 || config_.mode != ShareMode::kPacked) continue;
-      int64_t demand = 0;
-      JobId largest;
-      int64_t largest_mib = -1;
-      for (JobId id : gpu.holders) {
-        if (Contains(launched, id)) continue;  // placed this cycle
-        const int64_t mib = ctx.sharing->MemoryDemandMib(id, config_.memory_percentile);
-        demand += mib;
-        if (mib > largest_mib && MayMigrate(ctx, id, preempted, false, decisions)) {
-          largest_mib = mib;
-          largest = id;
+    if (config_.mode == ShareMode::kPacked) {
+      ctx.shared_gpus->ForEach([&](NodeId node, int gpu, std::span<const JobId> running) {
+        if (running.size() < 2) return;
+        const int64_t memory_mib = ctx.cluster.node(node).gpus[static_cast<size_t>(gpu)].memory_mib;
+        int64_t demand = 0;
+        for (JobId id : running) {
+          demand += ctx.sharing->MemoryDemandMib(id, config_.memory_percentile);
         }
-      }
-      if (demand > gpu.memory_mib && largest.valid()) {
+        if (demand <= memory_mib) return;
+        JobId largest;
+        int64_t largest_mib = -1;
+        for (JobId id : running) {
+          const int64_t mib = ctx.sharing->MemoryDemandMib(id, config_.memory_percentile);
+          if (mib > largest_mib && MayMigrate(ctx, id, preempted, false, decisions)) {
+            largest_mib = mib;
+            largest = id;
+          }
+        }
+        if (!largest.valid()) return;
         migrate(largest, "migrating: its GPU's jobs now demand " + std::to_string(demand) + " of " +
-                             std::to_string(gpu.memory_mib) + " MiB");
+                             std::to_string(memory_mib) + " MiB");
         moving.push_back(largest);
-      }
+      });
     }
     std::ranges::sort(moving);
     // Interference: once nothing waits, the most slowed jobs move to the GPUs left free.
@@ -370,19 +372,25 @@ class SharingPolicy final : public SchedulingPolicy {
       free_gpus -= decisions.launches[i].placement.num_gpus();
     }
     std::vector<std::pair<double, JobId>> slowed;
-    for (const SharedGpu& gpu : gpus) {
-      const std::vector<double> slowdowns = PredictedSlowdowns(ctx, gpu);
-      size_t worst = gpu.holders.size();
-      for (size_t i = 0; i < gpu.holders.size(); ++i) {
+    size_t next_open = 0;  // open is a subsequence of the shared GPUs, in the same order
+    ctx.shared_gpus->ForEach([&](NodeId node, int gpu, std::span<const JobId> running) {
+      std::span<const JobId> holders = running;
+      if (next_open < open.size() && open[next_open].node == node && open[next_open].gpu == gpu) {
+        holders = open[next_open++].holders;  // with the jobs placed on it this cycle
+      }
+      const GpuTypeId type = ctx.cluster.node(node).gpus[static_cast<size_t>(gpu)].type;
+      const std::span<const double> slowdowns = PredictedSlowdowns(ctx, type, holders);
+      size_t worst = holders.size();
+      for (size_t i = 0; i < holders.size(); ++i) {
         if (slowdowns[i] < config_.min_slowdown_to_migrate) continue;
-        if (Contains(moving, gpu.holders[i]) ||
-            !MayMigrate(ctx, gpu.holders[i], preempted, true, decisions)) {
+        if (Contains(moving, holders[i]) ||
+            !MayMigrate(ctx, holders[i], preempted, true, decisions)) {
           continue;
         }
-        if (worst == gpu.holders.size() || slowdowns[i] > slowdowns[worst]) worst = i;
+        if (worst == holders.size() || slowdowns[i] > slowdowns[worst]) worst = i;
       }
-      if (worst < gpu.holders.size()) slowed.emplace_back(slowdowns[worst], gpu.holders[worst]);
-    }
+      if (worst < holders.size()) slowed.emplace_back(slowdowns[worst], holders[worst]);
+    });
     std::ranges::sort(slowed, [](const auto& a, const auto& b) {
       return a.first != b.first ? a.first > b.first : a.second < b.second;
     });
@@ -397,9 +405,12 @@ class SharingPolicy final : public SchedulingPolicy {
   SharingPolicyConfig config_;
   std::unique_ptr<SchedulingPolicy> base_;
   NoInterference no_interference_;
-  // CollectSharedGpus's buffers, kept between cycles (Decide runs on one thread at a time).
-  mutable std::vector<std::pair<uint64_t, JobId>> held_;
-  mutable std::vector<SharedGpu> shared_gpus_;
+  // Buffers kept between cycles (Decide runs on one thread at a time): CollectOpenGpus's, and
+  // PredictedSlowdowns'.
+  mutable std::vector<SharedGpu> open_gpus_;
+  mutable std::vector<double> slowdowns_;
+  mutable std::vector<sharing::SharingJob> group_;
+  mutable std::vector<double> speeds_;
 };
 
 }  // namespace

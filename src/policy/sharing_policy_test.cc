@@ -228,6 +228,31 @@ TEST_F(SharingPolicyTest, SlowedJobsMigrateToFreeGpusWithHysteresisAndACap) {
   EXPECT_TRUE(job(d).preempt_requested) << "d may still move to the GPU `other` left";
 }
 
+// Observed demand that grows past a GPU's memory moves its largest holder off it at the next
+// departure, whatever its residence; a job alone on its GPU is never moved for memory.
+TEST_F(SharingPolicyTest, TheLargestHolderMigratesWhenItsGpuNoLongerHoldsTheDemand) {
+  Start("1x3xV100", Config());
+  const JobId a = Submit(0);
+  const JobId alone = Submit(1);
+  const JobId leaving = Submit(2);
+  scheduler_->RunCycle(kTimeZero);  // each alone on a GPU
+  const JobId c = Submit(3, AtSeconds(1));
+  scheduler_->RunCycle(AtSeconds(1));
+  ASSERT_EQ(job(c).state, JobState::kRunning);
+  ASSERT_EQ(job(c).placement, job(a).placement) << "c joins the first GPU";
+  view_.memory_mib[a.value()] = int64_t{1} << 30;
+  view_.memory_mib[alone.value()] = int64_t{1} << 30;
+  scheduler_->RunCycle(AtSeconds(2));  // no departure: demand is not looked at
+  EXPECT_FALSE(job(a).preempt_requested);
+  ASSERT_TRUE(
+      scheduler_->Handle(JobFinished{leaving, JobState::kSucceeded, ""}, AtSeconds(3)).ok());
+  scheduler_->RunCycle(AtSeconds(3));
+  EXPECT_TRUE(job(a).preempt_requested);
+  EXPECT_TRUE(job(a).migrating);
+  EXPECT_FALSE(job(c).preempt_requested);
+  EXPECT_FALSE(job(alone).preempt_requested);
+}
+
 TEST(SharingPolicyConfigTest, RejectsBadValues) {
   const auto with = [](auto edit) {
     SharingPolicyConfig config = Config();

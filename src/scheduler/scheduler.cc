@@ -29,6 +29,7 @@ Scheduler::Scheduler(const Cluster& cluster, std::unique_ptr<SchedulingPolicy> p
       queue_(jobs_, policy_->Order()),
       running_by_rank_(jobs_, policy_->Order()),
       runtime_estimator_(&stated_estimator_),
+      shared_gpus_(cluster),
       lent_mask_(static_cast<size_t>(cluster.num_nodes()), 0) {}
 
 void Scheduler::ReserveJobs(size_t n) {
@@ -54,6 +55,7 @@ SchedulingContext Scheduler::Context(Timestamp now) {
   ctx.trigger = since_last_cycle_;
   ctx.trigger.timer = now >= wake_at_;
   ctx.sharing = sharing_;
+  ctx.shared_gpus = &shared_gpus_;
   return ctx;
 }
 
@@ -195,6 +197,7 @@ bool Scheduler::Apply(const LaunchDecision& launch, Timestamp now) {
     if (!state_.CanShare(part.node, gpu)) return false;
     if (!state_.HasHostRoom(part.node, {part.cpus, part.memory_mib})) return false;
     state_.AllocateShared(part.node, gpu, {part.cpus, part.memory_mib});
+    shared_gpus_.Add(part.node, gpu, job.id);
   }
   queue_.Erase(job.id);
   job.state = JobState::kRunning;
@@ -219,6 +222,7 @@ std::vector<PendingReason> Scheduler::ExplainPending(Timestamp now, bool with_te
   ctx.explain = true;
   ctx.explain_text = with_text;
   ctx.sharing = sharing_;
+  ctx.shared_gpus = &shared_gpus_;
   return policy_->Decide(ctx).pending_reasons;
 }
 
@@ -240,6 +244,10 @@ void Scheduler::StopRunning(Job& job, Timestamp now) {
   if (job.spec.is_service()) {
     StopService(job, now);
   } else {
+    if (job.share != ShareMode::kExclusive) {
+      const NodeGpus& part = job.placement.parts.front();
+      shared_gpus_.Remove(part.node, std::countr_zero(part.gpus), job.id);
+    }
     state_.Release(job.placement);
     job.placement = {};
     job.share = ShareMode::kExclusive;

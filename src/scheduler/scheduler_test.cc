@@ -651,6 +651,7 @@ TEST_F(SchedulerTest, RestoreKeepsSharedGpusShared) {
   EXPECT_FALSE(scheduler_->Restore(exclusive_there).ok());
   ASSERT_TRUE(scheduler_->Restore(b).ok());
   EXPECT_EQ(scheduler_->state().sharers(NodeId(0), 0), 2);
+  EXPECT_THAT(scheduler_->shared_gpus().holders(NodeId(0), 0), ElementsAre(JobId(0), JobId(1)));
   EXPECT_EQ(job(JobId(1)).share, ShareMode::kPacked);
   EXPECT_EQ(scheduler_->state().free_total(), 1);
 
@@ -671,6 +672,7 @@ TEST_F(SchedulerTest, RestoreKeepsSharedGpusShared) {
   ASSERT_TRUE(
       scheduler_->Handle(JobFinished{JobId(1), JobState::kSucceeded, ""}, AtSeconds(2)).ok());
   EXPECT_EQ(scheduler_->state().free_total(), 1);
+  EXPECT_EQ(scheduler_->shared_gpus().size(), 0);
 }
 
 // Gangs are placed all or nothing, so no two half-placed gangs can hold GPUs each other needs:
@@ -770,6 +772,10 @@ TEST_F(SchedulerSharingTest, SharedLaunchesOfSingleGpuJobsOnFreeOrSharedGpusOnly
   const ClusterState& state = scheduler_->state();
   EXPECT_EQ(state.sharers(NodeId(0), 0), 2);
   EXPECT_EQ(state.shared_mask(NodeId(0)), 0b0001u);
+  // The holders as the sharing policies read them: the refused launches are not among them.
+  const SharedGpus& shared = scheduler_->shared_gpus();
+  EXPECT_THAT(shared.holders(NodeId(0), 0), ElementsAre(a, b));
+  EXPECT_EQ(shared.size(), 1);
   EXPECT_EQ(state.free_total(), 2);
   EXPECT_EQ(job(a).state, JobState::kRunning);
   EXPECT_EQ(job(a).share, ShareMode::kPacked);
@@ -791,6 +797,7 @@ TEST_F(SchedulerSharingTest, SharedLaunchesOfSingleGpuJobsOnFreeOrSharedGpusOnly
   EXPECT_EQ(job(a).share, ShareMode::kExclusive);
   EXPECT_TRUE(job(a).placement.empty());
   EXPECT_EQ(state.sharers(NodeId(0), 0), 1);
+  EXPECT_THAT(shared.holders(NodeId(0), 0), ElementsAre(b));
   EXPECT_EQ(state.free_total(), 0);
   EXPECT_EQ(job(a).attained_gpu_time, seconds(10));
   // An exclusive launch onto the still-shared GPU is refused; a shared one joins it.
@@ -799,6 +806,7 @@ TEST_F(SchedulerSharingTest, SharedLaunchesOfSingleGpuJobsOnFreeOrSharedGpusOnly
   script_.launches = {Launch(late, 0, 0b0001)};
   EXPECT_EQ(scheduler_->RunCycle(AtSeconds(12)).launched(), 1);
   EXPECT_EQ(state.sharers(NodeId(0), 0), 2);
+  EXPECT_THAT(shared.holders(NodeId(0), 0), ElementsAre(b, late));
 
   // Both end: the GPU is free again.
   ASSERT_TRUE(scheduler_->Handle(JobFinished{b, JobState::kSucceeded, ""}, AtSeconds(20)).ok());
@@ -806,6 +814,8 @@ TEST_F(SchedulerSharingTest, SharedLaunchesOfSingleGpuJobsOnFreeOrSharedGpusOnly
   EXPECT_EQ(job(b).share, ShareMode::kExclusive);
   EXPECT_EQ(job(late).share, ShareMode::kExclusive);
   EXPECT_EQ(state.shared_mask(NodeId(0)), 0u);
+  EXPECT_EQ(shared.size(), 0);
+  EXPECT_TRUE(shared.holders(NodeId(0), 0).empty());
   EXPECT_EQ(state.free_mask(NodeId(0)), 0b0001u);
 }
 

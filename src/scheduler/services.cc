@@ -315,6 +315,7 @@ void Scheduler::AdoptRunning(Job& job) {
   if (job.share != ShareMode::kExclusive) {
     const NodeGpus& part = job.placement.parts.front();
     state_.AllocateShared(part.node, std::countr_zero(part.gpus), {part.cpus, part.memory_mib});
+    shared_gpus_.Add(part.node, std::countr_zero(part.gpus), job.id);
     AddRunning(job.id);
     running_by_rank_.InsertAtNextRefresh(job.id);
     return;

@@ -259,9 +259,11 @@ Status ValidatePackJobs(std::span<const PackJob> jobs, const PackOptions& option
                                                   : int64_t{std::numeric_limits<int>::max()} -
                                                         static_cast<int64_t>(jobs.size());
   for (size_t j = 0; j < jobs.size(); ++j) {
+    const int pinned = jobs[j].pinned_gpu;
+    if (jobs[j].memory_mib >= 0 && pinned >= -1 && pinned <= max_pinned) continue;
+    // The message only for a bad job: the packers validate every call, every cycle.
     const std::string which = "pack: job " + std::to_string(j) + ": ";
     if (jobs[j].memory_mib < 0) return InvalidArgument(which + "memory_mib must be >= 0");
-    const int pinned = jobs[j].pinned_gpu;
     if (pinned < -1) return InvalidArgument(which + "pinned_gpu must be -1 or a slot >= 0");
     if (pinned > max_pinned) {
       return InvalidArgument(which + "pinned_gpu " + std::to_string(pinned) +

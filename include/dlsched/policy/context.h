@@ -12,6 +12,7 @@
 #include "dlsched/perf/throughput_model.h"
 #include "dlsched/policy/job_queue.h"
 #include "dlsched/policy/running_index.h"
+#include "dlsched/policy/shared_gpus.h"
 #include "dlsched/policy/sharing_view.h"
 
 namespace dlsched {
@@ -43,6 +44,10 @@ struct SchedulingContext {
   // GPU sharing: what the policy may know of jobs' demand and interference; nullptr when the
   // driver offers no sharing (sharing policies then behave as their base policy).
   const SharingView* sharing = nullptr;
+  // The GPUs running jobs hold in a shared mode and their holders (the same jobs as the running
+  // ones whose Job::share is not kExclusive). Set whenever `sharing` is: the Scheduler's
+  // contexts always have it.
+  const SharedGpus* shared_gpus = nullptr;
   // With `explain`: also write each reason's text. False: causes only, texts left empty (the
   // simulator's why-pending sampler, which visits every waiting job many times a run).
   bool explain_text = true;

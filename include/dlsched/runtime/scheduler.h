@@ -14,6 +14,7 @@
 #include "dlsched/policy/job_queue.h"
 #include "dlsched/policy/policy.h"
 #include "dlsched/policy/running_index.h"
+#include "dlsched/policy/shared_gpus.h"
 #include "dlsched/runtime/events.h"
 #include "dlsched/runtime/executor.h"
 
@@ -82,6 +83,9 @@ class Scheduler {
   const JobQueue& queue() const { return queue_; }
   const std::vector<JobId>& running() const { return running_; }
   const RunningIndex& running_by_rank() const { return running_by_rank_; }
+  // The GPUs running jobs hold in a shared mode, with their holders (SchedulingContext::
+  // shared_gpus).
+  const SharedGpus& shared_gpus() const { return shared_gpus_; }
   size_t pending() const { return pending_.size(); }
   // Jobs submitted since the last cycle, not yet admitted, in submission order.
   const std::vector<JobId>& pending_jobs() const { return pending_; }
@@ -219,6 +223,7 @@ class Scheduler {
   std::vector<JobId> pending_;
   std::vector<JobId> running_;
   std::vector<int32_t> running_pos_;     // per job: index in running_, or -1
+  SharedGpus shared_gpus_;               // the running jobs held in a shared mode
   std::vector<JobId> waiting_services_;  // submission order
   std::vector<JobId> running_services_;
   std::vector<GpuMask> lent_mask_;  // per node: GPUs lent by services (free or borrowed)

@@ -1,0 +1,91 @@
+#include "dlsched/policy/shared_gpus.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "support/builders.h"
+
+namespace dlsched {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::IsEmpty;
+using testing::MakeCluster;
+
+// ForEach's visits as "node.gpu:holder,holder" strings.
+std::vector<std::string> Visits(const SharedGpus& index) {
+  std::vector<std::string> visits;
+  index.ForEach([&](NodeId node, int gpu, std::span<const JobId> holders) {
+    std::string visit = std::to_string(node.value()) + "." + std::to_string(gpu) + ":";
+    for (size_t i = 0; i < holders.size(); ++i) {
+      visit += (i > 0 ? "," : "") + std::to_string(holders[i].value());
+    }
+    visits.push_back(visit);
+  });
+  return visits;
+}
+
+TEST(SharedGpusTest, StartsEmpty) {
+  const Cluster cluster = MakeCluster("2x4xV100");
+  const SharedGpus index(cluster);
+  EXPECT_EQ(index.size(), 0);
+  EXPECT_THAT(Visits(index), IsEmpty());
+  EXPECT_THAT(index.holders(NodeId(1), 3), IsEmpty());
+  EXPECT_EQ(index.mask(NodeId(0)), 0u);
+}
+
+TEST(SharedGpusTest, HoldersAscendByIdWhateverTheOrderOfArrival) {
+  const Cluster cluster = MakeCluster("2x4xV100");
+  SharedGpus index(cluster);
+  index.Add(NodeId(1), 2, JobId(9));
+  index.Add(NodeId(1), 2, JobId(4));
+  index.Add(NodeId(1), 2, JobId(6));
+  EXPECT_THAT(index.holders(NodeId(1), 2), ElementsAre(JobId(4), JobId(6), JobId(9)));
+  EXPECT_EQ(index.size(), 1);
+  EXPECT_EQ(index.mask(NodeId(1)), GpuMask{1} << 2);
+}
+
+// The order a sharing policy's decisions depend on: by node, then GPU, not by arrival.
+TEST(SharedGpusTest, ForEachVisitsGpusInNodeThenGpuOrder) {
+  const Cluster cluster = MakeCluster("3x4xV100");
+  SharedGpus index(cluster);
+  index.Add(NodeId(2), 0, JobId(1));
+  index.Add(NodeId(0), 3, JobId(2));
+  index.Add(NodeId(0), 1, JobId(3));
+  index.Add(NodeId(0), 1, JobId(0));
+  EXPECT_THAT(Visits(index), ElementsAre("0.1:0,3", "0.3:2", "2.0:1"));
+  EXPECT_EQ(index.size(), 3);
+}
+
+TEST(SharedGpusTest, AGpuLeavesWithItsLastHolder) {
+  const Cluster cluster = MakeCluster("2x4xV100");
+  SharedGpus index(cluster);
+  index.Add(NodeId(0), 1, JobId(1));
+  index.Add(NodeId(0), 1, JobId(2));
+  index.Add(NodeId(1), 0, JobId(3));
+  index.Remove(NodeId(0), 1, JobId(1));
+  EXPECT_THAT(Visits(index), ElementsAre("0.1:2", "1.0:3"));
+  index.Remove(NodeId(0), 1, JobId(2));
+  EXPECT_THAT(Visits(index), ElementsAre("1.0:3"));
+  EXPECT_EQ(index.mask(NodeId(0)), 0u);
+  index.Remove(NodeId(1), 0, JobId(3));
+  EXPECT_THAT(Visits(index), IsEmpty());
+  EXPECT_EQ(index.size(), 0);
+}
+
+// Nodes past the first 64 sit in a second word of the node bitmap.
+TEST(SharedGpusTest, VisitsNodesBeyondTheFirstWord) {
+  const Cluster cluster = MakeCluster("130x2xV100", /*nodes_per_rack=*/16);
+  SharedGpus index(cluster);
+  index.Add(NodeId(129), 1, JobId(5));
+  index.Add(NodeId(64), 0, JobId(6));
+  index.Add(NodeId(63), 1, JobId(7));
+  EXPECT_THAT(Visits(index), ElementsAre("63.1:7", "64.0:6", "129.1:5"));
+  EXPECT_THAT(index.holders(NodeId(129), 1), ElementsAre(JobId(5)));
+}
+
+}  // namespace
+}  // namespace dlsched
