@@ -3,11 +3,14 @@
 #include <glpk.h>
 
 #include <algorithm>
+#include <cmath>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <numeric>
 #include <span>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace dlsched::hetero {
@@ -151,80 +154,140 @@ Allocation Empty(const AllocationProblem& problem) {
           std::vector<double>(static_cast<size_t>(problem.num_jobs()) * problem.num_types, 0.0)};
 }
 
-// The problem's jobs grouped by (gang, rates on every type): lists of job indexes, ascending,
-// the lists in the order of their first job. In the max-min LP like jobs have the same
-// constraints and objective terms, so averaging an optimum over their permutations gives an
-// optimum in which they share one X: the LP over the classes (each class's capacity use
-// weighted by its size) has the same optimal value, and the same solution where the optimum is
-// unique. (Not so for min-jct: its objective weighs jobs by their remaining work.)
-std::vector<std::vector<int>> LikeJobs(const AllocationProblem& problem) {
+// The problem's jobs grouped by (gang, normalised rates thr(j, t) * weight[j] on every type),
+// `weight` the jobs' 1 / eq_j (0: no fair rate; such jobs group by their raw rates): lists of job
+// indexes, ascending, the lists in the order of their first job. Both stages of the max-min LP
+// see a job only through its gang and its normalised rates (its constraint r_j / eq_j >= z and
+// its objective term r_j / eq_j), so like jobs have the same constraints and objective terms, and
+// averaging an optimum over their permutations gives an optimum in which they share one X: the
+// LP over the classes (each class's capacity use weighted by its size) has the same optimal
+// value, and the same solution where the optimum is unique. Jobs whose rates differ by a factor
+// (same model family, another batch size; any job under an estimator that knows only per-type
+// speed ratios) are alike. Rates are compared to 30 significant bits, so round-off in eq_j does
+// not split a class. (Not so for min-jct: its objective weighs jobs by their remaining work.)
+std::vector<std::vector<int>> LikeJobs(const AllocationProblem& problem,
+                                       const std::vector<double>& weight) {
   const int n = problem.num_jobs();
   const int types = problem.num_types;
-  const auto row = [&](int j) {
-    return std::span<const double>(problem.iters_per_s)
-        .subspan(static_cast<size_t>(j) * types, types);
-  };
-  const auto less = [&](int a, int b) {
-    if (problem.gang[a] != problem.gang[b]) return problem.gang[a] < problem.gang[b];
-    const auto ra = row(a);
-    const auto rb = row(b);
-    return std::lexicographical_compare(ra.begin(), ra.end(), rb.begin(), rb.end());
-  };
-  std::vector<int> order(n);
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), less);
-  std::vector<std::vector<int>> classes;
-  for (int i = 0; i < n; ++i) {
-    if (i == 0 || less(order[i - 1], order[i])) classes.emplace_back();
-    classes.back().push_back(order[i]);  // ascending within a class: the sort is stable
+  // Per job: gang, whether it has a fair rate, then per type the rate's binary exponent and
+  // 30-bit mantissa.
+  const int width = 2 + 2 * types;
+  std::vector<int64_t> keys(static_cast<size_t>(n) * width);
+  for (int j = 0; j < n; ++j) {
+    int64_t* key = &keys[static_cast<size_t>(j) * width];
+    key[0] = problem.gang[j];
+    key[1] = weight[j] > 0 ? 1 : 0;
+    for (int t = 0; t < types; ++t) {
+      const double rate = weight[j] > 0 ? problem.thr(j, t) * weight[j] : problem.thr(j, t);
+      int exponent = 0;
+      const double mantissa = std::frexp(rate, &exponent);
+      key[2 + 2 * t] = exponent;
+      key[3 + 2 * t] = std::llround(std::ldexp(mantissa, 30));
+    }
   }
-  std::sort(classes.begin(), classes.end(),
-            [](const auto& a, const auto& b) { return a.front() < b.front(); });
+  const auto key_of = [&](int j) {
+    return std::span<const int64_t>(keys).subspan(static_cast<size_t>(j) * width, width);
+  };
+  // Hashed, so grouping costs O(n T): the allocators run at every change of the active set.
+  std::vector<std::vector<int>> classes;
+  std::unordered_map<uint64_t, int> latest_with_hash;  // hash -> the last class made with it
+  std::vector<int> earlier_with_hash;                  // per class: the one before it, or -1
+  latest_with_hash.reserve(static_cast<size_t>(n));
+  for (int j = 0; j < n; ++j) {
+    const auto key = key_of(j);
+    uint64_t hash = 0x9e3779b97f4a7c15ULL;
+    for (int64_t v : key) hash = (hash ^ static_cast<uint64_t>(v)) * 0x100000001b3ULL;
+    auto [it, inserted] = latest_with_hash.try_emplace(hash, -1);
+    int c = it->second;
+    while (c >= 0 && !std::ranges::equal(key_of(classes[c].front()), key)) {
+      c = earlier_with_hash[c];
+    }
+    if (c < 0) {
+      c = static_cast<int>(classes.size());
+      classes.emplace_back();
+      earlier_with_hash.push_back(it->second);
+      it->second = c;
+    }
+    classes[c].push_back(j);  // jobs in index order: classes by first job, members ascending
+  }
   return classes;
 }
 
-// Splits the X of a class's first job (the class LP's solution per job) among `members`: the same
-// rate r = sum_t X[t] thr(t) for each and the same GPU-time per type for the class as a whole,
-// but each job on as few types as it can: the class's rate budget per type (members x X[t] x
-// thr(t)) is laid end to end, types in index order, and cut into one length r per job, jobs in
-// index order (so at most one job per type boundary mixes two). Each job's time stays <= 1 when
-// r <= thr(t) for every type used; otherwise every job keeps the class's X. Either way the
-// allocation is optimal for the LP over the jobs whenever the class's X is for the class LP.
-void SplitClass(const AllocationProblem& problem, const std::vector<int>& members, Allocation& x) {
+// Splits the X of a class's first job (the class LP's solution per job) among `members`, keeping
+// the class's GPU-time per type and giving each job at least the normalised rate `level` (the
+// max-min optimum z: r_j / eq_j >= z), so the allocation stays optimal for the LP over the jobs.
+// In normalised units w(t) = thr(first, t) * weight[first] (the class's rates), the class's
+// budget per type is members x X[t] x w(t), and its excess over `level` members x (r - level),
+// r = sum_t X[t] w(t). As a vertex of the LP over the jobs would, the split gives the excess to
+// as few jobs as it can: the budgets are laid end to end, fastest type (largest w) first, and
+// cut in job index order (the longest active first), each job taking `level` plus as much of the
+// excess left as its time (<= 1) holds, so the first jobs run all the time on the fast types and
+// the others get `level` each, on as few types as they can. Where the budget left cannot give a
+// job `level` within its time, the jobs share the excess evenly instead (each rate r, laid out
+// the same way), and failing that every job keeps the class's X.
+void SplitClass(const AllocationProblem& problem, const std::vector<double>& weight,
+                const std::vector<int>& members, double level, Allocation& x) {
   const int types = problem.num_types;
   const int first = members.front();
   const auto row_of = [&](int job) {
     return x.fraction.begin() + static_cast<std::ptrdiff_t>(job) * types;
   };
   const std::vector<double> share(row_of(first), row_of(first) + types);
+  const double scale = weight[first] > 0 ? weight[first] : 1.0;
+  std::vector<double> w(types);
   double rate = 0;
-  bool splits = true;
-  for (int t = 0; t < types; ++t) rate += share[t] * problem.thr(first, t);
   for (int t = 0; t < types; ++t) {
-    if (share[t] > 0 && rate > problem.thr(first, t) * (1 + 1e-9)) splits = false;
+    w[t] = problem.thr(first, t) * scale;
+    rate += share[t] * w[t];
   }
-  if (!splits || rate <= 0 || members.size() == 1) {
+  const double m = static_cast<double>(members.size());
+  if (members.size() == 1 || rate <= 0) {
     for (size_t k = 1; k < members.size(); ++k)
       std::copy(share.begin(), share.end(), row_of(members[k]));
     return;
   }
-  std::vector<double> budget(types);
+  std::vector<int> order;  // the types the class uses, fastest first
   for (int t = 0; t < types; ++t) {
-    budget[t] = static_cast<double>(members.size()) * share[t] * problem.thr(first, t);
+    if (share[t] > 0 && w[t] > 0) order.push_back(t);
   }
-  int t = 0;
-  for (int job : members) {
-    const auto row = row_of(job);
-    std::fill(row, row + types, 0.0);
-    double need = rate;
-    while (need > 1e-12 * rate && t < types) {
-      const double take = std::min(need, budget[t]);
-      if (take > 0) row[t] += take / problem.thr(first, t);
-      budget[t] -= take;
-      need -= take;
-      if (budget[t] <= 1e-12 * rate) ++t;
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return w[a] > w[b]; });
+  const double eps = 1e-12 * rate;
+  // Lays the budgets out for jobs of at least `floor` each, the first ones up to their time;
+  // false (x untouched) where a job cannot get `floor`.
+  std::vector<double> rows(members.size() * static_cast<size_t>(types));
+  const auto lay_out = [&](double floor) {
+    std::fill(rows.begin(), rows.end(), 0.0);
+    std::vector<double> budget(types, 0.0);
+    for (int t : order) budget[t] = m * share[t] * w[t];
+    double excess = m * (rate - floor);
+    size_t i = 0;
+    for (size_t k = 0; k < members.size(); ++k) {
+      double* row = &rows[k * types];
+      double time = 1;
+      double got = 0;
+      const double target = floor + std::max(0.0, excess);
+      while (i < order.size() && got < target - eps && time > 1e-12) {
+        const int t = order[i];
+        const double take = std::min({target - got, budget[t], time * w[t]});
+        row[t] += take / w[t];
+        time -= take / w[t];
+        budget[t] -= take;
+        got += take;
+        if (budget[t] <= eps) ++i;
+      }
+      if (got < floor * (1 - 1e-9) - eps) return false;
+      excess -= got - floor;
     }
-    for (int u = 0; u < types; ++u) row[u] = std::clamp(row[u], 0.0, 1.0);
+    for (size_t k = 0; k < members.size(); ++k) {
+      for (int t = 0; t < types; ++t) {
+        row_of(members[k])[t] = std::clamp(rows[k * types + t], 0.0, 1.0);
+      }
+    }
+    return true;
+  };
+  if (lay_out(std::min(level, rate)) || lay_out(rate)) return;
+  for (size_t k = 1; k < members.size(); ++k) {
+    std::copy(share.begin(), share.end(), row_of(members[k]));
   }
 }
 
@@ -274,9 +337,9 @@ std::vector<Partition> MakePartitions(const AllocationProblem& problem, int jobs
 }
 
 // The two-stage max-min LP of one partition, `weight` the jobs' 1 / eq_j (0: no fair rate),
-// written into x.
+// written into x; `level`, when given, receives the optimum z (less the second stage's slack).
 Status SolveMaxMin(const AllocationProblem& problem, const Partition& part,
-                   const std::vector<double>& weight, Allocation& x) {
+                   const std::vector<double>& weight, Allocation& x, double* level = nullptr) {
   LpBuilder lp(problem, part);
   if (lp.num_x_columns() == 0) return Status::Ok();
   const int n = static_cast<int>(part.jobs.size());
@@ -300,6 +363,7 @@ Status SolveMaxMin(const AllocationProblem& problem, const Partition& part,
   DS_RETURN_IF_ERROR(lp.Solve());
   // Second stage: hold z at its optimum, maximise the sum of normalised rates.
   const double z_opt = glp_get_col_prim(lp.lp(), z);
+  if (level != nullptr) *level = z_opt * (1 - 1e-9);
   glp_set_col_bnds(lp.lp(), z, GLP_LO, z_opt * (1 - 1e-9), 0.0);
   glp_set_obj_coef(lp.lp(), z, 0.0);
   for (int j = 0; j < n; ++j) {
@@ -352,14 +416,15 @@ Result<Allocation> AllocateMaxMinPartitioned(const AllocationProblem& problem, i
     if (eq > 0) weight[j] = 1.0 / eq;
   }
   Allocation x = Empty(problem);
-  const std::vector<std::vector<int>> classes = jobs_per_lp > 0 && problem.num_jobs() > jobs_per_lp
-                                                    ? LikeJobs(problem)
-                                                    : std::vector<std::vector<int>>();
+  const std::vector<std::vector<int>> classes =
+      jobs_per_lp > 0 && problem.num_jobs() > kClassLpAbove ? LikeJobs(problem, weight)
+                                                            : std::vector<std::vector<int>>();
   std::lock_guard lock(GlpkMutex());
-  // Only where one LP over the jobs would be too large: over the jobs, the solver picks one of
-  // the optima in which like jobs differ (GLPK's vertex), and the round mechanism time-shares
-  // that with fewer preemptions than the classes' split X (BENCHMARKS.md, issue 19).
-  if (!classes.empty() && classes.size() <= static_cast<size_t>(jobs_per_lp)) {
+  // Not below kClassLpAbove jobs: there the LP over the jobs is cheap, and the round mechanism
+  // realises the solver's vertex with fewer preemptions than the classes' split X
+  // (BENCHMARKS.md, issue 19).
+  if (!classes.empty() && classes.size() < static_cast<size_t>(problem.num_jobs()) &&
+      classes.size() <= static_cast<size_t>(jobs_per_lp)) {
     // One LP over the classes of like jobs, the class's X then split among its jobs.
     Partition part;
     for (const std::vector<int>& members : classes) {
@@ -367,8 +432,11 @@ Result<Allocation> AllocateMaxMinPartitioned(const AllocationProblem& problem, i
       part.copies.push_back(static_cast<int>(members.size()));
     }
     part.capacity.assign(problem.gpus_per_type.begin(), problem.gpus_per_type.end());
-    DS_RETURN_IF_ERROR(SolveMaxMin(problem, part, weight, x));
-    for (const std::vector<int>& members : classes) SplitClass(problem, members, x);
+    double level = 0;
+    DS_RETURN_IF_ERROR(SolveMaxMin(problem, part, weight, x, &level));
+    for (const std::vector<int>& members : classes) {
+      SplitClass(problem, weight, members, level, x);
+    }
     return x;
   }
   for (const Partition& part : MakePartitions(problem, jobs_per_lp)) {

@@ -31,11 +31,15 @@ Result<Allocation> AllocateMaxMin(const AllocationProblem& problem);
 // remaining_iters.
 Result<Allocation> AllocateMinJct(const AllocationProblem& problem);
 
-// Above this many jobs the allocators above do not solve one LP over the jobs: max-min solves
-// one LP over the classes of like jobs (same gang, same rates) when there are at most this many
-// classes (exact: the same optimal value; like jobs share one X), and otherwise both solve
-// POP-style partitions (below) of at most this many jobs each.
+// Above kClassLpAbove jobs max-min groups *like jobs*: same gang and the same normalised rates
+// thr(j, t) / eq_j on every type (rates a constant factor apart, as under an estimator that knows
+// only per-type speed ratios), and when there are fewer classes than jobs and at most
+// kJobsPerLp of them it solves one LP over the classes (exact: the same optimal value; like jobs
+// can share one rate at the optimum), splitting each class's X so that its jobs keep the optimum
+// but most run on one type. Otherwise, above kJobsPerLp jobs, both allocators solve POP-style
+// partitions (below) of at most kJobsPerLp jobs each; up to it, one LP over the jobs.
 inline constexpr int kJobsPerLp = 400;
+inline constexpr int kClassLpAbove = 150;
 
 // The same LPs on POP-style partitions (Narayanan et al., "Solving Large-Scale Granular
 // Resource Allocation Problems Efficiently with POP", SOSP'21): the jobs are dealt into
@@ -45,7 +49,8 @@ inline constexpr int kJobsPerLp = 400;
 // union is feasible for the whole problem; it is optimal when k = 1 (n <= jobs_per_lp, or
 // jobs_per_lp <= 0), and otherwise close to it when each group holds many jobs (the bench and
 // tests measure how close). Solve time grows with k x (n / k)^2 instead of n^2. When
-// n > jobs_per_lp > 0, max-min first tries one LP over the classes of like jobs (above).
+// jobs_per_lp > 0 and n > kClassLpAbove, max-min first tries one LP over the classes of like jobs
+// (above).
 // AllocateMaxMin(p) is AllocateMaxMinPartitioned(p, kJobsPerLp), likewise min-jct.
 Result<Allocation> AllocateMaxMinPartitioned(const AllocationProblem& problem, int jobs_per_lp);
 Result<Allocation> AllocateMinJctPartitioned(const AllocationProblem& problem, int jobs_per_lp);

@@ -178,18 +178,15 @@ TEST(PartitionedAllocatorsTest, FeasibleAndNearTheExactOptimum) {
 
 // Many jobs of few kinds (Gavel's workloads: a few dozen model, batch size and gang
 // combinations): the LP over the classes of like jobs reaches the exact LP's optimum, at both
-// stages (min_j r_j / eq_j, then sum_j r_j / eq_j); like jobs get the same rate, most of them on
-// one type.
+// stages (min_j r_j / eq_j, then sum_j r_j / eq_j), most jobs on one type.
 TEST(PartitionedAllocatorsTest, LikeJobsInOneLpAtTheExactOptimum) {
   Rng rng(5);
   const AllocationProblem kinds = RandomProblem(12, 9);
   AllocationProblem p;
   p.num_types = 3;
   p.gpus_per_type = {40, 30, 20};
-  std::vector<int> kind_of;
   for (int j = 0; j < 300; ++j) {
     const int kind = static_cast<int>(rng.Below(12));
-    kind_of.push_back(kind);
     p.gang.push_back(kinds.gang[kind]);
     for (int t = 0; t < 3; ++t) p.iters_per_s.push_back(kinds.thr(kind, t));
   }
@@ -213,13 +210,73 @@ TEST(PartitionedAllocatorsTest, LikeJobsInOneLpAtTheExactOptimum) {
     int used = 0;
     for (int t = 0; t < 3; ++t) used += classes->at(j, t) > 0 ? 1 : 0;
     one_type += used == 1 ? 1 : 0;
-    for (int i = 0; i < j; ++i) {
-      if (kind_of[i] != kind_of[j]) continue;
-      EXPECT_NEAR(classes->EffectiveThroughput(p, j), classes->EffectiveThroughput(p, i), 1e-9);
-      break;
-    }
   }
   EXPECT_GT(one_type, p.num_jobs() / 2);
+}
+
+// Rates a constant factor apart (models of one family, batch sizes; every job under an estimator
+// that knows only per-type speed ratios) make like jobs too: the class LP over 400 jobs of 8
+// kinds, each job's rates its kind's times a factor of its own, reaches the exact LP's optimum
+// at both stages, gives every job of a kind the same normalised rate, and puts most jobs on one
+// type.
+TEST(PartitionedAllocatorsTest, RatesAFactorApartAreLikeJobs) {
+  Rng rng(11);
+  const AllocationProblem kinds = RandomProblem(8, 4);
+  AllocationProblem p;
+  p.num_types = 3;
+  p.gpus_per_type = {36, 36, 36};
+  for (int j = 0; j < 400; ++j) {
+    const int kind = static_cast<int>(rng.Below(8));
+    const double factor = rng.Uniform(0.1, 10);
+    p.gang.push_back(kinds.gang[kind]);
+    for (int t = 0; t < 3; ++t) p.iters_per_s.push_back(kinds.thr(kind, t) * factor);
+  }
+  Result<Allocation> exact = AllocateMaxMinPartitioned(p, 0);
+  Result<Allocation> classes = AllocateMaxMin(p);
+  ASSERT_TRUE(exact.ok() && classes.ok());
+  const Status feasible = CheckAllocation(p, *classes);
+  EXPECT_TRUE(feasible.ok()) << feasible.ToString();
+  const double z = MinNormalisedRate(p, *exact);
+  EXPECT_NEAR(MinNormalisedRate(p, *classes), z, 1e-6 * z);
+  const Allocation equal = EqualShare(p);
+  const auto normalised = [&](const Allocation& x, int j) {
+    return x.EffectiveThroughput(p, j) / equal.EffectiveThroughput(p, j);
+  };
+  double sum_exact = 0;
+  double sum_classes = 0;
+  int one_type = 0;
+  for (int j = 0; j < p.num_jobs(); ++j) {
+    sum_exact += normalised(*exact, j);
+    sum_classes += normalised(*classes, j);
+    int used = 0;
+    for (int t = 0; t < 3; ++t) used += classes->at(j, t) > 1e-9 ? 1 : 0;
+    one_type += used == 1 ? 1 : 0;
+  }
+  EXPECT_NEAR(sum_classes, sum_exact, 1e-6 * sum_exact);
+  EXPECT_GT(one_type, p.num_jobs() * 3 / 4);
+}
+
+// A known optimum on the class path: 200 like 1-GPU jobs (rates (1, 2) times 1, 2 or 3) on 100
+// GPUs of type 0 and 200 of type 1. Each job's best rate is all its time on type 1, and type 1
+// holds all of them, so the unique max-min optimum is X[j][1] = 1 for every job.
+TEST(PartitionedAllocatorsTest, ASplitClassGivesEveryJobTheTimeItCanUse) {
+  AllocationProblem p;
+  p.num_types = 2;
+  p.gpus_per_type = {100, 200};
+  for (int j = 0; j < 200; ++j) {
+    p.gang.push_back(1);
+    p.iters_per_s.push_back(1.0 * (1 + j % 3));
+    p.iters_per_s.push_back(2.0 * (1 + j % 3));
+  }
+  Result<Allocation> x = AllocateMaxMin(p);
+  ASSERT_TRUE(x.ok()) << x.status().ToString();
+  ASSERT_TRUE(CheckAllocation(p, *x).ok());
+  for (int j = 0; j < p.num_jobs(); ++j) {
+    SCOPED_TRACE("job " + std::to_string(j));
+    // The faster type has room for all of them.
+    EXPECT_NEAR(x->at(j, 0), 0, 1e-9);
+    EXPECT_NEAR(x->at(j, 1), 1, 1e-9);
+  }
 }
 
 }  // namespace

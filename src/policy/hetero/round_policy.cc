@@ -1,8 +1,10 @@
 #include "policy/hetero/round_policy.h"
 
 #include <algorithm>
+#include <functional>
 #include <limits>
 #include <utility>
+#include <vector>
 
 #include "dlsched/policy/placement.h"
 
@@ -28,6 +30,29 @@ int RunningType(const Job& job, const Cluster& cluster) {
     return -1;  // (a CPU job runs outside the rounds)
   }
   return static_cast<int>(cluster.node_gpu_type(job.placement.parts.front().node).index());
+}
+
+// Visits `items` in the order of `less` (a strict total order, so the order is unique), stopping
+// when `visit` returns false; only the prefix visited is sorted. Chunks of the smallest items left
+// are brought to the front (nth_element) and sorted, each chunk twice the last: a round that
+// fills its GPUs with the first few hundred of thousands of entries sorts only those, and a walk
+// over everything costs O(n log n), as a full sort.
+template <typename T, typename Less, typename Visit>
+void VisitInOrder(std::vector<T>& items, Less less, Visit visit) {
+  size_t chunk = 256;
+  for (auto begin = items.begin(); begin != items.end(); chunk *= 2) {
+    const auto end = static_cast<size_t>(items.end() - begin) > chunk ? begin + chunk : items.end();
+    if (end != items.end()) std::nth_element(begin, end, items.end(), less);
+    std::sort(begin, end, less);
+    for (; begin != end; ++begin) {
+      if (!visit(*begin)) return;
+    }
+  }
+}
+
+// True while some type has room for a gang of `smallest_gang` GPUs.
+bool AnyRoom(const std::vector<int>& room, int smallest_gang) {
+  return std::ranges::any_of(room, [smallest_gang](int r) { return r >= smallest_gang; });
 }
 
 }  // namespace
@@ -134,7 +159,7 @@ void RoundPolicy::ComputeAllocation(const SchedulingContext& ctx) const {
   state_.allocation_stale = false;
 }
 
-void RoundPolicy::Assign(const SchedulingContext& ctx, const std::vector<JobId>& candidates,
+void RoundPolicy::Assign(const SchedulingContext& ctx, const std::vector<Candidate>& candidates,
                          std::vector<int>& room, bool count_rounds) const {
   struct Entry {
     double priority;
@@ -145,9 +170,13 @@ void RoundPolicy::Assign(const SchedulingContext& ctx, const std::vector<JobId>&
   };
   const int types = ctx.cluster.num_gpu_types();
   std::vector<Entry> entries;
-  for (JobId id : candidates) {
-    const JobRecord& record = state_.jobs.at(id);
+  // Once no type has room for the smallest gang of a candidate, no entry can be assigned: the
+  // walks below stop there.
+  int smallest_gang = std::numeric_limits<int>::max();
+  for (const auto& [id, record_ptr] : candidates) {
+    const JobRecord& record = *record_ptr;
     if (record.index < 0) continue;  // arrived after X was computed
+    smallest_gang = std::min(smallest_gang, ctx.jobs.at(id).spec.num_gpus);
     const int running_on = RunningType(ctx.jobs.at(id), ctx.cluster);
     for (int t = 0; t < types; ++t) {
       const double x = state_.x.at(record.index, t);
@@ -159,13 +188,13 @@ void RoundPolicy::Assign(const SchedulingContext& ctx, const std::vector<JobId>&
       entries.push_back({priority, x, running_on == t, id, t});
     }
   }
-  std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
+  const auto ranks_before = [](const Entry& a, const Entry& b) {
     if (a.priority != b.priority) return a.priority > b.priority;
     if (a.x != b.x) return a.x > b.x;
     if (a.here != b.here) return a.here;
     if (a.id != b.id) return a.id < b.id;
     return a.type < b.type;
-  });
+  };
   std::map<JobId, int> chosen;  // this call's assignments
   auto assign = [&](JobId id, int type) {
     JobRecord& record = state_.jobs.at(id);
@@ -174,23 +203,26 @@ void RoundPolicy::Assign(const SchedulingContext& ctx, const std::vector<JobId>&
     state_.assigned.emplace_back(id, type);
     if (count_rounds) ++record.rounds_on[type];
   };
-  for (const Entry& e : entries) {
-    if (chosen.contains(e.id) || ctx.jobs.at(e.id).spec.num_gpus > room[e.type]) continue;
-    assign(e.id, e.type);
-  }
+  VisitInOrder(entries, ranks_before, [&](const Entry& e) {
+    if (!chosen.contains(e.id) && ctx.jobs.at(e.id).spec.num_gpus <= room[e.type]) {
+      assign(e.id, e.type);
+    }
+    return AnyRoom(room, smallest_gang);
+  });
+  if (!AnyRoom(room, smallest_gang)) return;
   // Work conservation: GPUs left go to the least-served unassigned jobs, fastest type first.
   std::vector<std::pair<double, JobId>> rest;
-  for (JobId id : candidates) {
+  for (const auto& [id, record_ptr] : candidates) {
     if (chosen.contains(id)) continue;
-    const JobRecord& record = state_.jobs.at(id);
+    const JobRecord& record = *record_ptr;
     if (record.index < 0) continue;
     int on = 0;
     for (int r : record.rounds_on) on += r;
     rest.emplace_back(record.rounds_active > 0 ? static_cast<double>(on) / record.rounds_active : 0,
                       id);
   }
-  std::sort(rest.begin(), rest.end());
-  for (const auto& [served, id] : rest) {
+  VisitInOrder(rest, std::less<>(), [&](const std::pair<double, JobId>& entry) {
+    const JobId id = entry.second;
     const JobRecord& record = state_.jobs.at(id);
     const int gang = ctx.jobs.at(id).spec.num_gpus;
     int best = -1;
@@ -200,7 +232,8 @@ void RoundPolicy::Assign(const SchedulingContext& ctx, const std::vector<JobId>&
       }
     }
     if (best >= 0) assign(id, best);
-  }
+    return AnyRoom(room, smallest_gang);
+  });
 }
 
 Decisions RoundPolicy::Decide(const SchedulingContext& ctx) const {
@@ -220,7 +253,12 @@ Decisions RoundPolicy::DecideAndUpdate(const SchedulingContext& ctx) const {
     state_.num_types = ctx.cluster.num_gpu_types();
   }
   if (!state_.placements) state_.placements.emplace(ctx.cluster);
-  if (SyncJobs(ctx)) state_.allocation_stale = true;
+  // Only arrivals and departures (launch failures among them, the one change of a row) change
+  // the active set or a row; other cycles (suspensions, timers) skip the comparison, which costs
+  // O(n log n) in active jobs. A fresh or restored state compares once whatever the trigger.
+  const bool may_change = !state_.synced || ctx.trigger.arrivals || ctx.trigger.departures;
+  if (may_change && SyncJobs(ctx)) state_.allocation_stale = true;
+  state_.synced = true;
   if (state_.allocation_stale) {
     const Duration interval = options_.realloc_interval;
     if (interval == Duration::zero() ||
@@ -247,11 +285,11 @@ Decisions RoundPolicy::DecideAndUpdate(const SchedulingContext& ctx) const {
     const Duration round = options_.round;
     state_.next_round = Timestamp((ctx.now.time_since_epoch() / round + 1) * round);
     state_.assigned.clear();
-    std::vector<JobId> candidates;
+    std::vector<Candidate> candidates;
     candidates.reserve(state_.jobs.size());
     for (auto& [id, record] : state_.jobs) {
       ++record.rounds_active;
-      candidates.push_back(id);
+      candidates.emplace_back(id, &record);
     }
     Assign(ctx, candidates, room, /*count_rounds=*/true);
     std::map<JobId, int> type_of(state_.assigned.begin(), state_.assigned.end());
@@ -268,7 +306,7 @@ Decisions RoundPolicy::DecideAndUpdate(const SchedulingContext& ctx) const {
       }
     }
   } else {
-    std::vector<JobId> candidates;
+    std::vector<Candidate> candidates;
     std::map<JobId, int> type_of(state_.assigned.begin(), state_.assigned.end());
     for (const auto& [id, type] : state_.assigned) room[type] -= ctx.jobs.at(id).spec.num_gpus;
     // Running jobs outside the round's assignment (none unless the assignment was cut by a
@@ -284,7 +322,9 @@ Decisions RoundPolicy::DecideAndUpdate(const SchedulingContext& ctx) const {
     for (int r : room) any_room = any_room || r > 0;
     if (any_room && options_.backfill_between_rounds) {
       for (const auto& [id, record] : state_.jobs) {
-        if (IsWaiting(ctx.jobs.at(id).state) && !type_of.contains(id)) candidates.push_back(id);
+        if (IsWaiting(ctx.jobs.at(id).state) && !type_of.contains(id)) {
+          candidates.emplace_back(id, &record);
+        }
       }
       Assign(ctx, candidates, room, /*count_rounds=*/false);
     }

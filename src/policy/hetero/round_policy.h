@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "dlsched/policy/policy.h"
@@ -112,15 +113,20 @@ class RoundPolicy final : public SchedulingPolicy {
     // changed since.
     Timestamp last_allocation = kTimeZero;
     bool allocation_stale = false;
+    // Whether `jobs` was compared with a context's active set since the state was made or
+    // restored (not saved: a restored state compares at its first cycle).
+    bool synced = false;
   };
 
   Decisions DecideAndUpdate(const SchedulingContext& ctx) const;
   // Brings the active set and rows up to date; returns true when X must be recomputed.
   bool SyncJobs(const SchedulingContext& ctx) const;
   void ComputeAllocation(const SchedulingContext& ctx) const;
+  // An active job and its record in state_.jobs.
+  using Candidate = std::pair<JobId, const JobRecord*>;
   // Assigns jobs of `candidates` to types with room (`room`, GPUs per type), appending to
   // state_.assigned, in the ranking order described above. `count_rounds`: boundary assignment.
-  void Assign(const SchedulingContext& ctx, const std::vector<JobId>& candidates,
+  void Assign(const SchedulingContext& ctx, const std::vector<Candidate>& candidates,
               std::vector<int>& room, bool count_rounds) const;
 
   RoundPolicyOptions options_;

@@ -8,6 +8,7 @@
 #include <sstream>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "dlsched/runtime/scheduler.h"
 #include "support/builders.h"
@@ -132,6 +133,30 @@ TEST_F(RoundPolicyTest, TimeSharesAGpuInRoundsByTimeReceivedAgainstTheAllocation
   }
   // Round 2 ties (each had one of two rounds): the running job stays, saving a preemption.
   EXPECT_EQ(schedule, "abbaa");
+}
+
+// More (job, type) pairs than the first chunk the round ranks (256): the round still takes them
+// in rank order. 600 like jobs share one GPU; each round the least served runs, ties to the lower
+// id, so round k runs job k.
+TEST_F(RoundPolicyTest, ALongQueueRunsInRankOrder) {
+  Start("1x1xV100", AllocateGreedy);
+  std::vector<JobId> jobs;
+  for (int i = 0; i < 600; ++i) jobs.push_back(Submit("flat"));
+  for (int round = 0; round < 3; ++round) {
+    const Timestamp boundary = AtSeconds(360.0 * round);
+    scheduler_->RunCycle(boundary);
+    for (JobId id : jobs) {
+      if (scheduler_->jobs().at(id).preempt_requested) {
+        ASSERT_TRUE(
+            scheduler_->Handle(JobSuspended{id, 1}, boundary + std::chrono::seconds(30)).ok());
+        scheduler_->RunCycle(boundary + std::chrono::seconds(30));
+      }
+    }
+    for (int i = 0; i < 600; ++i) {
+      EXPECT_EQ(TypeOf(jobs[i]), i == round ? "V100" : "-") << "round " << round << ", job " << i;
+    }
+  }
+  EXPECT_EQ(policy_->allocations_computed(), 1);
 }
 
 TEST_F(RoundPolicyTest, RecomputesTheAllocationOnlyWhenJobsArriveOrLeave) {
