@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Fidelity to Gavel's simulator (docs/hetero.md, Reproducing Gavel): hetero-las on Gavel's bundled
+# Fidelity to Gavel's simulator (docs/fidelity.md, Reproducing Gavel): hetero-las on Gavel's bundled
 # 96-job trace on 8 V100 + 16 P100 + 24 K80, with the reference's modelling choices (its measured
 # throughputs as the truth and what the policy sees, gangs never split over servers, free
 # preemption), lands within 5% of the average JCT and makespan Gavel reports for
