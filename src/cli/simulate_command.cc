@@ -100,14 +100,19 @@ std::string ResolveThroughput(const SimulateFlags& flags) {
   return "builtin";
 }
 
-// The ground truth: "builtin", or "gavel[:PATH]" (Gavel's measured table; jobs it does not know
-// fall back to the built-in model). For Gavel, each known job's reference speed is set from the
-// table so that ideal durations are in seconds.
+// The ground truth: "builtin", "flat" (placement-blind: every job at its reference speed
+// wherever it runs, Tiresias' simulator's model), or "gavel[:PATH]" (Gavel's measured table;
+// jobs it does not know fall back to the built-in model). For Gavel, each known job's reference
+// speed is set from the table so that ideal durations are in seconds.
 Result<std::unique_ptr<ThroughputModel>> MakeTruth(const std::string& spec,
                                                    const std::string& traces_dir,
                                                    sim::Workload& workload) {
   if (spec == "builtin") {
     return std::unique_ptr<ThroughputModel>(std::make_unique<SimpleThroughputModel>());
+  }
+  if (spec == "flat") {
+    return std::unique_ptr<ThroughputModel>(
+        std::make_unique<SimpleThroughputModel>(SimpleThroughputModel::FlatOptions()));
   }
   if (spec == "gavel" || spec.starts_with("gavel:")) {
     const std::string path = spec == "gavel" ? traces_dir + "/gavel/simulation_throughputs.json"
@@ -121,7 +126,8 @@ Result<std::unique_ptr<ThroughputModel>> MakeTruth(const std::string& spec,
     }
     return std::unique_ptr<ThroughputModel>(std::move(model));
   }
-  return InvalidArgument("unknown --throughput '" + spec + "' (want auto, builtin, gavel[:PATH])");
+  return InvalidArgument("unknown --throughput '" + spec +
+                         "' (want auto, builtin, flat, gavel[:PATH])");
 }
 
 // The lognormal sigma of the speed error the policies' built-in model gets when the ground truth
@@ -510,7 +516,8 @@ void AddSimulateFlags(CLI::App& command, SimulateFlags& flags) {
           "--throughput", flags.throughput,
           "Ground-truth throughput model: auto (gavel for gavel: traces and synthetic mix=gavel, "
           "else builtin), "
-          "builtin, or gavel[:PATH] (Gavel's measured table)")
+          "builtin, flat (every job at its reference speed wherever it runs, as in Tiresias' "
+          "simulator), or gavel[:PATH] (Gavel's measured table)")
       ->capture_default_str();
   command.add_option(
       "--predictor", flags.predictor,

@@ -1,7 +1,10 @@
 #include "io/hetero_profile.h"
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 
 #include "lp/lp_allocators.h"
 
@@ -17,6 +20,19 @@ Result<hetero::Allocator> AllocatorByName(std::string_view name) {
   if (name == "greedy") return hetero::Allocator(hetero::AllocateGreedy);
   return InvalidArgument("unknown allocator '" + std::string(name) +
                          "' (known: max-min, min-jct, greedy)");
+}
+
+// The names of RoundPolicyOptions::TypeWalk in profiles.
+constexpr std::pair<std::string_view, hetero::RoundPolicyOptions::TypeWalk> kTypeWalks[] = {
+    {"ranked", hetero::RoundPolicyOptions::TypeWalk::kRanked},
+    {"type-order", hetero::RoundPolicyOptions::TypeWalk::kTypeOrder},
+    {"shuffled", hetero::RoundPolicyOptions::TypeWalk::kShuffled}};
+
+std::optional<hetero::RoundPolicyOptions::TypeWalk> TypeWalkByName(std::string_view name) {
+  for (const auto& [known, walk] : kTypeWalks) {
+    if (known == name) return walk;
+  }
+  return std::nullopt;
 }
 
 Result<RoundProfile> ParseRoundProfile(const json& doc) {
@@ -42,6 +58,9 @@ Result<RoundProfile> ParseRoundProfile(const json& doc) {
       options.reset_counts_at_allocation = value.get<bool>();
     } else if (key == "agnostic" && value.is_boolean()) {
       options.agnostic = value.get<bool>();
+    } else if (key == "type_walk" && value.is_string() &&
+               TypeWalkByName(value.get<std::string>())) {
+      options.type_walk = *TypeWalkByName(value.get<std::string>());
     } else {
       return InvalidArgument("unexpected key '" + key +
                              "' or a value of the wrong type in a round-based profile (see "
@@ -65,6 +84,11 @@ json RoundProfileJson(const RoundProfile& profile) {
   }
   if (!profile.options.backfill_between_rounds) doc["backfill_between_rounds"] = false;
   if (profile.options.reset_counts_at_allocation) doc["reset_counts_at_allocation"] = true;
+  if (profile.options.type_walk != hetero::RoundPolicyOptions::TypeWalk::kRanked) {
+    for (const auto& [name, walk] : kTypeWalks) {
+      if (walk == profile.options.type_walk) doc["type_walk"] = std::string(name);
+    }
+  }
   return doc;
 }
 

@@ -22,7 +22,8 @@ namespace dlsched {
 // two computations of the allocation (>= 0, default 0 = at every change of the active set;
 // RoundPolicyOptions::realloc_interval); backfill_between_rounds: give GPUs idle between round
 // boundaries to waiting jobs (default true; RoundPolicyOptions::backfill_between_rounds);
-// reset_counts_at_allocation (default false; RoundPolicyOptions::reset_counts_at_allocation).
+// reset_counts_at_allocation (default false; RoundPolicyOptions::reset_counts_at_allocation);
+// type_walk: "ranked" (the default), "type-order" or "shuffled" (RoundPolicyOptions::type_walk).
 // Unknown keys are errors.
 struct RoundProfile {
   hetero::RoundPolicyOptions options;

@@ -70,7 +70,7 @@ TEST(HeteroProfileTest, TheGavelProfilesSetItsReallocInterval) {
 TEST(HeteroProfileTest, ItsJsonReadsBackEqual) {
   Result<PolicyProfile> custom = ParsePolicyProfile(
       R"({"name": "x", "description": "d", "allocator": "min-jct", "round_s": 0.25,
-          "agnostic": true})",
+          "agnostic": true, "type_walk": "shuffled"})",
       "x.json");
   ASSERT_TRUE(custom.ok()) << custom.status().ToString();
   const std::string text = PolicyProfileToJson(*custom);
@@ -82,6 +82,7 @@ TEST(HeteroProfileTest, ItsJsonReadsBackEqual) {
   EXPECT_EQ(round.allocator, "min-jct");
   EXPECT_EQ(round.options.round, std::chrono::milliseconds(250));
   EXPECT_TRUE(round.options.agnostic);
+  EXPECT_EQ(round.options.type_walk, hetero::RoundPolicyOptions::TypeWalk::kShuffled);
   EXPECT_EQ(PolicyProfileToJson(*back), text);
   // Found by fuzz/profile: a null description threw out of the description reader.
   Result<PolicyProfile> null_description =
@@ -103,6 +104,8 @@ TEST(HeteroProfileTest, BadProfilesNameWhatIsWrong) {
       {"bad round", R"({"name": "x", "allocator": "greedy", "round_s": 0})", "'round_s'"},
       // Found by fuzz/profile: the round overflowed to a negative duration, a failed check.
       {"huge round", R"({"name": "x", "allocator": "greedy", "round_s": 1e308})", "'round_s'"},
+      {"unknown type walk", R"({"name": "x", "allocator": "greedy", "type_walk": "random"})",
+       "'type_walk'"},
       {"no name", R"({"allocator": "greedy"})", "no \"name\""},
   };
   for (const Case& c : cases) {

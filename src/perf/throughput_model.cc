@@ -34,6 +34,13 @@ SimpleThroughputModel::Options SimpleThroughputModel::DefaultOptions() {
   return options;
 }
 
+SimpleThroughputModel::Options SimpleThroughputModel::FlatOptions() {
+  Options options;
+  options.node_penalty = 0;
+  options.rack_penalty = 0;
+  return options;
+}
+
 SimpleThroughputModel::SimpleThroughputModel(Options options) : options_(std::move(options)) {
   reference_speed_ = TypeSpeed(options_.reference_type);
 }

@@ -296,6 +296,18 @@ TEST(PipelineFairTest, ADominantShareQuotaCapsCpus) {
     PipelineConfig profile = FifoProfile(false, measure);
     profile.quotas = {{"a", {0.0, 0.5}}};
     const Cluster cluster = OneNode(16, 32);
+// priority_preempt's lower_rank_only: a waiting job preempts only jobs of a worse rank (here a
+// lower Tiresias queue), never a later-submitted one of its own queue; without it, FIFO order
+// inside the queue lets the earlier job take the GPU back.
+TEST(PipelinePreemptTest, LowerRankOnlyNeverPreemptsWithinARank) {
+  for (const bool lower_rank_only : {false, true}) {
+    SCOPED_TRACE(lower_rank_only ? "lower_rank_only" : "any lower key");
+    PipelineConfig profile;
+    profile.name = "two-queue-tiresias";
+    profile.queue_sort = {"tiresias", PluginArgs({{"thresholds_gpu_s", "100"}}), 1};
+    profile.preempt = {{"priority_preempt",
+                        PluginArgs({{"lower_rank_only", lower_rank_only ? "true" : "false"}}), 1}};
+    const Cluster cluster = MakeCluster("1x1xV100");
     RecordingExecutor executor;
     SimpleThroughputModel model;
     auto policy = BuildPipeline(profile, InTreeRegistry());
@@ -341,6 +353,23 @@ TEST(PipelineFairTest, ATenantOverItsCpuGuaranteeIsABorrower) {
       EXPECT_THAT(executor.Preempted(), ElementsAre(b[0]));
     } else {
       EXPECT_TRUE(executor.Preempted().empty());
+    const auto a = scheduler.Submit(MakeJob(0).Spec(), kTimeZero);
+    ASSERT_TRUE(a.ok());
+    scheduler.RunCycle(kTimeZero);
+    const auto b = scheduler.Submit(MakeJob(1).Spec(), AtSeconds(50));
+    ASSERT_TRUE(b.ok());
+    scheduler.RunCycle(AtSeconds(50));  // both in queue 0: a, submitted first, keeps the GPU
+    EXPECT_TRUE(executor.Preempted().empty());
+    scheduler.RunCycle(AtSeconds(100));  // a has 100 GPU-s: queue 1, below b
+    ASSERT_THAT(executor.Preempted(), ElementsAre(*a));
+    ASSERT_TRUE(scheduler.Handle(JobSuspended{*a, 0}, AtSeconds(100)).ok());
+    scheduler.RunCycle(AtSeconds(100));
+    ASSERT_EQ(scheduler.jobs().at(*b).state, JobState::kRunning);
+    scheduler.RunCycle(AtSeconds(200));  // b has 100 GPU-s too: both in queue 1
+    if (lower_rank_only) {
+      EXPECT_THAT(executor.Preempted(), ElementsAre(*a));
+    } else {
+      EXPECT_THAT(executor.Preempted(), ElementsAre(*a, *b));
     }
   }
 }

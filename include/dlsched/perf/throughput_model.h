@@ -71,6 +71,10 @@ class SimpleThroughputModel final : public ThroughputModel {
     double rack_penalty = 0.10;
   };
   static Options DefaultOptions();
+  // Placement-blind: every job runs at its reference speed on any GPU type and any spread (no
+  // type factors, no node or rack penalty), as in Tiresias' simulator, where a job needs exactly
+  // its trace duration of running time wherever it runs.
+  static Options FlatOptions();
 
   SimpleThroughputModel() : SimpleThroughputModel(DefaultOptions()) {}
   explicit SimpleThroughputModel(Options options);

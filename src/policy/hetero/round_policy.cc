@@ -159,9 +159,30 @@ void RoundPolicy::ComputeAllocation(const SchedulingContext& ctx) const {
   state_.allocation_stale = false;
 }
 
+std::vector<int> RoundTypeOrder(RoundPolicyOptions::TypeWalk walk, int types, int64_t round_index) {
+  std::vector<int> order(types);
+  for (int t = 0; t < types; ++t) order[t] = t;
+  if (walk != RoundPolicyOptions::TypeWalk::kShuffled) return order;
+  // Fisher-Yates with splitmix64 from the round index: the same permutation on every platform
+  // (std::shuffle's is implementation-defined).
+  uint64_t z = static_cast<uint64_t>(round_index) * 0x9e3779b97f4a7c15ULL;
+  const auto next = [&z] {
+    z += 0x9e3779b97f4a7c15ULL;
+    uint64_t r = z;
+    r = (r ^ (r >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    r = (r ^ (r >> 27)) * 0x94d049bb133111ebULL;
+    return r ^ (r >> 31);
+  };
+  for (int i = types - 1; i > 0; --i) {
+    std::swap(order[i], order[next() % static_cast<uint64_t>(i + 1)]);
+  }
+  return order;
+}
+
 void RoundPolicy::Assign(const SchedulingContext& ctx, const std::vector<Candidate>& candidates,
                          std::vector<int>& room, bool count_rounds) const {
   struct Entry {
+    int walk;  // the type's place in the round's type order (0 for every type when kRanked)
     double priority;
     double x;
     bool here;
@@ -169,6 +190,12 @@ void RoundPolicy::Assign(const SchedulingContext& ctx, const std::vector<Candida
     int type;
   };
   const int types = ctx.cluster.num_gpu_types();
+  const std::vector<int> order =
+      RoundTypeOrder(options_.type_walk, types, ctx.now.time_since_epoch() / options_.round);
+  std::vector<int> walk(types, 0);
+  if (options_.type_walk != RoundPolicyOptions::TypeWalk::kRanked) {
+    for (int i = 0; i < types; ++i) walk[order[i]] = i;
+  }
   std::vector<Entry> entries;
   // Once no type has room for the smallest gang of a candidate, no entry can be assigned: the
   // walks below stop there.
@@ -185,10 +212,11 @@ void RoundPolicy::Assign(const SchedulingContext& ctx, const std::vector<Candida
                                   ? static_cast<double>(record.rounds_on[t]) / record.rounds_active
                                   : 0.0;
       const double priority = received > 0 ? x / received : std::numeric_limits<double>::infinity();
-      entries.push_back({priority, x, running_on == t, id, t});
+      entries.push_back({walk[t], priority, x, running_on == t, id, t});
     }
   }
   const auto ranks_before = [](const Entry& a, const Entry& b) {
+    if (a.walk != b.walk) return a.walk < b.walk;
     if (a.priority != b.priority) return a.priority > b.priority;
     if (a.x != b.x) return a.x > b.x;
     if (a.here != b.here) return a.here;
@@ -226,7 +254,7 @@ void RoundPolicy::Assign(const SchedulingContext& ctx, const std::vector<Candida
     const JobRecord& record = state_.jobs.at(id);
     const int gang = ctx.jobs.at(id).spec.num_gpus;
     int best = -1;
-    for (int t = 0; t < types; ++t) {
+    for (int t : order) {
       if (record.row[t] > 0 && gang <= room[t] && (best < 0 || record.row[t] > record.row[best])) {
         best = t;
       }

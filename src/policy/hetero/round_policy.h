@@ -37,7 +37,20 @@ struct RoundPolicyOptions {
   // per-job time counters at every allocation reset). False (the default): counted since the
   // job arrived.
   bool reset_counts_at_allocation = false;
+  // How a round's (job, type) entries are walked when jobs are assigned. kRanked (the default):
+  // one list of every pair by priority, the type only breaking the last tie. kTypeOrder and
+  // kShuffled, as Gavel's simulator: each type's entries sorted by priority and the per-type
+  // lists joined in a type order, the cluster's (kTypeOrder; Gavel's *_perf policies walk v100,
+  // p100, k80) or one drawn afresh for every round from the round's index (kShuffled; Gavel's
+  // heterogeneity-agnostic policies). The work-conserving pass takes ties in the same order.
+  enum class TypeWalk { kRanked, kTypeOrder, kShuffled };
+  TypeWalk type_walk = TypeWalk::kRanked;
 };
+
+// The order in which a round of `options.type_walk` walks `types` GPU types: type indices,
+// first walked first (the identity but for kShuffled). `round_index`: the round's position on
+// the grid from time zero. Deterministic (its own generator, not the policy RNG).
+std::vector<int> RoundTypeOrder(RoundPolicyOptions::TypeWalk walk, int types, int64_t round_index);
 
 // Gavel's round-based mechanism (OSDI'20, section 4) realising an allocation X (jobs x GPU
 // types, see allocation.h) computed by `allocate` from the estimator's throughput matrix.

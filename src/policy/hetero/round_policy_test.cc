@@ -3,8 +3,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <memory>
+#include <set>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -296,6 +298,22 @@ TEST_F(RoundPolicyTest, AJobThatFailedOnATypeIsPlannedElsewhere) {
   scheduler_->RunCycle(AtSeconds(1));
   EXPECT_EQ(TypeOf(fast), "K80");
   EXPECT_THAT(policy_->AllocationOf(fast), ElementsAre(1, 0));
+}
+
+TEST(RoundTypeOrderTest, ShuffledDrawsEveryOrderAndRepeatsPerRound) {
+  using Walk = RoundPolicyOptions::TypeWalk;
+  EXPECT_THAT(RoundTypeOrder(Walk::kRanked, 3, 5), ElementsAre(0, 1, 2));
+  EXPECT_THAT(RoundTypeOrder(Walk::kTypeOrder, 3, 5), ElementsAre(0, 1, 2));
+  std::set<std::vector<int>> seen;
+  for (int64_t round = 0; round < 60; ++round) {
+    std::vector<int> order = RoundTypeOrder(Walk::kShuffled, 3, round);
+    EXPECT_EQ(order, RoundTypeOrder(Walk::kShuffled, 3, round)) << round;  // the same round
+    seen.insert(order);
+    std::sort(order.begin(), order.end());
+    EXPECT_THAT(order, ElementsAre(0, 1, 2)) << round;  // a permutation
+  }
+  EXPECT_EQ(seen.size(), 6u);  // all 3! orders occur
+  EXPECT_THAT(RoundTypeOrder(Walk::kShuffled, 1, 7), ElementsAre(0));
 }
 
 }  // namespace
