@@ -262,7 +262,7 @@ Status LoadData(const SimulateFlags& flags, Prepared& p, std::ostream& err) {
   }
   if (p.workload.excluded_rows > 0) {
     err << "dlsched: left out " << p.workload.excluded_rows << " rows of " << flags.trace
-        << " by the format's rules (alibaba: CPU-only and never-run pods)\n";
+        << " by the format's rules (alibaba: pods that never ran)\n";
   }
   const std::string truth = ResolveThroughput(flags);
   DS_ASSIGN_OR_RETURN(p.truth, MakeTruth(truth, TracesDir(flags), p.workload));
