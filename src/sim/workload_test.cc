@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/cpu_sensitivity.h"
 #include "sim/workload_synthetic.h"
 
 namespace dlsched::sim {
@@ -747,6 +748,39 @@ TEST(SyntheticWorkloadTest, SmallClusterCapsJobSizes) {
   const Workload one = MustLoad("synthetic:jobs=1");
   ASSERT_EQ(one.jobs.size(), 1u);
   EXPECT_EQ(one.jobs[0].submit_time, kTimeZero);
+}
+
+// mix=dataload is the Philly-like mix with data-loading models: same sizes, run times and
+// arrivals for the same seed; models drawn by their mix weights; no host requests.
+TEST(SyntheticWorkloadTest, DataLoadingMixKeepsThePhillyJobsAndDrawsModelsByWeight) {
+  const Workload philly = MustLoad("synthetic:jobs=4000,seed=7,gpus=64");
+  const Workload dataload = MustLoad("synthetic:mix=dataload,jobs=4000,seed=7,gpus=64");
+  ASSERT_EQ(dataload.jobs.size(), philly.jobs.size());
+  std::map<std::string, int> by_model;
+  for (size_t i = 0; i < dataload.jobs.size(); ++i) {
+    const JobSpec& a = philly.jobs[i];
+    const JobSpec& b = dataload.jobs[i];
+    ASSERT_EQ(b.num_gpus, a.num_gpus);
+    ASSERT_EQ(b.submit_time, a.submit_time);
+    ASSERT_EQ(b.iterations, a.iterations);
+    ASSERT_EQ(b.user, a.user);
+    ASSERT_EQ(b.cpus, 0);
+    ASSERT_EQ(b.host_memory_mib, 0);
+    ++by_model[b.model];
+  }
+  for (const DataLoadingModel& m : DataLoadingModels()) {
+    SCOPED_TRACE(std::string(m.model));
+    // Binomial: 4,000 draws at p <= 0.2 have a standard deviation of at most 25 jobs.
+    EXPECT_NEAR(by_model[std::string(m.model)], 4000 * m.mix_weight, 100);
+    by_model.erase(std::string(m.model));
+  }
+  EXPECT_TRUE(by_model.empty()) << by_model.begin()->first;
+  EXPECT_TRUE(LoadWorkload("synthetic:mix=dataload,load=0.8,services=2", {}).ok());
+  const Result<Workload> rate = LoadWorkload("synthetic:mix=dataload,rate=4", {});
+  ASSERT_FALSE(rate.ok());
+  EXPECT_NE(rate.status().message().find("'rate' does not apply to mix=dataload"),
+            std::string::npos)
+      << rate.status().message();
 }
 
 TEST(SyntheticWorkloadTest, RejectsBadOptions) {
