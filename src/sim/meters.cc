@@ -6,6 +6,58 @@
 
 namespace dlsched::sim {
 
+HostBlockedMeter::HostBlockedMeter(const Cluster& cluster) : cluster_(cluster) {
+  for (const NodeSpec& node : cluster.nodes()) {
+    active_ = active_ || (!node.gpus.empty() && (node.cpus > 0 || node.memory_mib > 0));
+  }
+  if (active_) {
+    used_cpus_.resize(static_cast<size_t>(cluster.num_nodes()));
+    used_memory_mib_.resize(used_cpus_.size());
+  }
+}
+
+void HostBlockedMeter::Observe(Timestamp now, const Scheduler& scheduler, bool completed) {
+  if (!active_) return;
+  gpu_s_ += ToSeconds(now - last_) * blocked_;
+  last_ = now;
+  if (completed) at_last_completion_ = gpu_s_;
+
+  // The smallest per-GPU share of CPUs and of memory among the waiting GPU jobs.
+  int64_t min_cpus = -1;
+  int64_t min_memory = -1;
+  const HostDefaults& defaults = cluster_.host_defaults();
+  for (const auto& [gang, waiting] : scheduler.queue().by_gang_order()) {
+    if (gang == 0) continue;  // CPU jobs take no GPU
+    for (const RankKey& key : waiting) {
+      const HostRequest request = EffectiveHostRequest(scheduler.jobs().at(key.id).spec, defaults);
+      const int64_t cpus = (request.cpus + gang - 1) / gang;
+      const int64_t memory = (request.memory_mib + gang - 1) / gang;
+      min_cpus = min_cpus < 0 ? cpus : std::min(min_cpus, cpus);
+      min_memory = min_memory < 0 ? memory : std::min(min_memory, memory);
+    }
+  }
+  blocked_ = 0;
+  if (min_cpus <= 0 && min_memory <= 0) return;  // none waits, or none asks for host resources
+  std::fill(used_cpus_.begin(), used_cpus_.end(), 0);
+  std::fill(used_memory_mib_.begin(), used_memory_mib_.end(), 0);
+  for (const JobId id : scheduler.running()) {
+    for (const NodeGpus& part : scheduler.jobs().at(id).placement.parts) {
+      used_cpus_[part.node.index()] += part.cpus;
+      used_memory_mib_[part.node.index()] += part.memory_mib;
+    }
+  }
+  const ClusterState& state = scheduler.state();
+  for (size_t n = 0; n < used_cpus_.size(); ++n) {
+    const NodeSpec& node = cluster_.nodes()[n];
+    const NodeId id(static_cast<uint32_t>(n));
+    const bool short_of_cpus =
+        node.cpus > 0 && min_cpus > 0 && node.cpus - used_cpus_[n] < min_cpus;
+    const bool short_of_memory =
+        node.memory_mib > 0 && min_memory > 0 && node.memory_mib - used_memory_mib_[n] < min_memory;
+    if (short_of_cpus || short_of_memory) blocked_ += state.free_gpus(id);
+  }
+}
+
 void TypeUsageMeter::Observe(Timestamp now, const ClusterState& state, bool completed) {
   const double dt = ToSeconds(now - last_);
   for (size_t t = 0; t < allocated_.size(); ++t) {
