@@ -417,6 +417,8 @@ GavelThroughputModel::GavelThroughputModel(std::shared_ptr<const GavelThroughput
 
 double GavelThroughputModel::ItersPerSecond(const JobSpec& spec, const Cluster& cluster,
                                             const Placement& placement) const {
+  // A CPU job: the table knows GPUs only.
+  if (spec.num_gpus == 0) return fallback_->ItersPerSecond(spec, cluster, placement);
   if (placement.num_gpus() == 0) return 0.0;
   const std::optional<double> rate =
       SlowestTypeRate(cluster, placement, [&](std::string_view type, int gpus, bool consolidated) {

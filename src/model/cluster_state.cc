@@ -19,14 +19,78 @@ ClusterState::ClusterState(const Cluster& cluster)
     const NodeId id(static_cast<uint32_t>(i));
     SetFree(id, LowestGpus(static_cast<int>(cluster.node(id).gpus.size())));
   }
+  if (cluster.total_cpus() == 0 && cluster.total_host_memory_mib() == 0) return;
+  const size_t nodes = free_.size();
+  // Stated resources start at 0 so that SetHostFree counts them in; the rest are untracked.
+  free_cpus_.assign(nodes, kUntracked);
+  free_memory_.assign(nodes, kUntrackedMemory);
+  withheld_cpus_.assign(nodes, 0);
+  withheld_memory_.assign(nodes, 0);
+  free_cpus_per_class_.assign(cluster.num_label_classes(), 0);
+  free_memory_per_class_.assign(cluster.num_label_classes(), 0);
+  nodes_with_free_cpus_.assign(words_per_level_, 0);
+  for (size_t i = 0; i < nodes; ++i) {
+    const NodeId id(static_cast<uint32_t>(i));
+    const NodeSpec& spec = cluster.node(id);
+    if (spec.cpus > 0) free_cpus_[i] = 0;
+    if (spec.memory_mib > 0) free_memory_[i] = 0;
+    SetHostFree(id, spec.cpus, spec.memory_mib);
+  }
 }
 
 bool ClusterState::IsFree(const Placement& placement) const {
   for (const NodeGpus& part : placement.parts) {
     if (!part.node.valid() || part.node.index() >= free_.size()) return false;
     if ((free_[part.node.index()] & part.gpus) != part.gpus) return false;
+    if (!HasHostRoom(part.node, {part.cpus, part.memory_mib})) return false;
   }
   return true;
+}
+
+void ClusterState::SetHostFree(NodeId node, int cpus, int64_t memory_mib) {
+  const size_t i = node.index();
+  const NodeSpec& spec = cluster_->node(node);
+  const size_t c = cluster_->node_label_class(node).index();
+  if (spec.cpus > 0) {
+    const int64_t delta = int64_t{cpus} - free_cpus_[i];
+    free_cpus_total_ += delta;
+    free_cpus_per_class_[c] += delta;
+    free_cpus_[i] = cpus;
+    const uint64_t bit = uint64_t{1} << (i % 64);
+    if (cpus > 0) {
+      nodes_with_free_cpus_[i / 64] |= bit;
+    } else {
+      nodes_with_free_cpus_[i / 64] &= ~bit;
+    }
+  }
+  if (spec.memory_mib > 0) {
+    free_memory_per_class_[c] += memory_mib - free_memory_[i];
+    free_memory_[i] = memory_mib;
+  }
+}
+
+void ClusterState::MoveHost(const NodeGpus& part, int sign) {
+  if (free_cpus_.empty() || (part.cpus == 0 && part.memory_mib == 0)) return;
+  const size_t i = part.node.index();
+  const NodeSpec& spec = cluster_->node(part.node);
+  // What the node does not state, it does not track (Part never puts it in a part).
+  const int cpus = spec.cpus > 0 ? part.cpus : 0;
+  const int64_t memory = spec.memory_mib > 0 ? part.memory_mib : 0;
+  if (sign < 0) {
+    DS_CHECK(free_cpus_[i] >= cpus && free_memory_[i] >= memory)
+        << "allocating CPUs or memory that are not free";
+    SetHostFree(part.node, free_cpus_[i] - cpus, free_memory_[i] - memory);
+    return;
+  }
+  if (offline_[i]) {
+    withheld_cpus_[i] += cpus;
+    withheld_memory_[i] += memory;
+  } else {
+    SetHostFree(part.node, free_cpus_[i] + cpus, free_memory_[i] + memory);
+  }
+  DS_CHECK((spec.cpus == 0 || free_cpus_[i] + withheld_cpus_[i] <= spec.cpus) &&
+           (spec.memory_mib == 0 || free_memory_[i] + withheld_memory_[i] <= spec.memory_mib))
+      << "releasing CPUs or memory that are not allocated";
 }
 
 void ClusterState::CountFree(NodeId node, GpuMask gpus, int sign) {
@@ -66,6 +130,7 @@ void ClusterState::Allocate(const Placement& placement) {
     const GpuMask free = free_[part.node.index()];
     DS_CHECK((free & part.gpus) == part.gpus) << "allocating a GPU that is not free";
     SetFree(part.node, free & ~part.gpus);
+    MoveHost(part, -1);
   }
 }
 
@@ -75,7 +140,17 @@ void ClusterState::Release(const Placement& placement) {
     GpuMask& withheld = withheld_[part.node.index()];
     DS_CHECK(((free | withheld) & part.gpus) == 0) << "releasing a GPU that is already free";
     const GpuMask shared = shared_mask(part.node);
-    if (in_trial_) trial_.push_back({part, free, withheld, shared});
+    if (in_trial_) {
+      Released& record = trial_.emplace_back(Released{part, free, withheld, shared});
+      if (!free_cpus_.empty()) {
+        const size_t i = part.node.index();
+        record.free_cpus = free_cpus_[i];
+        record.withheld_cpus = withheld_cpus_[i];
+        record.free_memory = free_memory_[i];
+        record.withheld_memory = withheld_memory_[i];
+      }
+    }
+    MoveHost(part, +1);
     GpuMask freed = part.gpus & ~shared;
     for (GpuMask m = part.gpus & shared; m != 0; m &= m - 1) {
       const int gpu = std::countr_zero(m);
@@ -112,6 +187,11 @@ void ClusterState::RollBackTrial() {
       ++Holders(node, std::countr_zero(m));
     }
     if (!shared_.empty()) shared_[node.index()] = it->shared;
+    if (!free_cpus_.empty()) {
+      SetHostFree(node, it->free_cpus, it->free_memory);
+      withheld_cpus_[node.index()] = it->withheld_cpus;
+      withheld_memory_[node.index()] = it->withheld_memory;
+    }
   }
   trial_.clear();
   in_trial_ = false;
@@ -123,7 +203,7 @@ bool ClusterState::CanShare(NodeId node, int gpu) const {
   return (shared_mask(node) & bit) != 0 && !offline_[node.index()] && sharers(node, gpu) < 255;
 }
 
-void ClusterState::AllocateShared(NodeId node, int gpu) {
+void ClusterState::AllocateShared(NodeId node, int gpu, const HostRequest& host) {
   DS_CHECK(!in_trial_) << "sharing during a trial";
   DS_CHECK(CanShare(node, gpu)) << "sharing a GPU that is neither free nor shared";
   if (shared_.empty()) {
@@ -136,6 +216,7 @@ void ClusterState::AllocateShared(NodeId node, int gpu) {
     shared_[node.index()] |= bit;
   }
   ++Holders(node, gpu);
+  MoveHost(Part(node, 0, host), -1);
 }
 
 uint8_t& ClusterState::Holders(NodeId node, int gpu) {
@@ -150,6 +231,11 @@ void ClusterState::SetOffline(NodeId node) {
   withheld_[node.index()] = free;
   offline_total_ += CountGpus(free);
   SetFree(node, 0);
+  if (free_cpus_.empty()) return;
+  const NodeSpec& spec = cluster_->node(node);
+  if (spec.cpus > 0) withheld_cpus_[node.index()] = free_cpus_[node.index()];
+  if (spec.memory_mib > 0) withheld_memory_[node.index()] = free_memory_[node.index()];
+  SetHostFree(node, 0, 0);
 }
 
 void ClusterState::SetOnline(NodeId node) {
@@ -160,6 +246,12 @@ void ClusterState::SetOnline(NodeId node) {
   SetFree(node, free_[node.index()] | withheld);
   offline_total_ -= CountGpus(withheld);
   withheld = 0;
+  if (free_cpus_.empty()) return;
+  const size_t i = node.index();
+  // (An unstated resource is untracked and withholds nothing: SetHostFree leaves it be.)
+  SetHostFree(node, free_cpus_[i] + withheld_cpus_[i], free_memory_[i] + withheld_memory_[i]);
+  withheld_cpus_[i] = 0;
+  withheld_memory_[i] = 0;
 }
 
 }  // namespace dlsched

@@ -43,6 +43,41 @@ void ExpectViewsAgree(const Cluster& cluster, const ClusterState& state) {
     state.ForEachNodeWithFree(k, [&](NodeId node) { got.push_back(node); });
     ASSERT_EQ(got, want) << "at least " << k << " free";
   }
+  // Host resources: the sums and the free-CPU nodes from the per-node detail, over the nodes
+  // that state them.
+  std::vector<int64_t> cpus_per_class(cluster.num_label_classes(), 0);
+  std::vector<int64_t> memory_per_class(cluster.num_label_classes(), 0);
+  int64_t cpus_total = 0;
+  std::vector<NodeId> with_free_cpus;
+  for (int i = 0; i < cluster.num_nodes(); ++i) {
+    const NodeId node(static_cast<uint32_t>(i));
+    const NodeSpec& spec = cluster.node(node);
+    const size_t c = cluster.node_label_class(node).index();
+    if (spec.cpus > 0) {
+      ASSERT_GE(state.free_cpus(node), 0) << "node " << i;
+      ASSERT_LE(state.free_cpus(node), spec.cpus) << "node " << i;
+      cpus_per_class[c] += state.free_cpus(node);
+      cpus_total += state.free_cpus(node);
+      if (state.free_cpus(node) > 0) with_free_cpus.push_back(node);
+    } else {
+      ASSERT_EQ(state.free_cpus(node), ClusterState::kUntracked) << "node " << i;
+    }
+    if (spec.memory_mib > 0) {
+      ASSERT_GE(state.free_memory_mib(node), 0) << "node " << i;
+      ASSERT_LE(state.free_memory_mib(node), spec.memory_mib) << "node " << i;
+      memory_per_class[c] += state.free_memory_mib(node);
+    } else {
+      ASSERT_EQ(state.free_memory_mib(node), ClusterState::kUntrackedMemory) << "node " << i;
+    }
+  }
+  ASSERT_EQ(state.free_cpus_total(), cpus_total);
+  for (int c = 0; c < cluster.num_label_classes(); ++c) {
+    ASSERT_EQ(state.free_cpus_of_class(LabelClassId(c)), cpus_per_class[c]) << "class " << c;
+    ASSERT_EQ(state.free_memory_of_class(LabelClassId(c)), memory_per_class[c]) << "class " << c;
+  }
+  std::vector<NodeId> got_free_cpus;
+  state.ForEachNodeWithFreeCpus([&](NodeId node) { got_free_cpus.push_back(node); });
+  ASSERT_EQ(got_free_cpus, with_free_cpus);
 }
 
 // Random-walk steps shared by the tests below: release a random held placement; take a node
@@ -369,6 +404,13 @@ void ExpectSameState(const Cluster& cluster, const ClusterState& a, const Cluste
     for (int g = 0; g < static_cast<int>(cluster.node(id).gpus.size()); ++g) {
       ASSERT_EQ(a.sharers(id, g), b.sharers(id, g)) << "node " << n << " gpu " << g;
     }
+    ASSERT_EQ(a.free_cpus(id), b.free_cpus(id)) << "node " << n;
+    ASSERT_EQ(a.free_memory_mib(id), b.free_memory_mib(id)) << "node " << n;
+  }
+  ASSERT_EQ(a.free_cpus_total(), b.free_cpus_total());
+  for (int c = 0; c < cluster.num_label_classes(); ++c) {
+    ASSERT_EQ(a.free_cpus_of_class(LabelClassId(c)), b.free_cpus_of_class(LabelClassId(c)));
+    ASSERT_EQ(a.free_memory_of_class(LabelClassId(c)), b.free_memory_of_class(LabelClassId(c)));
   }
 }
 
@@ -439,6 +481,175 @@ TEST(ClusterStateSharingTest, AggregateCountsMatchThePerGpuDetailUnderRandomShar
     }
     ASSERT_EQ(state.allocated_total(), distinct_held);
   }
+}
+
+// Host resources. Nodes 0-1 state CPUs and memory, node 2 nothing, nodes 3-4 are CPU-only,
+// node 5 states CPUs but not memory; two racks of three.
+constexpr char kHostCluster[] = "2x4xV100:16c:65536m+1x4xV100+2x0xcpu:32c:131072m+1x4xK80:8c";
+
+// What a job holds on one node.
+Placement Holding(int node, GpuMask gpus, int cpus, int64_t memory_mib) {
+  return Placement{{NodeGpus{NodeId(node), gpus, cpus, memory_mib}}};
+}
+
+// One random step with host resources: an exclusive part (some free GPUs, maybe none, with a
+// random share of what the node states), a shared holder with a share, a release, or a node
+// toggled offline/online. `held` has one entry per holder.
+void RandomHostStep(const Cluster& cluster, ClusterState& state, std::vector<Placement>& held,
+                    Rng& rng) {
+  const NodeId node(static_cast<uint32_t>(rng.Below(cluster.num_nodes())));
+  const NodeSpec& spec = cluster.node(node);
+  const HostRequest share{static_cast<int>(rng.Below(9)), static_cast<int64_t>(rng.Below(40000))};
+  switch (rng.Below(5)) {
+    case 0:
+    case 1: {
+      GpuMask gpus = state.free_mask(node);
+      for (uint64_t drop = rng.Below(CountGpus(gpus) + 1); drop > 0; --drop) gpus &= gpus - 1;
+      const Placement p{{state.Part(node, gpus, share)}};
+      if (gpus == 0 && p.parts[0].cpus == 0) break;  // holds nothing
+      if (!state.IsFree(p)) break;
+      state.Allocate(p);
+      held.push_back(p);
+      break;
+    }
+    case 2: {
+      if (spec.gpus.empty()) break;
+      const int gpu = static_cast<int>(rng.Below(spec.gpus.size()));
+      const NodeGpus part = state.Part(node, GpuMask{1} << gpu, share);
+      if (!state.CanShare(node, gpu) || !state.HasHostRoom(node, {part.cpus, part.memory_mib})) {
+        break;
+      }
+      state.AllocateShared(node, gpu, {part.cpus, part.memory_mib});
+      held.push_back(Placement{{part}});
+      break;
+    }
+    case 3:
+      ReleaseOneOf(held, state, rng);
+      break;
+    default:
+      ToggleOnline(node, state);
+  }
+}
+
+// Each node's free CPUs and memory are what it states less what the held parts hold (nothing
+// while it is offline).
+void ExpectHostMatchesHeld(const Cluster& cluster, const ClusterState& state,
+                           const std::vector<Placement>& held) {
+  for (int n = 0; n < cluster.num_nodes(); ++n) {
+    const NodeId id(static_cast<uint32_t>(n));
+    const NodeSpec& spec = cluster.node(id);
+    int cpus = spec.cpus;
+    int64_t memory = spec.memory_mib;
+    for (const Placement& p : held) {
+      for (const NodeGpus& part : p.parts) {
+        if (part.node != id) continue;
+        cpus -= part.cpus;
+        memory -= part.memory_mib;
+      }
+    }
+    if (state.offline(id)) cpus = memory = 0;
+    if (spec.cpus > 0) ASSERT_EQ(state.free_cpus(id), cpus) << "node " << n;
+    if (spec.memory_mib > 0) ASSERT_EQ(state.free_memory_mib(id), memory) << "node " << n;
+  }
+}
+
+TEST(ClusterStateHostTest, AggregateCpusAndMemoryMatchThePerNodeDetailAfterEveryChange) {
+  const Cluster cluster = testing::MakeCluster(kHostCluster, 3);
+  ClusterState state(cluster);
+  ASSERT_TRUE(state.tracks_host());
+  Rng rng(13);
+  std::vector<Placement> held;
+  for (int step = 0; step < 5000; ++step) {
+    SCOPED_TRACE("step " + std::to_string(step));
+    RandomHostStep(cluster, state, held, rng);
+    ExpectViewsAgree(cluster, state);
+    ExpectHostMatchesHeld(cluster, state, held);
+    if (::testing::Test::HasFatalFailure()) return;
+  }
+}
+
+TEST(ClusterStateHostTest, RollBackRestoresCpusAndMemoryExactly) {
+  const Cluster cluster = testing::MakeCluster(kHostCluster, 3);
+  Rng rng(17);
+  ClusterState state(cluster);
+  std::vector<Placement> held;
+  for (int round = 0; round < 300; ++round) {
+    SCOPED_TRACE("round " + std::to_string(round));
+    for (int step = 0; step < 10; ++step) RandomHostStep(cluster, state, held, rng);
+    const ClusterState before = state;
+    state.BeginTrial();
+    std::vector<Placement> kept = held;
+    for (int k = static_cast<int>(rng.Below(held.size() + 1)); k > 0; --k) {
+      ReleaseOneOf(kept, state, rng);
+    }
+    ExpectViewsAgree(cluster, state);
+    ExpectHostMatchesHeld(cluster, state, kept);
+    state.RollBackTrial();
+    ExpectSameState(cluster, state, before);
+    if (::testing::Test::HasFatalFailure()) return;
+  }
+}
+
+TEST(ClusterStateHostTest, AClusterStatingNoHostResourcesKeepsNoHostBookkeeping) {
+  const Cluster cluster = testing::MakeCluster("2x4xV100");
+  ClusterState state(cluster);
+  EXPECT_FALSE(state.tracks_host());
+  EXPECT_TRUE(state.HasHostRoom(NodeId(0), {1000, 1 << 30}));
+  EXPECT_EQ(state.Part(NodeId(0), 0b1, {8, 1024}), (NodeGpus{NodeId(0), 0b1}));
+  EXPECT_EQ(state.free_cpus_total(), 0);
+  int visited = 0;
+  state.ForEachNodeWithFreeCpus([&](NodeId) { ++visited; });
+  EXPECT_EQ(visited, 0);
+}
+
+TEST(ClusterStateHostTest, AResourceANodeDoesNotStateNeverLimitsAndIsNeverHeld) {
+  const Cluster cluster = testing::MakeCluster(kHostCluster, 3);
+  ClusterState state(cluster);
+  // Node 2 states nothing, node 5 CPUs only.
+  EXPECT_TRUE(state.HasHostRoom(NodeId(2), {1000, int64_t{1} << 40}));
+  EXPECT_EQ(state.Part(NodeId(2), 0b1, {8, 1024}), (NodeGpus{NodeId(2), 0b1}));
+  EXPECT_TRUE(state.HasHostRoom(NodeId(5), {8, int64_t{1} << 40}));
+  EXPECT_FALSE(state.HasHostRoom(NodeId(5), {9, 0}));
+  EXPECT_EQ(state.Part(NodeId(5), 0b1, {8, 1024}), (NodeGpus{NodeId(5), 0b1, 8, 0}));
+  // A part asking for more than a node has free is not free, even with its GPUs free.
+  EXPECT_TRUE(state.IsFree(Holding(0, 0b1, 16, 65536)));
+  EXPECT_FALSE(state.IsFree(Holding(0, 0b1, 17, 0)));
+  EXPECT_FALSE(state.IsFree(Holding(0, 0b1, 0, 65537)));
+  EXPECT_EQ(state.free_cpus_total(), 16 + 16 + 32 + 32 + 8);
+}
+
+TEST(ClusterStateHostTest, ACpuJobOnACpuOnlyNodeTakesItsCpusAndMemory) {
+  const Cluster cluster = testing::MakeCluster(kHostCluster, 3);
+  ClusterState state(cluster);
+  const Placement cpu_job = Holding(3, 0, 32, 1024);
+  state.Allocate(cpu_job);
+  EXPECT_EQ(state.free_cpus(NodeId(3)), 0);
+  EXPECT_EQ(state.free_memory_mib(NodeId(3)), 131072 - 1024);
+  EXPECT_EQ(state.free_total(), cluster.total_gpus());  // no GPU taken
+  std::vector<NodeId> with_free_cpus;
+  state.ForEachNodeWithFreeCpus([&](NodeId node) { with_free_cpus.push_back(node); });
+  EXPECT_EQ(with_free_cpus, (std::vector<NodeId>{NodeId(0), NodeId(1), NodeId(4), NodeId(5)}));
+  state.Release(cpu_job);
+  EXPECT_EQ(state.free_cpus(NodeId(3)), 32);
+  EXPECT_EQ(state.free_memory_mib(NodeId(3)), 131072);
+  EXPECT_DEATH(state.Release(cpu_job), "releasing CPUs or memory that are not allocated");
+}
+
+TEST(ClusterStateHostTest, AnOfflineNodeWithholdsItsFreeCpusAndThoseReleasedLater) {
+  const Cluster cluster = testing::MakeCluster(kHostCluster, 3);
+  ClusterState state(cluster);
+  const Placement job = Holding(0, 0b11, 6, 1000);
+  state.Allocate(job);
+  state.SetOffline(NodeId(0));
+  EXPECT_EQ(state.free_cpus(NodeId(0)), 0);
+  EXPECT_EQ(state.free_memory_mib(NodeId(0)), 0);
+  EXPECT_FALSE(state.HasHostRoom(NodeId(0), {1, 0}));
+  state.Release(job);
+  EXPECT_EQ(state.free_cpus(NodeId(0)), 0);
+  state.SetOnline(NodeId(0));
+  EXPECT_EQ(state.free_cpus(NodeId(0)), 16);
+  EXPECT_EQ(state.free_memory_mib(NodeId(0)), 65536);
+  ExpectViewsAgree(cluster, state);
 }
 
 }  // namespace

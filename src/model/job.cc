@@ -123,6 +123,14 @@ HostRequest EffectiveHostRequest(const JobSpec& spec, const HostDefaults& defaul
   return request;
 }
 
+HostRequest SplitHostRequest(const HostRequest& whole, int job_gpus, int part_gpus) {
+  if (job_gpus <= 0 || part_gpus >= job_gpus) return whole;
+  const auto share = [&](int64_t amount) {
+    return (amount * part_gpus + job_gpus - 1) / job_gpus;  // amount >= 0: ceil
+  };
+  return {static_cast<int>(share(whole.cpus)), share(whole.memory_mib)};
+}
+
 Status ValidateJobSpec(const JobSpec& spec) {
   if (spec.num_gpus < 0) {
     return InvalidArgument("num_gpus must not be negative, got " + std::to_string(spec.num_gpus));

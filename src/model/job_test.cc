@@ -104,5 +104,15 @@ TEST(EffectiveHostRequestTest, UnstatedResourcesComeFromThePerGpuDefaults) {
   EXPECT_EQ(EffectiveHostRequest(JobSpec{}, HostDefaults{}), (HostRequest{0, 0}));
 }
 
+TEST(SplitHostRequestTest, PartsTakeSharesInProportionToTheirGpusRoundedUp) {
+  const HostRequest whole{32, 10000};
+  EXPECT_EQ(SplitHostRequest(whole, 8, 4), (HostRequest{16, 5000}));
+  EXPECT_EQ(SplitHostRequest(whole, 8, 8), whole);
+  EXPECT_EQ(SplitHostRequest(whole, 9, 4), (HostRequest{15, 4445}));
+  EXPECT_EQ(SplitHostRequest(whole, 9, 1), (HostRequest{4, 1112}));
+  EXPECT_EQ(SplitHostRequest(whole, 0, 0), whole);  // a CPU job: one node takes it all
+  EXPECT_EQ(SplitHostRequest(HostRequest{}, 4, 1), HostRequest{});
+}
+
 }  // namespace
 }  // namespace dlsched

@@ -49,7 +49,8 @@ double NoisyThroughputModel::Factor(const JobSpec& spec, std::string_view type) 
 double NoisyThroughputModel::ItersPerSecond(const JobSpec& spec, const Cluster& cluster,
                                             const Placement& placement) const {
   const double rate = base_->ItersPerSecond(spec, cluster, placement);
-  if (sigma_ == 0 || !(rate > 0)) return rate;
+  // (A CPU job runs on no GPU type: no type's error applies.)
+  if (sigma_ == 0 || !(rate > 0) || spec.num_gpus == 0) return rate;
   // A synchronous gang is as slow as its slowest GPU: take the smallest error of its types.
   double factor = 0;
   GpuTypeId previous;

@@ -120,7 +120,7 @@ Status ValidatePerfProfile(const PerfProfile& p) {
 }
 
 std::optional<GpuShape> ShapeOf(const Cluster& cluster, const Placement& placement) {
-  if (placement.empty()) return std::nullopt;
+  if (placement.num_gpus() == 0) return std::nullopt;  // empty, or a CPU job's
   const GpuTypeId type = cluster.node_gpu_type(placement.parts.front().node);
   for (const NodeGpus& part : placement.parts) {
     if (cluster.node_gpu_type(part.node) != type) return std::nullopt;
@@ -703,6 +703,8 @@ std::optional<double> PerfPredictor::ItersPerSecondOn(const JobSpec& spec,
 
 double PerfPredictor::ItersPerSecond(const JobSpec& spec, const Cluster& cluster,
                                      const Placement& placement) const {
+  // A CPU job: the profiles measure GPUs only.
+  if (spec.num_gpus == 0) return fallback_->ItersPerSecond(spec, cluster, placement);
   if (placement.num_gpus() == 0) return 0.0;
   const std::optional<double> rate =
       SlowestTypeRate(cluster, placement, [&](std::string_view type, int gpus, bool consolidated) {

@@ -46,6 +46,8 @@ double SimpleThroughputModel::TypeSpeed(std::string_view type) const {
 double SimpleThroughputModel::ItersPerSecond(const JobSpec& spec, const Cluster& cluster,
                                              const Placement& placement) const {
   const int allocated = placement.num_gpus();
+  // A CPU job on its node runs at its reference speed (the model knows no CPU types).
+  if (spec.num_gpus == 0) return placement.empty() ? 0.0 : spec.ref_iters_per_s;
   if (allocated == 0) return 0.0;
   // A synchronous gang runs at the pace of its slowest GPU.
   double slowest = 1e300;

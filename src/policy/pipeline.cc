@@ -212,9 +212,17 @@ class PipelinePolicy final : public SchedulingPolicy {
   // its gang alone (as Cycle::smallest_failed_gang).
   void RecordFailure(Cycle& cycle, Search kind, const JobView& job) const;
 
-  // False once nothing more can start this cycle: no free GPU and no preemption attempt left.
+  // False once nothing more can start this cycle: no free GPU, no preemption attempt left, and
+  // no CPU job with free CPUs to go to.
   bool MayStartMore(const Cycle& cycle) const {
-    return cycle.scratch.free_total() > 0 || MaySearchVictims(cycle);
+    return cycle.scratch.free_total() > 0 || MaySearchVictims(cycle) ||
+           CpuJobsMayStart(cycle.ctx, cycle.scratch);
+  }
+  // Whether CPU jobs (gang 0) wait and some node has a free CPU.
+  static bool CpuJobsMayStart(const SchedulingContext& ctx, const ClusterState& state) {
+    if (state.free_cpus_total() == 0) return false;
+    const auto it = ctx.queue.by_gang_order().find(0);
+    return it != ctx.queue.by_gang_order().end() && !it->second.empty();
   }
   // A victim search can only succeed where the last one failed if jobs arrived or left, or time
   // changed ranks or protections. Suspensions alone return GPUs already promised to the jobs
@@ -292,6 +300,10 @@ class PipelinePolicy final : public SchedulingPolicy {
   static bool Unavailable(const Cycle& cycle, const Job& victim) {
     return victim.preempt_requested ||
            std::ranges::find(cycle.victims, victim.id) != cycle.victims.end();
+  }
+  // A CPU job preempts only CPU jobs: stopping GPU work to free its CPUs would idle GPUs.
+  static bool MayFreeHostFor(const JobView& job, const Job& victim) {
+    return job.num_gpus() > 0 || victim.spec.num_gpus == 0;
   }
   // Whether `victim` runs within its tenant's guarantee, which shields it from other tenants'
   // jobs. Counts the preemptions committed earlier this cycle, not the victims chosen earlier
@@ -382,7 +394,8 @@ Decisions PipelinePolicy::Decide(const SchedulingContext& ctx) const {
   if (ctx.queue.empty()) return {};
   Decisions decisions;
   if (config_.reject_late_strict && !ctx.explain) RejectLateStrict(ctx, decisions);
-  if (ctx.state.free_total() == 0 && !ctx.explain && !VictimSearchMayHelp(ctx)) {
+  if (ctx.state.free_total() == 0 && !ctx.explain && !VictimSearchMayHelp(ctx) &&
+      !CpuJobsMayStart(ctx, ctx.state)) {
     // Nothing can start; still plan the wake-up so time-driven rank changes are seen.
     PlanWakeUp(ctx, decisions);
     return decisions;
@@ -550,6 +563,9 @@ bool PipelinePolicy::TryStart(Cycle& cycle, const JobView& job) const {
     return true;
   }
   const bool held_for_consolidation = placer.last_held_for_consolidation();
+  // The failed-search memos reason from gang sizes alone: only a job whose host request limits
+  // nothing may leave one (a job as wide would fail too, with or without a host request).
+  const bool by_gang_alone = !placer.last_limited_by_host();
   const bool quotas = !config_.quotas.empty();
   bool searched = false;
   if (MaySearchVictims(cycle) && job.num_gpus() < cycle.smallest_failed_gang) {
@@ -558,8 +574,8 @@ bool PipelinePolicy::TryStart(Cycle& cycle, const JobView& job) const {
     const bool known_to_fail = quotas && KnownToFail(cycle, Search::kByRank, job);
     if (!known_to_fail && TryPreemptFor(cycle, job)) return false;  // starts once they stop
     if (quotas) {
-      if (!known_to_fail) RecordFailure(cycle, Search::kByRank, job);
-    } else if (job.spec().gpu_type.empty() && job.spec().selector.empty()) {
+      if (!known_to_fail && by_gang_alone) RecordFailure(cycle, Search::kByRank, job);
+    } else if (job.spec().gpu_type.empty() && job.spec().selector.empty() && by_gang_alone) {
       // A later job as large would fail too, unless its type, labels or tenant differ.
       cycle.smallest_failed_gang = std::min(cycle.smallest_failed_gang, job.num_gpus());
     }
@@ -568,7 +584,7 @@ bool PipelinePolicy::TryStart(Cycle& cycle, const JobView& job) const {
     ++cycle.preemption_attempts;
     if (!KnownToFail(cycle, Search::kReclaim, job)) {
       if (TryReclaimFor(cycle, job)) return false;
-      RecordFailure(cycle, Search::kReclaim, job);
+      if (by_gang_alone) RecordFailure(cycle, Search::kReclaim, job);
     }
   }
   if (cycle.ctx.explain) {
@@ -589,7 +605,32 @@ bool PipelinePolicy::TryStart(Cycle& cycle, const JobView& job) const {
 void PipelinePolicy::ExplainBlocked(Cycle& cycle, const JobView& job, bool searched) const {
   const ClusterState& state = cycle.scratch;
   const int gpus = job.num_gpus();
-  const auto need = [&] { return std::to_string(gpus) + " GPU" + (gpus == 1 ? "" : "s"); };
+  const HostRequest host = EffectiveHostRequest(job.spec(), cycle.ctx.cluster.host_defaults());
+  // "8 CPUs and 4096 MiB of host memory" (the parts the request states).
+  const auto host_need = [&] {
+    std::string text = std::to_string(host.cpus) + " CPU" + (host.cpus == 1 ? "" : "s");
+    if (host.memory_mib > 0) {
+      text += " and " + std::to_string(host.memory_mib) + " MiB of host memory";
+    }
+    return text;
+  };
+  if (gpus == 0) {
+    Explain(cycle, job.id(), PendingCause::kCpusBusy, [&] {
+      int most = 0;
+      state.ForEachNodeWithFreeCpus(
+          [&](NodeId node) { most = std::max(most, state.free_cpus(node)); });
+      return "CPU job waiting for " + host_need() + " on one node (" +
+             std::to_string(state.free_cpus_total()) + " CPUs free, at most " +
+             std::to_string(most) + " on a node)" +
+             (searched ? "; the running jobs holding the rest rank above it or are protected" : "");
+    });
+    return;
+  }
+  const bool host_limited = state.tracks_host() && (host.cpus > 0 || host.memory_mib > 0);
+  const auto need = [&] {
+    return std::to_string(gpus) + " GPU" + (gpus == 1 ? "" : "s") +
+           (host_limited ? " with " + host_need() : "");
+  };
   const auto free = [&] { return std::to_string(state.free_total()) + " free"; };
   if (gpus > state.free_total()) {
     if (searched) {
@@ -603,6 +644,10 @@ void PipelinePolicy::ExplainBlocked(Cycle& cycle, const JobView& job, bool searc
     Explain(cycle, job.id(), PendingCause::kGpusBusy, [&] {
       const int ahead = cycle.walked - 1;
       return "waiting for " + need() + (gpus > 1 ? " at once (gang)" : "") + " (" + free() + ")" +
+             (host_limited && state.free_cpus_total() >= host.cpus
+                  ? "; CPUs free but no GPUs: " + std::to_string(state.free_cpus_total()) +
+                        " CPUs free"
+                  : "") +
              (ahead > 0 ? "; " + std::to_string(ahead) + " job(s) ahead of it in this order" : "");
     });
     return;
@@ -630,6 +675,16 @@ void PipelinePolicy::ExplainBlocked(Cycle& cycle, const JobView& job, bool searc
     });
     return;
   }
+  if (host_limited) {
+    if (const int usable = cycle.placer.HostUsableFree(job, state); usable < gpus) {
+      Explain(cycle, job.id(), PendingCause::kHostShort, [&] {
+        return "needs " + need() + ": " + std::to_string(eligible) +
+               " GPUs free, but their nodes lack the CPUs or memory for it (enough for " +
+               std::to_string(usable) + ")";
+      });
+      return;
+    }
+  }
   Explain(cycle, job.id(), PendingCause::kFragmentation, [&] {
     return "fragmentation: " + std::to_string(eligible) + " usable GPUs free in total, but no " +
            "placement holds the gang of " + std::to_string(gpus);
@@ -648,7 +703,7 @@ bool PipelinePolicy::TryPreemptFor(Cycle& cycle, const JobView& job) const {
   for (auto it = running.victims().rbegin(); it != running.victims().rend(); ++it) {
     if (!(mine < running.KeyAt(it->id, ctx.now))) break;  // the rest rank at or above the job
     const JobView victim = ctx.View(it->id);
-    if (Unavailable(cycle, victim.job())) continue;
+    if (Unavailable(cycle, victim.job()) || !MayFreeHostFor(job, victim.job())) continue;
     if (job_tenant >= 0 && GuaranteeProtects(cycle, job_tenant, victim.job())) continue;
     if (!MayPreempt(job, victim, ctx, retry_at)) continue;
     what_if.Release(victim.job().placement);
@@ -683,11 +738,17 @@ void PipelinePolicy::CommitVictims(Cycle& cycle, const JobView& job, const Place
     cycle.tenants[TenantOf(cycle, job.job())].held += job.num_gpus();
     ++cycle.epoch;
   }
-  // Hold the free part of the future placement so lower-ranked jobs do not take it.
+  // Hold the free part of the future placement (GPUs, CPUs and memory) so lower-ranked jobs do
+  // not take it.
   Placement reserve;
+  const ClusterState& scratch = cycle.scratch;
   for (const NodeGpus& part : placement.parts) {
-    const GpuMask free_now = part.gpus & cycle.scratch.free_mask(part.node);
-    if (free_now != 0) reserve.parts.push_back({part.node, free_now});
+    const NodeGpus free_now{part.node, part.gpus & scratch.free_mask(part.node),
+                            std::min(part.cpus, scratch.free_cpus(part.node)),
+                            std::min(part.memory_mib, scratch.free_memory_mib(part.node))};
+    if (free_now.gpus != 0 || free_now.cpus != 0 || free_now.memory_mib != 0) {
+      reserve.parts.push_back(free_now);
+    }
   }
   cycle.scratch.Allocate(reserve);
   if (cycle.ctx.explain) {
@@ -828,7 +889,7 @@ bool PipelinePolicy::TryReclaimFor(Cycle& cycle, const JobView& job) const {
   const RunningIndex& running = ctx.running_by_rank;
   for (auto it = running.victims().rbegin(); it != running.victims().rend(); ++it) {
     const Job& victim = ctx.jobs.at(it->id);
-    if (Unavailable(cycle, victim)) continue;
+    if (Unavailable(cycle, victim) || !MayFreeHostFor(job, victim)) continue;
     const int t = TenantOf(cycle, victim);
     if (t == mine) continue;
     if (static_cast<size_t>(t) >= held.size()) held.resize(t + 1, 0);

@@ -108,7 +108,13 @@ bool Placer::Eligible(const JobView& job, GpuTypeId required, NodeId node) const
 
 std::optional<Placement> Placer::Find(const JobView& job, const ClusterState& state) const {
   held_for_consolidation_ = false;
+  host_ = EffectiveHostRequest(job.spec(), ctx_.cluster.host_defaults());
+  limits_host_ = state.tracks_host() && (host_.cpus > 0 || host_.memory_mib > 0);
   const int gpus = job.num_gpus();
+  if (gpus == 0) {
+    PrepareLabels(job, GpuTypeId(), state);  // a CPU job's selector and preferences
+    return FindCpuNode(job, state);
+  }
   if (gpus > state.free_total()) return std::nullopt;
   GpuTypeId required;
   if (!job.spec().gpu_type.empty()) {
@@ -185,6 +191,22 @@ int Placer::EligibleFree(const JobView& job, const ClusterState& state, Refusal*
   return free;
 }
 
+int Placer::HostUsableFree(const JobView& job, const ClusterState& state) const {
+  host_ = EffectiveHostRequest(job.spec(), ctx_.cluster.host_defaults());
+  limits_host_ = state.tracks_host() && (host_.cpus > 0 || host_.memory_mib > 0);
+  const JobSpec& spec = job.spec();
+  const GpuTypeId required =
+      spec.gpu_type.empty() ? GpuTypeId() : ctx_.cluster.FindGpuType(spec.gpu_type);
+  if (!spec.gpu_type.empty() && !required.valid()) return 0;
+  PrepareLabels(job, required, state);
+  int usable = 0;
+  state.ForEachNodeWithFree(1, [&](NodeId node) {
+    if (Eligible(job, required, node))
+      usable += UsableGpus(job, state, node, state.free_gpus(node));
+  });
+  return usable;
+}
+
 bool Placer::MaySpread(const JobView& job, const Placement& spread) const {
   if (options_.min_spread_speed <= 0 || spread.num_nodes() < 2) return true;
   if (job.now() - job.queued_since() >= options_.relax_after) return true;
@@ -213,6 +235,7 @@ std::optional<Placement> Placer::FindOnOneNode(const JobView& job, GpuTypeId req
   NodeId best;
   Rating best_rating{-1, false, -std::numeric_limits<double>::infinity()};
   state.ForEachNodeWithFree(gpus, [&](NodeId node) {
+    if (limits_host_ && !state.HasHostRoom(node, host_)) return;
     if (!Eligible(job, required, node)) return;
     const int free = state.free_gpus(node);
     Rating rating{PreferenceMatches(node),
@@ -229,8 +252,47 @@ std::optional<Placement> Placer::FindOnOneNode(const JobView& job, GpuTypeId req
   });
   if (!best.valid()) return std::nullopt;
   Placement placement;
-  placement.parts.push_back({best, PickGpus(ctx_.cluster.node(best), state.free_mask(best), gpus)});
+  placement.parts.push_back(
+      MakePart(job, state, best, PickGpus(ctx_.cluster.node(best), state.free_mask(best), gpus)));
   return placement;
+}
+
+int Placer::UsableGpus(const JobView& job, const ClusterState& state, NodeId node, int free) const {
+  if (!limits_host_) return free;
+  // A part of t GPUs takes ceil(request * t / gang) (SplitHostRequest), which fits in `room`
+  // exactly when request * t <= room * gang.
+  const int64_t gang = job.num_gpus();
+  int64_t usable = free;
+  if (host_.cpus > 0) usable = std::min(usable, state.free_cpus(node) * gang / host_.cpus);
+  if (host_.memory_mib > 0 && state.free_memory_mib(node) != ClusterState::kUntrackedMemory) {
+    usable = std::min(usable, state.free_memory_mib(node) * gang / host_.memory_mib);
+  }
+  return static_cast<int>(usable);
+}
+
+std::optional<Placement> Placer::FindCpuNode(const JobView& job, const ClusterState& state) const {
+  if (host_.cpus > state.free_cpus_total()) return std::nullopt;
+  // (preferred labels, CPU-only, fewer free GPUs, fewer free CPUs), compared lexicographically.
+  struct Rating {
+    int preferred;
+    bool cpu_only;
+    int neg_free_gpus;
+    int neg_free_cpus;
+    auto operator<=>(const Rating&) const = default;
+  };
+  NodeId best;
+  Rating best_rating{};
+  state.ForEachNodeWithFreeCpus([&](NodeId node) {
+    if (!state.HasHostRoom(node, host_) || !Eligible(job, GpuTypeId(), node)) return;
+    const Rating rating{PreferenceMatches(node), ctx_.cluster.node(node).gpus.empty(),
+                        -state.free_gpus(node), -state.free_cpus(node)};
+    if (!best.valid() || rating > best_rating) {
+      best_rating = rating;
+      best = node;
+    }
+  });
+  if (!best.valid()) return std::nullopt;
+  return Placement{{state.Part(best, 0, host_)}};
 }
 
 std::optional<Placement> Placer::FindAcrossNodes(const JobView& job, GpuTypeId type,
@@ -243,8 +305,8 @@ std::optional<Placement> Placer::FindAcrossNodes(const JobView& job, GpuTypeId t
   rack_preferred.assign(ctx_.cluster.num_racks(), 0);
   int eligible_free = 0;
   state.ForEachNodeWithFree(1, [&](NodeId node) {
-    if (!Eligible(job, type, node)) return;
-    const int free = state.free_gpus(node);
+    const int free = UsableGpus(job, state, node, state.free_gpus(node));
+    if (free == 0 || !Eligible(job, type, node)) return;
     const int preferred = PreferenceMatches(node);
     candidates.push_back({node, free, preferred});
     const size_t rack = ctx_.cluster.node(node).rack.index();
@@ -285,8 +347,8 @@ std::optional<Placement> Placer::FindAcrossNodes(const JobView& job, GpuTypeId t
   for (size_t i = 0; i < taken; ++i) {
     const Candidate& c = candidates[i];
     const int take = std::min(needed, c.free);
-    placement.parts.push_back(
-        {c.node, PickGpus(ctx_.cluster.node(c.node), state.free_mask(c.node), take)});
+    placement.parts.push_back(MakePart(
+        job, state, c.node, PickGpus(ctx_.cluster.node(c.node), state.free_mask(c.node), take)));
     needed -= take;
   }
   std::sort(placement.parts.begin(), placement.parts.end(),

@@ -187,5 +187,102 @@ TEST(ClusterStateTest, DualViewsStayInStep) {
   EXPECT_TRUE(state.IsFree(p));
 }
 
+// Multi-resource placement. Nodes 0-1: 4 V100, 16 CPUs, 64 GiB; node 2: 4 V100, stating nothing;
+// nodes 3-4: CPU-only, 32 CPUs, 128 GiB.
+constexpr char kHostCluster[] = "2x4xV100:16c:65536m+1x4xV100+2x0xcpu:32c:131072m";
+
+TEST(PlacerHostTest, ANodeQualifiesOnlyWithTheCpusAndMemoryForThePart) {
+  World w(kHostCluster);
+  w.state.Allocate(Placement{{{NodeId(0), 0b0011, 12, 0}}});  // node 0: 2 GPUs, 4 CPUs free
+  ConsolidateScore consolidate;
+  const std::vector<WeightedScore> scores = {{&consolidate, 1.0}};
+  const SchedulingContext ctx = w.Context();
+  Placer placer(ctx, {}, scores);
+  // Best fit would take node 0, but its CPUs are short: node 1 (which states them) it is.
+  const Job job = MakeJob(1).Gpus(2).Host(8, 1024).Build();
+  auto placement = placer.Find(JobView(job, kTimeZero), w.state);
+  ASSERT_TRUE(placement.has_value());
+  EXPECT_EQ(*placement, (Placement{{{NodeId(1), 0b0011, 8, 1024}}}));
+  EXPECT_TRUE(placer.last_limited_by_host());
+  // Short of memory on nodes 0-1, it goes to node 2, which states none: its part holds none.
+  const Job big = MakeJob(2).Gpus(2).Host(2, 70000).Build();
+  placement = placer.Find(JobView(big, kTimeZero), w.state);
+  ASSERT_TRUE(placement.has_value());
+  EXPECT_EQ(*placement, (Placement{{{NodeId(2), 0b0011, 0, 0}}}));
+}
+
+TEST(PlacerHostTest, AGangsPartsTakeSharesInProportionToTheirGpus) {
+  World w("3x4xV100:16c:65536m", /*nodes_per_rack=*/3);
+  // Node 0 has 4 GPUs but only 4 CPUs free: it carries 1 GPU of a 8-GPU gang asking 32 CPUs.
+  w.state.Allocate(Placement{{{NodeId(0), 0, 12, 0}}});
+  const SchedulingContext ctx = w.Context();
+  Placer placer(ctx, {}, {});
+  const Job job = MakeJob(1).Gpus(8).Host(32, 8192).Build();
+  auto placement = placer.Find(JobView(job, kTimeZero), w.state);
+  ASSERT_TRUE(placement.has_value());
+  EXPECT_EQ(*placement,
+            (Placement{{{NodeId(1), 0b1111, 16, 4096}, {NodeId(2), 0b1111, 16, 4096}}}));
+  // 9 GPUs: nodes 1 and 2 carry 4 each (15 CPUs = ceil(32 * 4 / 9)), node 0 one (4 CPUs).
+  const Job wider = MakeJob(2).Gpus(9).Host(32, 0).Build();
+  placement = placer.Find(JobView(wider, kTimeZero), w.state);
+  ASSERT_TRUE(placement.has_value());
+  EXPECT_EQ(*placement, (Placement{{{NodeId(0), 0b0001, 4, 0},
+                                    {NodeId(1), 0b1111, 15, 0},
+                                    {NodeId(2), 0b1111, 15, 0}}}));
+  // 10 GPUs would need 2 GPUs' share (7 CPUs) on node 0: no placement.
+  const Job widest = MakeJob(3).Gpus(10).Host(32, 0).Build();
+  EXPECT_FALSE(placer.Find(JobView(widest, kTimeZero), w.state).has_value());
+}
+
+TEST(PlacerHostTest, PerGpuDefaultsApplyToJobsThatStateNothing) {
+  World w("2x4xV100:16c:65536m");
+  w.cluster.set_host_defaults({.cpus_per_gpu = 4, .memory_mib_per_gpu = 8192});
+  w.state.Allocate(Placement{{{NodeId(0), 0, 9, 0}}});  // node 0: 7 CPUs free
+  const SchedulingContext ctx = w.Context();
+  Placer placer(ctx, {}, {});
+  const Job job = MakeJob(1).Gpus(2).Build();
+  auto placement = placer.Find(JobView(job, kTimeZero), w.state);
+  ASSERT_TRUE(placement.has_value());
+  EXPECT_EQ(*placement, (Placement{{{NodeId(1), 0b0011, 8, 16384}}}));
+}
+
+TEST(PlacerHostTest, ACpuJobPrefersCpuOnlyNodesThenNodesWithFewerFreeGpus) {
+  World w("1x4xV100:16c:65536m+1x4xV100:16c:65536m+1x0xcpu:8c:65536m");
+  const SchedulingContext ctx = w.Context();
+  Placer placer(ctx, {}, {});
+  const Job small = MakeJob(1).Gpus(0).Host(8, 1024).Build();
+  auto placement = placer.Find(JobView(small, kTimeZero), w.state);
+  ASSERT_TRUE(placement.has_value());
+  EXPECT_EQ(*placement, (Placement{{{NodeId(2), 0, 8, 1024}}}));
+  EXPECT_EQ(placement->num_gpus(), 0);
+  w.state.Allocate(*placement);
+  // The CPU-only node is full: the GPU node with fewer idle GPUs (node 1) takes the next one.
+  w.state.Allocate(Placement{{{NodeId(1), 0b0111, 4, 0}}});
+  placement = placer.Find(JobView(small, kTimeZero), w.state);
+  ASSERT_TRUE(placement.has_value());
+  EXPECT_EQ(*placement, (Placement{{{NodeId(1), 0, 8, 1024}}}));
+  // More CPUs than any node has free: it waits.
+  const Job large = MakeJob(2).Gpus(0).Host(17).Build();
+  EXPECT_FALSE(placer.Find(JobView(large, kTimeZero), w.state).has_value());
+}
+
+TEST(PlacerHostTest, ACpuJobNeverRunsOnNodesThatStateNoCpus) {
+  World w("2x4xV100");
+  const SchedulingContext ctx = w.Context();
+  Placer placer(ctx, {}, {});
+  const Job job = MakeJob(1).Gpus(0).Host(1).Build();
+  EXPECT_FALSE(placer.Find(JobView(job, kTimeZero), w.state).has_value());
+}
+
+TEST(PlacerHostTest, ACpuJobHonoursItsSelector) {
+  World w("2x0xcpu:8c", 8, {"zone=a", "zone=b"});
+  const SchedulingContext ctx = w.Context();
+  Placer placer(ctx, {}, {});
+  const Job job = MakeJob(1).Gpus(0).Host(2).Selector("zone=b").Build();
+  auto placement = placer.Find(JobView(job, kTimeZero), w.state);
+  ASSERT_TRUE(placement.has_value());
+  EXPECT_EQ(placement->parts.front().node, NodeId(1));
+}
+
 }  // namespace
 }  // namespace dlsched

@@ -260,11 +260,30 @@ class SharingPolicy final : public SchedulingPolicy {
       if (slot < 0) continue;
       SharedGpu& gpu = gpus[slots[static_cast<size_t>(slot)]];
       const JobId id = candidates[offered[o]];
-      decisions.launches.push_back(
-          {id, Placement{{NodeGpus{gpu.node, GpuMask{1} << gpu.gpu}}}, config_.mode});
+      // A GPU's second holder needs host CPUs and memory of its own on the node too.
+      const NodeGpus part =
+          ctx.state.Part(gpu.node, GpuMask{1} << gpu.gpu,
+                         EffectiveHostRequest(ctx.jobs.at(id).spec, ctx.cluster.host_defaults()));
+      if (!HostRoomLeft(ctx, decisions, part)) continue;
+      decisions.launches.push_back({id, Placement{{part}}, config_.mode});
       gpu.holders.push_back(id);
       placed[offered[o]] = true;
     }
+  }
+
+  // Whether the part's node still has its CPUs and memory free after the cycle's launches so far.
+  static bool HostRoomLeft(const SchedulingContext& ctx, const Decisions& decisions,
+                           const NodeGpus& part) {
+    if (part.cpus == 0 && part.memory_mib == 0) return true;
+    HostRequest need{part.cpus, part.memory_mib};
+    for (const LaunchDecision& launch : decisions.launches) {
+      for (const NodeGpus& p : launch.placement.parts) {
+        if (p.node != part.node) continue;
+        need.cpus += p.cpus;
+        need.memory_mib += p.memory_mib;
+      }
+    }
+    return ctx.state.HasHostRoom(part.node, need);
   }
 
   // The packer's view of a job. Time-sliced GPUs swap the others' memory out between turns, so

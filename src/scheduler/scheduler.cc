@@ -193,7 +193,8 @@ bool Scheduler::Apply(const LaunchDecision& launch, Timestamp now) {
     }
     const int gpu = std::countr_zero(part.gpus);
     if (!state_.CanShare(part.node, gpu)) return false;
-    state_.AllocateShared(part.node, gpu);
+    if (!state_.HasHostRoom(part.node, {part.cpus, part.memory_mib})) return false;
+    state_.AllocateShared(part.node, gpu, {part.cpus, part.memory_mib});
   }
   queue_.Erase(job.id);
   job.state = JobState::kRunning;
@@ -290,6 +291,15 @@ Status Scheduler::OnLaunchFailed(const JobLaunchFailed& e, Timestamp now) {
   Job& job = jobs_.at(e.job);
   if (job.state != JobState::kRunning) return WrongState(job, "launch failure");
   std::string where;
+  if (e.never_started && job.spec.num_gpus == 0) {
+    // A CPU job has no GPU type to try next: it cannot run.
+    StopRunning(job, now);
+    since_last_cycle_.departures = true;
+    job.state = JobState::kFailed;
+    job.finish_time = now;
+    job.reason = "launch failed: " + e.reason;
+    return Status::Ok();
+  }
   if (e.never_started) {
     // A gang never mixes GPU types, so its first node names the type it failed on.
     const GpuTypeId type = cluster_->node_gpu_type(job.placement.parts.front().node);

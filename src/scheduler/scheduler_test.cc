@@ -406,6 +406,98 @@ TEST_F(SchedulerTest, ExplainsEachCauseOfWaiting) {
   }
 }
 
+TEST_F(SchedulerTest, ExplainsTheHostResourceCausesOfWaiting) {
+  // Starts `running` at t = 0, submits `waiting` at t = 1 s and explains it.
+  const auto explain = [&](const std::vector<JobSpec>& running, const JobSpec& waiting) {
+    for (const JobSpec& spec : running) Submit(spec);
+    scheduler_->RunCycle(kTimeZero);
+    const JobId id = Submit(waiting, AtSeconds(1));
+    scheduler_->RunCycle(AtSeconds(1));
+    for (const PendingReason& r : scheduler_->ExplainPending(AtSeconds(1))) {
+      if (r.job == id) return r;
+    }
+    ADD_FAILURE() << "no explanation for the waiting job";
+    return PendingReason{};
+  };
+  {
+    SCOPED_TRACE("GPUs free on nodes that lack the CPUs");
+    Start("2x4xV100:8c", Profile("fifo", true));
+    // Node 0 keeps 3 GPUs and no CPU free, node 1 3 GPUs and 2 CPUs: enough for 1 GPU's share.
+    const PendingReason r =
+        explain({MakeJob(0).Gpus(1).Host(8).Spec(), MakeJob(1).Gpus(1).Host(6).Spec()},
+                MakeJob(2).Gpus(2).Host(4).Spec());
+    EXPECT_EQ(r.cause, PendingCause::kHostShort);
+    EXPECT_EQ(r.reason,
+              "needs 2 GPUs with 4 CPUs: 6 GPUs free, but their nodes lack the CPUs or memory "
+              "for it (enough for 1)");
+  }
+  {
+    SCOPED_TRACE("CPUs free but no GPUs");
+    Start("1x4xV100:32c:65536m", Profile("fifo", true));
+    const PendingReason r =
+        explain({MakeJob(0).Gpus(4).Host(8).Spec()}, MakeJob(1).Gpus(1).Host(2, 1024).Spec());
+    EXPECT_EQ(r.cause, PendingCause::kGpusBusy);
+    EXPECT_EQ(r.reason,
+              "waiting for 1 GPU with 2 CPUs and 1024 MiB of host memory (0 free); CPUs free but "
+              "no GPUs: 24 CPUs free");
+  }
+  {
+    SCOPED_TRACE("a CPU job waiting for CPUs");
+    Start("1x0xcpu:8c+1x4xV100:4c", Profile("fifo", true));
+    const PendingReason r =
+        explain({MakeJob(0).Gpus(0).Host(6).Spec()}, MakeJob(1).Gpus(0).Host(6).Spec());
+    EXPECT_EQ(r.cause, PendingCause::kCpusBusy);
+    EXPECT_EQ(r.reason,
+              "CPU job waiting for 6 CPUs on one node (6 CPUs free, at most 4 on a node)");
+  }
+}
+
+TEST_F(SchedulerTest, CpuJobsRunOnCpuOnlyNodesAndGiveTheirCpusBack) {
+  Start("1x4xV100:16c+1x0xcpu:8c", Profile("fifo", true));
+  const JobId cpu_job = Submit(MakeJob(0).Gpus(0).Host(8, 512).Spec());
+  const JobId gpu_job = Submit(MakeJob(1).Gpus(4).Host(16).Spec());
+  const JobId second = Submit(MakeJob(2).Gpus(0).Host(4).Spec());
+  scheduler_->RunCycle(kTimeZero);
+  EXPECT_EQ(job(cpu_job).placement,
+            (Placement{{{NodeId(1), 0, 8, 0}}}));  // node 1 states no memory
+  EXPECT_EQ(job(gpu_job).placement, (Placement{{{NodeId(0), 0b1111, 16, 0}}}));
+  EXPECT_EQ(job(second).state, JobState::kQueued);  // every CPU is taken
+  EXPECT_EQ(scheduler_->state().free_cpus_total(), 0);
+  ASSERT_TRUE(
+      scheduler_->Handle(JobFinished{cpu_job, JobState::kSucceeded, ""}, AtSeconds(10)).ok());
+  scheduler_->RunCycle(AtSeconds(10));
+  EXPECT_EQ(job(second).state, JobState::kRunning);
+  EXPECT_EQ(job(second).placement, (Placement{{{NodeId(1), 0, 4, 0}}}));
+  EXPECT_EQ(scheduler_->state().free_cpus(NodeId(1)), 4);
+  EXPECT_EQ(job(cpu_job).attained_gpu_time, Duration(0));  // it held no GPU
+}
+
+TEST_F(SchedulerTest, ACpuJobNoNodeCanHoldIsRejected) {
+  Start("2x4xV100:16c", Profile("fifo", true));
+  const JobId cpu_job = Submit(MakeJob(0).Gpus(0).Host(17).Spec());
+  EXPECT_EQ(scheduler_->RunCycle(kTimeZero).rejected(), 1);
+  EXPECT_EQ(job(cpu_job).reason,
+            "a CPU job needs 17 CPUs on one node; the most a node states is 16");
+}
+
+TEST_F(SchedulerTest, AJobShortOfCpusPreemptsForThemButACpuJobNeverStopsGpuWork) {
+  Start("1x4xV100:8c", Profile("las", true, /*preempt=*/true));
+  const JobId old_job = Submit(MakeJob(0).Gpus(1).Host(8).Spec());
+  scheduler_->RunCycle(kTimeZero);
+  // At 100 s three GPUs are free but no CPU: a CPU job waits, a GPU job (it outranks the old
+  // job under LAS) preempts it for its CPUs.
+  const JobId cpu_job = Submit(MakeJob(1).Gpus(0).Host(2).Spec(), AtSeconds(100));
+  EXPECT_EQ(scheduler_->RunCycle(AtSeconds(100)).preempted(), 0);
+  EXPECT_EQ(job(cpu_job).state, JobState::kQueued);
+  const JobId newcomer = Submit(MakeJob(2).Gpus(1).Host(4).Spec(), AtSeconds(100));
+  EXPECT_EQ(scheduler_->RunCycle(AtSeconds(100)).preempted(), 1);
+  EXPECT_THAT(executor_.Preempted(), ElementsAre(old_job));
+  ASSERT_TRUE(scheduler_->Handle(JobSuspended{old_job, 100}, AtSeconds(110)).ok());
+  scheduler_->RunCycle(AtSeconds(110));
+  EXPECT_EQ(job(newcomer).state, JobState::kRunning);
+  EXPECT_EQ(job(newcomer).placement.parts.at(0).cpus, 4);
+}
+
 TEST_F(SchedulerTest, QuotasCapATenantAndReclaimBorrowedGpusForOneBelowItsGuarantee) {
   PipelineConfig profile = Profile("fifo", true, /*preempt=*/true);
   profile.quotas = {{"a", {0.5, 1.0}}, {"b", {0.5, 0.75}}};

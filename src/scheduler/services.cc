@@ -10,13 +10,27 @@
 namespace dlsched {
 namespace {
 
-// The GPUs of `placement` that `keep(node, gpus)` keeps, as a placement.
+// The GPUs of `placement` that `keep(node, gpus)` keeps, as a placement (no host resources).
 template <typename Keep>
 Placement Select(const Placement& placement, const Keep& keep) {
   Placement selected;
   for (const NodeGpus& part : placement.parts) {
     const GpuMask gpus = keep(part.node, part.gpus);
     if (gpus != 0) selected.parts.push_back({part.node, gpus});
+  }
+  return selected;
+}
+
+// As Select, but each part keeps all its CPUs and memory: a job's host resources are its own
+// whoever lends it GPUs (a service lends GPUs only).
+template <typename Keep>
+Placement SelectWithHost(const Placement& placement, const Keep& keep) {
+  Placement selected;
+  for (const NodeGpus& part : placement.parts) {
+    const GpuMask gpus = keep(part.node, part.gpus);
+    if (gpus != 0 || part.cpus != 0 || part.memory_mib != 0) {
+      selected.parts.push_back({part.node, gpus, part.cpus, part.memory_mib});
+    }
   }
   return selected;
 }
@@ -106,9 +120,17 @@ bool Scheduler::MakeRoomFor(Job& service, const Placer& placer, ClusterState& av
     result.preemptions.push_back({victim.id, /*migration=*/false, /*for_service=*/true});
     ++service_yields_;
   }
-  // Hold the free part of its future placement, so training jobs do not take it meanwhile.
-  service_hold_ = Select(
-      *placement, [&](NodeId node, GpuMask gpus) { return gpus & available.free_mask(node); });
+  // Hold the free part of its future placement (GPUs, CPUs and memory), so training jobs do not
+  // take it meanwhile.
+  service_hold_ = {};
+  for (const NodeGpus& part : placement->parts) {
+    const NodeGpus free_now{part.node, part.gpus & available.free_mask(part.node),
+                            std::min(part.cpus, available.free_cpus(part.node)),
+                            std::min(part.memory_mib, available.free_memory_mib(part.node))};
+    if (free_now.gpus != 0 || free_now.cpus != 0 || free_now.memory_mib != 0) {
+      service_hold_.parts.push_back(free_now);
+    }
+  }
   available.Allocate(service_hold_);
   state_.Allocate(service_hold_);
   service.reason = "service waiting for training jobs to give back GPUs";
@@ -214,8 +236,8 @@ void Scheduler::StopService(Job& service, Timestamp now) {
 }
 
 Placement Scheduler::OwnGpus(const Placement& placement) const {
-  return Select(placement,
-                [&](NodeId node, GpuMask gpus) { return gpus & ~lent_mask_[node.index()]; });
+  return SelectWithHost(
+      placement, [&](NodeId node, GpuMask gpus) { return gpus & ~lent_mask_[node.index()]; });
 }
 
 Placement Scheduler::LentGpus(const Placement& placement) const {
@@ -272,9 +294,14 @@ bool Scheduler::CanKeepGpus(const JobSpec& spec, const Placement& placement,
       return false;
     }
     const NodeGpus& part = placement.parts.front();
-    return state_.CanShare(part.node, std::countr_zero(part.gpus));
+    return state_.CanShare(part.node, std::countr_zero(part.gpus)) &&
+           state_.HasHostRoom(part.node, {part.cpus, part.memory_mib});
   }
   if (state_.IsFree(placement)) return true;
+  // Lent GPUs may be kept; CPUs and memory are never lent.
+  for (const NodeGpus& part : placement.parts) {
+    if (!state_.HasHostRoom(part.node, {part.cpus, part.memory_mib})) return false;
+  }
   const Placement taken =
       Select(placement, [&](NodeId node, GpuMask gpus) { return gpus & ~state_.free_mask(node); });
   if (CountLent(taken) > 0) return false;  // lent and borrowed already
@@ -287,15 +314,15 @@ bool Scheduler::CanKeepGpus(const JobSpec& spec, const Placement& placement,
 void Scheduler::AdoptRunning(Job& job) {
   if (job.share != ShareMode::kExclusive) {
     const NodeGpus& part = job.placement.parts.front();
-    state_.AllocateShared(part.node, std::countr_zero(part.gpus));
+    state_.AllocateShared(part.node, std::countr_zero(part.gpus), {part.cpus, part.memory_mib});
     AddRunning(job.id);
     running_by_rank_.InsertAtNextRefresh(job.id);
     return;
   }
   const Placement taken = Select(
       job.placement, [&](NodeId node, GpuMask gpus) { return gpus & ~state_.free_mask(node); });
-  state_.Allocate(Select(job.placement,
-                         [&](NodeId node, GpuMask gpus) { return gpus & state_.free_mask(node); }));
+  state_.Allocate(SelectWithHost(
+      job.placement, [&](NodeId node, GpuMask gpus) { return gpus & state_.free_mask(node); }));
   for (const NodeGpus& part : taken.parts) lent_mask_[part.node.index()] |= part.gpus;
   if (job.spec.is_service()) {
     running_services_.push_back(job.id);

@@ -99,6 +99,8 @@ void ComputeSummary(RunResult& run) {
   RunSummary s;
   s.wall_s = run.summary.wall_s;
   s.jobs = static_cast<int>(run.jobs.size());
+  s.cpu_jobs = static_cast<int>(
+      std::ranges::count_if(run.jobs, [](const JobRecord& job) { return job.num_gpus == 0; }));
 
   std::vector<double> jcts;
   std::vector<double> queue_delays;

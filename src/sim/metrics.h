@@ -73,6 +73,9 @@ CycleTimes SummarizeCycleTimes(std::vector<float>& seconds);
 // submission); "completed" means JobState::kSucceeded.
 struct RunSummary {
   int jobs = 0;
+  // Of them, CPU jobs (no GPUs): in the JCT, queue and slowdown figures like any job; they hold
+  // no GPU, so they add nothing to gpu_utilization.
+  int cpu_jobs = 0;
   int completed = 0;
   int rejected = 0;
   int unfinished = 0;  // neither completed nor rejected when the run ended (failed and killed

@@ -28,6 +28,7 @@ std::string RunsToJson(const std::vector<RunResult>& runs, const JsonMeta& meta,
     r["runtime_estimator"] = run.runtime_estimator;
     r["speed_estimator"] = run.speed_estimator;
     r["jobs"] = s.jobs;
+    if (s.cpu_jobs > 0) r["cpu_jobs"] = s.cpu_jobs;  // (absent from GPU-only runs, as before)
     r["completed"] = s.completed;
     r["rejected"] = s.rejected;
     r["unfinished"] = s.unfinished;
@@ -56,7 +57,11 @@ std::string RunsToJson(const std::vector<RunResult>& runs, const JsonMeta& meta,
                     {"oom_lost_gpu_s", sharing.oom_lost_gpu_s}};
     Json& causes = r["pending_s_by_cause"] = Json::object();
     for (int c = 0; c < kNumPendingCauses; ++c) {
-      causes[std::string(PendingCauseName(static_cast<PendingCause>(c)))] = s.pending_s_by_cause[c];
+      // The host-resource causes appear only where they occurred (clusters stating CPUs), so
+      // GPU-only runs report as they did before the causes existed.
+      const auto cause = static_cast<PendingCause>(c);
+      if (cause >= PendingCause::kHostShort && s.pending_s_by_cause[c] == 0) continue;
+      causes[std::string(PendingCauseName(cause))] = s.pending_s_by_cause[c];
     }
     Json& tenants = r["tenant_share"] = Json::object();
     for (const auto& [tenant, share] : s.tenant_share) tenants[tenant] = share;

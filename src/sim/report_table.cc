@@ -106,7 +106,7 @@ std::vector<std::string> SummaryCells(const RunResult& run, bool with_qos) {
   };
   std::vector<std::string> cells = {
       RunLabel(run),
-      std::to_string(s.jobs),
+      s.cpu_jobs > 0 ? fmt::format("{} ({} CPU)", s.jobs, s.cpu_jobs) : std::to_string(s.jobs),
       std::to_string(s.completed),
       std::to_string(s.rejected),
       duration(s.avg_jct_s),

@@ -35,6 +35,12 @@ JobBuilder& JobBuilder::Priority(int p) {
   job_.spec.priority = p;
   return *this;
 }
+JobBuilder& JobBuilder::Host(int cpus, int64_t memory_mib) {
+  job_.spec.cpus = cpus;
+  job_.spec.host_memory_mib = memory_mib;
+  return *this;
+}
+
 JobBuilder& JobBuilder::GpuType(std::string type) {
   job_.spec.gpu_type = std::move(type);
   return *this;
@@ -81,12 +87,30 @@ Cluster MakeCluster(const std::string& spec, int nodes_per_rack,
   while (std::getline(terms, term, '+')) {
     int nodes = 0, gpus = 0;
     char type[32] = {};
-    DS_CHECK(std::sscanf(term.c_str(), "%dx%dx%31s", &nodes, &gpus, type) == 3) << term;
-    const GpuTypeId type_id = cluster.InternGpuType(type);
+    std::stringstream pieces(term);
+    std::string piece;
+    std::getline(pieces, piece, ':');
+    DS_CHECK(std::sscanf(piece.c_str(), "%dx%dx%31s", &nodes, &gpus, type) == 3) << term;
+    // ":<n>c" states CPU cores, ":<n>m" host memory in MiB.
+    int cpus = 0;
+    int64_t memory_mib = 0;
+    while (std::getline(pieces, piece, ':')) {
+      DS_CHECK(piece.size() >= 2 && (piece.back() == 'c' || piece.back() == 'm')) << term;
+      const int64_t value = std::stoll(piece.substr(0, piece.size() - 1));
+      if (piece.back() == 'c') {
+        cpus = static_cast<int>(value);
+      } else {
+        memory_mib = value;
+      }
+    }
+    // A CPU-only term ("2x0xcpu:32c") adds no GPU type.
+    const GpuTypeId type_id = gpus > 0 ? cluster.InternGpuType(type) : GpuTypeId();
     for (int i = 0; i < nodes; ++i, ++node_index) {
       NodeSpec node;
       node.name = "n" + std::to_string(node_index);
       node.rack = cluster.InternRack("r" + std::to_string(node_index / nodes_per_rack));
+      node.cpus = cpus;
+      node.memory_mib = memory_mib;
       for (int g = 0; g < gpus; ++g) node.gpus.push_back({type_id, 16384, g / 4});
       if (static_cast<size_t>(node_index) < labels.size()) {
         Result<Labels> parsed = ParseLabels(labels[node_index]);

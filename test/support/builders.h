@@ -24,6 +24,8 @@ class JobBuilder {
   JobBuilder& Attained(Duration gpu_time);
   JobBuilder& Priority(int p);
   JobBuilder& GpuType(std::string type);
+  // The job's host request: CPU cores and host memory (MiB); Gpus(0) with it makes a CPU job.
+  JobBuilder& Host(int cpus, int64_t memory_mib = 0);
   // "key=value;key=value" (ParseLabels); aborts on a malformed text.
   JobBuilder& Selector(std::string_view labels);
   JobBuilder& Prefer(std::string_view labels);
@@ -40,7 +42,9 @@ class JobBuilder {
 };
 inline JobBuilder MakeJob(uint32_t id) { return JobBuilder(id); }
 
-// A cluster from terms "NODESxGPUSxTYPE" joined by '+'; `nodes_per_rack` nodes per rack.
+// A cluster from terms "NODESxGPUSxTYPE" joined by '+'; `nodes_per_rack` nodes per rack. A term
+// may state its nodes' CPU cores and host memory (MiB): "2x4xV100:16c:65536m"; "2x0xcpu:32c" are
+// CPU-only nodes.
 // Aborts on a malformed spec (tests only). `labels[i]` ("k=v;k=v"), when given, labels node i.
 Cluster MakeCluster(const std::string& spec, int nodes_per_rack = 8,
                     const std::vector<std::string>& labels = {});

@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <bit>
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "dlsched/model/cluster.h"
+#include "dlsched/model/job.h"
 
 namespace dlsched {
 
@@ -14,6 +16,13 @@ namespace dlsched {
 // 002's dual representation), and the nodes with at least k free GPUs for each k, so that a
 // placement search visits only nodes with room. Every change keeps all three in step. Copyable:
 // policies take a scratch copy to try placements within one cycle.
+//
+// Host resources (CPU cores, host memory in MiB) are kept the same way beside the GPUs: free per
+// node, summed over all nodes and per label class, and the nodes with a free CPU as a bitmap.
+// A node tracks a resource only when its NodeSpec states it (cpus / memory_mib > 0): a resource
+// a node does not state never limits a job there, and a job's part there holds none of it
+// (Part). A cluster whose nodes state neither (the Philly trace) keeps no host bookkeeping at
+// all, so its states copy and place as cheaply as GPU-only states.
 class ClusterState {
  public:
   ClusterState() = default;
@@ -42,13 +51,61 @@ class ClusterState {
     }
   }
 
-  // True if every GPU of the placement is free.
+  // Host resources. What a node leaves unstated reads as kUntracked (more than any request).
+  static constexpr int kUntracked = std::numeric_limits<int>::max();
+  static constexpr int64_t kUntrackedMemory = std::numeric_limits<int64_t>::max();
+  // Whether any node states CPUs or memory (else there is no host bookkeeping).
+  bool tracks_host() const { return !free_cpus_.empty(); }
+  // Free CPU cores / host memory (MiB) of a node: kUntracked* when it does not state them, 0
+  // while it is offline.
+  int free_cpus(NodeId node) const {
+    return free_cpus_.empty() ? kUntracked : free_cpus_[node.index()];
+  }
+  int64_t free_memory_mib(NodeId node) const {
+    return free_memory_.empty() ? kUntrackedMemory : free_memory_[node.index()];
+  }
+  // Free CPUs / memory summed over the nodes that state them (0 when none does), in all and per
+  // label class.
+  int64_t free_cpus_total() const { return free_cpus_total_; }
+  int64_t free_cpus_of_class(LabelClassId c) const {
+    return free_cpus_per_class_.empty() ? 0 : free_cpus_per_class_[c.index()];
+  }
+  int64_t free_memory_of_class(LabelClassId c) const {
+    return free_memory_per_class_.empty() ? 0 : free_memory_per_class_[c.index()];
+  }
+  // Whether the node has `share` free: every resource it states has at least that much free.
+  bool HasHostRoom(NodeId node, const HostRequest& share) const {
+    return free_cpus_.empty() || (free_cpus_[node.index()] >= share.cpus &&
+                                  free_memory_[node.index()] >= share.memory_mib);
+  }
+  // A job's part on `node`: the GPUs, and of `share` what the node states (the rest is 0).
+  NodeGpus Part(NodeId node, GpuMask gpus, const HostRequest& share) const {
+    NodeGpus part{node, gpus};
+    if (free_cpus_.empty()) return part;
+    const NodeSpec& spec = cluster_->node(node);
+    if (spec.cpus > 0) part.cpus = share.cpus;
+    if (spec.memory_mib > 0) part.memory_mib = share.memory_mib;
+    return part;
+  }
+  // Calls f(NodeId) for every node with at least one free CPU (so: one that states CPUs and is
+  // online), in ascending id order; O(nodes / 64 + nodes visited). CPU jobs search these.
+  template <typename F>
+  void ForEachNodeWithFreeCpus(F&& f) const {
+    for (size_t w = 0; w < nodes_with_free_cpus_.size(); ++w) {
+      for (uint64_t bits = nodes_with_free_cpus_[w]; bits != 0; bits &= bits - 1) {
+        f(NodeId(static_cast<uint32_t>(w * 64 + std::countr_zero(bits))));
+      }
+    }
+  }
+
+  // True if every GPU of the placement is free and every node has its part's CPUs and memory.
   bool IsFree(const Placement& placement) const;
-  // Marks the placement's GPUs allocated. Precondition: IsFree(placement).
+  // Marks the placement's GPUs, CPUs and memory allocated. Precondition: IsFree(placement).
   void Allocate(const Placement& placement);
-  // Marks the placement's GPUs free. Precondition: they are allocated. GPUs of an offline node
-  // are withheld instead of freed. A shared GPU of the placement loses one holder and is freed
-  // with its last (see AllocateShared).
+  // Marks the placement's GPUs, CPUs and memory free. Precondition: they are allocated. What is
+  // released on an offline node is withheld instead of freed. A shared GPU of the placement
+  // loses one holder and is freed with its last (see AllocateShared); its holder's CPUs and
+  // memory are freed at once.
   void Release(const Placement& placement);
 
   // GPU sharing (seed 000): a GPU may be held by several single-GPU jobs at once. A shared GPU
@@ -57,9 +114,10 @@ class ClusterState {
   // Whether `gpu` of `node` is free or already shared (the offline rule aside: a shared GPU of
   // an offline node takes no new holder).
   bool CanShare(NodeId node, int gpu) const;
-  // Adds a holder to `gpu` of `node`, taking it from the free pool if it was free.
-  // Precondition: CanShare(node, gpu).
-  void AllocateShared(NodeId node, int gpu);
+  // Adds a holder to `gpu` of `node`, taking it from the free pool if it was free, and takes
+  // the holder's CPUs and memory (a part's cpus and memory_mib; see Part) from the node.
+  // Precondition: CanShare(node, gpu) and HasHostRoom for the holder's share.
+  void AllocateShared(NodeId node, int gpu, const HostRequest& host = {});
   // GPUs of `node` held in shared mode, and how many jobs hold one.
   GpuMask shared_mask(NodeId node) const { return shared_.empty() ? 0 : shared_[node.index()]; }
   int sharers(NodeId node, int gpu) const {
@@ -68,17 +126,17 @@ class ClusterState {
 
   // What-if trials on a scratch state, without copying it: after BeginTrial(), each Release is
   // recorded, and RollBackTrial() undoes them all, restoring the state exactly (free and
-  // withheld GPUs, shared holders, every count) in O(parts released). Only Release may change
-  // the state during a trial (Allocate, AllocateShared and SetOffline/SetOnline are
+  // withheld GPUs, CPUs and memory, shared holders, every count) in O(parts released). Only Release
+  // may change the state during a trial (Allocate, AllocateShared and SetOffline/SetOnline are
   // precondition failures); trials do not nest.
   void BeginTrial();
   void RollBackTrial();
   bool in_trial() const { return in_trial_; }
 
-  // A node out of service (its executor reports it down or drained): its free GPUs are withheld
-  // at once, and so is every GPU released on it later, so no placement can use it; jobs already
-  // running there keep their GPUs until released. SetOnline frees all withheld GPUs. Both are
-  // idempotent.
+  // A node out of service (its executor reports it down or drained): its free GPUs, CPUs and
+  // memory are withheld at once, and so is everything released on it later, so no placement can
+  // use it; jobs already running there keep theirs until released. SetOnline frees all withheld
+  // resources. Both are idempotent.
   void SetOffline(NodeId node);
   void SetOnline(NodeId node);
   bool offline(NodeId node) const { return offline_[node.index()]; }
@@ -92,6 +150,12 @@ class ClusterState {
   void CountFree(NodeId node, GpuMask gpus, int sign);
   // The holder count of a shared GPU. Precondition: sharers_ is sized.
   uint8_t& Holders(NodeId node, int gpu);
+  // Makes `cpus` / `memory_mib` the node's free host resources (each only where the node states
+  // it), keeping the sums and the free-CPU bitmap in step. Precondition: tracks_host().
+  void SetHostFree(NodeId node, int cpus, int64_t memory_mib);
+  // Takes (sign -1) or gives back (+1) a part's CPUs and memory on its node, or on its offline
+  // node's withheld resources (give-back only).
+  void MoveHost(const NodeGpus& part, int sign);
 
   const Cluster* cluster_ = nullptr;
   std::vector<GpuMask> free_;  // per node
@@ -109,12 +173,27 @@ class ClusterState {
   // sharing copy as cheaply as before it existed).
   std::vector<GpuMask> shared_;   // per node: GPUs held in shared mode
   std::vector<uint8_t> sharers_;  // per GPU (Cluster::first_gpu): jobs holding it shared
-  // The trial's record: each part released, with its node's masks before the release.
+  // Host resources, sized only when tracks_host() (empty for clusters that state none). Per
+  // node: free (kUntracked* where not stated; 0 while offline) and withheld while offline.
+  std::vector<int> free_cpus_;
+  std::vector<int64_t> free_memory_;
+  std::vector<int> withheld_cpus_;
+  std::vector<int64_t> withheld_memory_;
+  std::vector<int64_t> free_cpus_per_class_;
+  std::vector<int64_t> free_memory_per_class_;
+  int64_t free_cpus_total_ = 0;
+  std::vector<uint64_t> nodes_with_free_cpus_;  // bit i: node i has a free CPU
+  // The trial's record: each part released, with its node's masks and host resources before
+  // the release.
   struct Released {
     NodeGpus part;
     GpuMask free;
     GpuMask withheld;
     GpuMask shared;
+    int free_cpus = 0;
+    int withheld_cpus = 0;
+    int64_t free_memory = 0;
+    int64_t withheld_memory = 0;
   };
   bool in_trial_ = false;
   std::vector<Released> trial_;

@@ -121,6 +121,13 @@ struct HostRequest {
 };
 // The spec's own request, with the cluster's per-GPU defaults for what it leaves unstated (0).
 HostRequest EffectiveHostRequest(const JobSpec& spec, const HostDefaults& defaults);
+// The share of a job's host request (`whole`, for a gang of `job_gpus`) that its part with
+// `part_gpus` GPUs on one node takes: in proportion to the GPUs, rounded up, so each part's share
+// depends on its own GPUs alone and the parts together hold at least the request (exactly when
+// the proportion divides, as with the per-GPU defaults). A CPU job (job_gpus 0) runs on one node,
+// which takes it all. Placement, backfill and victim searches, the sharing layer and the
+// executors all use this one split.
+HostRequest SplitHostRequest(const HostRequest& whole, int job_gpus, int part_gpus);
 
 // Checks a spec for values no scheduler can honour (zero GPUs, no work, ...). Names the field.
 Status ValidateJobSpec(const JobSpec& spec);

@@ -18,7 +18,8 @@ namespace dlsched {
 class ThroughputModel {
  public:
   virtual ~ThroughputModel() = default;
-  // Iterations per second of `spec` running on `placement` (non-empty, GPUs of `cluster`).
+  // Iterations per second of `spec` running on `placement` (non-empty, GPUs of `cluster`; a CPU
+  // job's is one part without GPUs).
   // Returns 0 when the job cannot make progress there.
   virtual double ItersPerSecond(const JobSpec& spec, const Cluster& cluster,
                                 const Placement& placement) const = 0;

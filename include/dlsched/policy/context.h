@@ -79,8 +79,11 @@ enum class PendingCause {
   kHeadOfLine,      // behind a blocked job, and the policy does not backfill
   kPreempting,      // victims were asked to stop for it; it starts when they have
   kQuota,           // its tenant is at its quota
+  // Host resources (CPU cores, host memory):
+  kHostShort,  // enough GPUs free, but the nodes with them lack the CPUs or memory for it
+  kCpusBusy,   // a CPU job: no node has its CPUs and memory free
 };
-inline constexpr int kNumPendingCauses = 9;
+inline constexpr int kNumPendingCauses = 11;
 // "gpus-busy", "no-matching-gpus", "fragmentation", ...: stable names for CSV and JSON.
 std::string_view PendingCauseName(PendingCause cause);
 

@@ -48,6 +48,14 @@ bool FitsOneGroup(const NodeSpec& node, GpuMask free, int count);
 // job's selector are eligible. A gang never mixes GPU types, and never uses a type the job failed
 // to start on (Job::failed_gpu_types). Returns nullopt when nothing fits. Keeps scratch buffers
 // across calls, so one Placer serves a whole cycle without allocating; not for concurrent use.
+//
+// Host resources: each part takes its share of the job's EffectiveHostRequest
+// (SplitHostRequest: in proportion to its GPUs), written into its NodeGpus (ClusterState::Part),
+// and a node is eligible for a part only if it has that share free (ClusterState::HasHostRoom);
+// across nodes, a node offers only as many of its free GPUs as its free CPUs and memory carry. A
+// CPU job (no GPUs) goes on one node that states CPUs and has its request free, preferring, after
+// its preferred labels, CPU-only nodes, then nodes with fewer free GPUs, then the tightest CPU
+// fit: the CPUs of nodes with idle GPUs are kept for the GPU jobs that need them.
 class Placer {
  public:
   Placer(const SchedulingContext& ctx, std::span<const FilterPlugin* const> filters,
@@ -57,6 +65,9 @@ class Placer {
   std::optional<Placement> Find(const JobView& job, const ClusterState& state) const;
   // Whether the last Find failed only because the gang would not spread (min_spread_speed).
   bool last_held_for_consolidation() const { return held_for_consolidation_; }
+  // Whether the last Find's job asks for host resources that some node limits (its searches
+  // depend on more than its gang size).
+  bool last_limited_by_host() const { return limits_host_; }
   // Free GPUs the job could use: of its required type (if any), on nodes matching its
   // selector, of no type it failed to start on, on nodes every filter passes. O(label classes)
   // without filters, O(nodes with free GPUs) with. With filters and `refused` given, fills
@@ -67,6 +78,10 @@ class Placer {
     std::string reason;  // its Fit::reason for the first such node
   };
   int EligibleFree(const JobView& job, const ClusterState& state, Refusal* refused = nullptr) const;
+  // Of the free GPUs the job could use (as EligibleFree, filters included), those on nodes whose
+  // free CPUs and memory carry their part's share (as a gang spread over nodes would take them).
+  // O(nodes with free GPUs).
+  int HostUsableFree(const JobView& job, const ClusterState& state) const;
 
  private:
   // Fills the per-label-class scratch for the job's selector and preferences; false when the
@@ -85,6 +100,15 @@ class Placer {
                                          const ClusterState& state) const;
   std::optional<Placement> FindAcrossNodes(const JobView& job, GpuTypeId type,
                                            const ClusterState& state) const;
+  std::optional<Placement> FindCpuNode(const JobView& job, const ClusterState& state) const;
+  // How many of the node's `free` GPUs a part of the job can take with the node's free CPUs and
+  // memory (the job's share grows with its GPUs there).
+  int UsableGpus(const JobView& job, const ClusterState& state, NodeId node, int free) const;
+  // The job's part on `node` with `gpus`, with its share of the host request.
+  NodeGpus MakePart(const JobView& job, const ClusterState& state, NodeId node,
+                    GpuMask gpus) const {
+    return state.Part(node, gpus, SplitHostRequest(host_, job.num_gpus(), CountGpus(gpus)));
+  }
 
   struct Candidate {
     NodeId node;
@@ -97,6 +121,10 @@ class Placer {
   std::span<const WeightedScore> scores_;
   PlacementOptions options_;
   mutable bool held_for_consolidation_ = false;
+  // The job being placed: its EffectiveHostRequest, and whether it limits where it goes (it asks
+  // for host resources and some node states them).
+  mutable HostRequest host_;
+  mutable bool limits_host_ = false;
   mutable std::vector<Candidate> candidates_;  // FindAcrossNodes' scratch
   mutable std::vector<int> rack_free_;         // FindAcrossNodes' scratch
   mutable std::vector<int> rack_preferred_;    // FindAcrossNodes' scratch

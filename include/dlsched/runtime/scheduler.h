@@ -183,7 +183,8 @@ class Scheduler {
   void TakeBack(Job& service, int gpus, CycleResult& result, Timestamp now);
   // A stopping service: releases its own GPUs; its lent GPUs stay with their borrowers.
   void StopService(Job& service, Timestamp now);
-  // The placement's GPUs that services lend (LentGpus) or that are not lent (OwnGpus).
+  // The placement's GPUs that services lend (LentGpus, without host resources) or that are not
+  // lent (OwnGpus, with all the placement's CPUs and memory: a service lends GPUs only).
   Placement LentGpus(const Placement& placement) const;
   Placement OwnGpus(const Placement& placement) const;
   int CountLent(const Placement& placement) const;

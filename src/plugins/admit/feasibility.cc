@@ -45,9 +45,31 @@ Fit AdmitSelector(const JobView& job, const SchedulingContext& ctx) {
                     std::to_string(largest_pool) + " of one type there");
 }
 
+// A CPU job: one node must state its CPUs and memory (a node that does not state memory does
+// not limit it).
+Fit AdmitCpuJob(const JobView& job, const SchedulingContext& ctx) {
+  const HostRequest host = EffectiveHostRequest(job.spec(), ctx.cluster.host_defaults());
+  int largest = 0;
+  for (const NodeSpec& node : ctx.cluster.nodes()) {
+    if (node.memory_mib > 0 && node.memory_mib < host.memory_mib) continue;
+    largest = std::max(largest, node.cpus);
+    if (node.cpus >= host.cpus) return Fit::Yes();
+  }
+  if (host.memory_mib == 0) {
+    return Fit::Unfit("a CPU job needs " + std::to_string(host.cpus) +
+                      " CPUs on one node; the most a node states is " + std::to_string(largest));
+  }
+  return Fit::Unfit("a CPU job needs " + std::to_string(host.cpus) + " CPUs and " +
+                    std::to_string(host.memory_mib) +
+                    " MiB of host memory on one node; the most CPUs a node with that memory "
+                    "states is " +
+                    std::to_string(largest));
+}
+
 }  // namespace
 
 Fit FeasibilityAdmit::Admit(const JobView& job, const SchedulingContext& ctx) const {
+  if (job.num_gpus() == 0) return AdmitCpuJob(job, ctx);
   const Fit by_type = AdmitByType(job, ctx);
   if (!by_type.ok || job.spec().selector.empty()) return by_type;
   return AdmitSelector(job, ctx);

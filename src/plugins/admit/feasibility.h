@@ -9,7 +9,8 @@ namespace dlsched {
 
 // Rejects a job that could never run on this cluster even if it were empty: an unknown GPU
 // type, a gang larger than the GPUs of the type it needs, or than the GPUs of one type on nodes
-// matching its label selector. Every shipped profile uses it, so no job waits forever.
+// matching its label selector, or a CPU job no single node states the CPUs and memory for.
+// Every shipped profile uses it, so no job waits forever.
 class FeasibilityAdmit final : public AdmitPlugin {
  public:
   static constexpr std::string_view kName = "feasibility";

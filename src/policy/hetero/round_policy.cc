@@ -24,7 +24,9 @@ class TypeFilter final : public FilterPlugin {
 
 // The type a job runs on, or -1 when it is not running (or is being preempted).
 int RunningType(const Job& job, const Cluster& cluster) {
-  if (job.state != JobState::kRunning || job.preempt_requested || job.placement.empty()) return -1;
+  if (job.state != JobState::kRunning || job.preempt_requested || job.placement.num_gpus() == 0) {
+    return -1;  // (a CPU job runs outside the rounds)
+  }
   return static_cast<int>(cluster.node_gpu_type(job.placement.parts.front().node).index());
 }
 
@@ -44,8 +46,14 @@ std::vector<double> RoundPolicy::AllocationOf(JobId job) const {
 }
 
 bool RoundPolicy::SyncJobs(const SchedulingContext& ctx) const {
-  std::vector<JobId> active = ctx.queue.InOrder();
-  active.insert(active.end(), ctx.running.begin(), ctx.running.end());
+  // CPU jobs take no part in the rounds (no GPU type to allocate): Decide places them apart.
+  std::vector<JobId> active;
+  for (JobId id : ctx.queue.InOrder()) {
+    if (ctx.jobs.at(id).spec.num_gpus > 0) active.push_back(id);
+  }
+  for (JobId id : ctx.running) {
+    if (ctx.jobs.at(id).spec.num_gpus > 0) active.push_back(id);
+  }
   std::sort(active.begin(), active.end());
   bool changed = false;
   for (auto it = state_.jobs.begin(); it != state_.jobs.end();) {
@@ -229,6 +237,7 @@ Decisions RoundPolicy::DecideAndUpdate(const SchedulingContext& ctx) const {
   }
   for (JobId id : ctx.running) {
     const Job& job = ctx.jobs.at(id);
+    if (job.placement.num_gpus() == 0) continue;  // a CPU job
     room[ctx.cluster.node_gpu_type(job.placement.parts.front().node).index()] +=
         job.placement.num_gpus();
   }
@@ -265,8 +274,8 @@ Decisions RoundPolicy::DecideAndUpdate(const SchedulingContext& ctx) const {
     // Running jobs outside the round's assignment (none unless the assignment was cut by a
     // change of the active set) still hold their GPUs.
     for (JobId id : ctx.running) {
-      if (!type_of.contains(id)) {
-        const Job& job = ctx.jobs.at(id);
+      const Job& job = ctx.jobs.at(id);
+      if (!type_of.contains(id) && job.placement.num_gpus() > 0) {
         room[ctx.cluster.node_gpu_type(job.placement.parts.front().node).index()] -=
             job.placement.num_gpus();
       }
@@ -305,6 +314,20 @@ Decisions RoundPolicy::DecideAndUpdate(const SchedulingContext& ctx) const {
       decisions.pending_reasons.push_back(
           {id, "assigned to " + ctx.cluster.gpu_type_name(GpuTypeId(static_cast<uint32_t>(type))) +
                    " this round; waiting for its GPUs to free"});
+    }
+  }
+  // CPU jobs, outside the rounds: in queue order, on the CPUs the round's launches left.
+  if (const auto cpu_jobs = ctx.queue.by_gang_order().find(0);
+      cpu_jobs != ctx.queue.by_gang_order().end() && !cpu_jobs->second.empty()) {
+    const Placer placer(ctx, {}, {});
+    for (const RankKey& key : cpu_jobs->second) {
+      if (std::optional<Placement> placement = placer.Find(ctx.View(key.id), scratch)) {
+        scratch.Allocate(*placement);
+        decisions.launches.push_back({key.id, std::move(*placement)});
+      } else if (ctx.explain) {
+        decisions.pending_reasons.push_back(
+            {key.id, "CPU job waiting for its CPUs on one node", PendingCause::kCpusBusy});
+      }
     }
   }
   if (ctx.explain) {
