@@ -10,10 +10,6 @@ HostBlockedMeter::HostBlockedMeter(const Cluster& cluster) : cluster_(cluster) {
   for (const NodeSpec& node : cluster.nodes()) {
     active_ = active_ || (!node.gpus.empty() && (node.cpus > 0 || node.memory_mib > 0));
   }
-  if (active_) {
-    used_cpus_.resize(static_cast<size_t>(cluster.num_nodes()));
-    used_memory_mib_.resize(used_cpus_.size());
-  }
 }
 
 void HostBlockedMeter::Observe(Timestamp now, const Scheduler& scheduler, bool completed) {
@@ -38,22 +34,13 @@ void HostBlockedMeter::Observe(Timestamp now, const Scheduler& scheduler, bool c
   }
   blocked_ = 0;
   if (min_cpus <= 0 && min_memory <= 0) return;  // none waits, or none asks for host resources
-  std::fill(used_cpus_.begin(), used_cpus_.end(), 0);
-  std::fill(used_memory_mib_.begin(), used_memory_mib_.end(), 0);
-  for (const JobId id : scheduler.running()) {
-    for (const NodeGpus& part : scheduler.jobs().at(id).placement.parts) {
-      used_cpus_[part.node.index()] += part.cpus;
-      used_memory_mib_[part.node.index()] += part.memory_mib;
-    }
-  }
   const ClusterState& state = scheduler.state();
-  for (size_t n = 0; n < used_cpus_.size(); ++n) {
-    const NodeSpec& node = cluster_.nodes()[n];
+  for (int n = 0; n < cluster_.num_nodes(); ++n) {
+    const NodeSpec& node = cluster_.nodes()[static_cast<size_t>(n)];
     const NodeId id(static_cast<uint32_t>(n));
-    const bool short_of_cpus =
-        node.cpus > 0 && min_cpus > 0 && node.cpus - used_cpus_[n] < min_cpus;
+    const bool short_of_cpus = node.cpus > 0 && min_cpus > 0 && state.free_cpus(id) < min_cpus;
     const bool short_of_memory =
-        node.memory_mib > 0 && min_memory > 0 && node.memory_mib - used_memory_mib_[n] < min_memory;
+        node.memory_mib > 0 && min_memory > 0 && state.free_memory_mib(id) < min_memory;
     if (short_of_cpus || short_of_memory) blocked_ += state.free_gpus(id);
   }
 }

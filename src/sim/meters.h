@@ -41,8 +41,8 @@ class TypeUsageMeter {
 // while at least one GPU job waits. So no waiting job could take even one of those GPUs with its
 // share of host resources; its GPU type and labels are not looked at (a lower bound on the GPUs
 // blocked by host resources alone, an upper one where types also block). Free CPUs and memory
-// are the node's less what its running jobs hold (NodeGpus::cpus, memory_mib). Nodes that state
-// neither never count, and on a cluster where no node states them the meter does nothing.
+// are ClusterState's. Nodes that state neither never count, and on a cluster where no GPU node
+// states them the meter does nothing.
 class HostBlockedMeter {
  public:
   explicit HostBlockedMeter(const Cluster& cluster);
@@ -60,8 +60,6 @@ class HostBlockedMeter {
   int blocked_ = 0;  // GPUs host-blocked since `last_`
   double gpu_s_ = 0;
   double at_last_completion_ = 0;
-  std::vector<int> used_cpus_;  // per node, rebuilt each observation
-  std::vector<int64_t> used_memory_mib_;
 };
 
 // Samples why waiting jobs wait: each sample's explanation counts until the next sample. A
