@@ -34,7 +34,9 @@
 #include "io/profile.h"
 #include "io/profile_store.h"
 #include "io/suggest.h"
+#include "sim/cpu_sensitivity.h"
 #include "sim/deadline_rule.h"
+#include "sim/host_allocation.h"
 #include "sim/report.h"
 #include "sim/simulator.h"
 #include "sim/workload.h"
@@ -85,7 +87,8 @@ struct Prepared {
   std::unique_ptr<ThroughputModel> estimator;  // unused with --oracle (the truth stands in)
   std::string speed_estimator;                 // what `estimator` is, for the outputs
   std::optional<sim::DeadlineRule> deadlines;  // --deadlines
-  std::unique_ptr<sim::SharingWorld> sharing;  // each run copies it
+  sim::HostAllocation host_allocation = sim::HostAllocation::kRequested;  // --host-allocation
+  std::unique_ptr<sim::SharingWorld> sharing;                             // each run copies it
 };
 
 // "auto" picks Gavel's measured table for Gavel traces and the Gavel synthetic mix (their work is
@@ -239,6 +242,7 @@ Result<Prepared> PrepareSetup(const SimulateFlags& flags, std::ostream& err) {
   if (!flags.deadlines.empty()) {
     DS_ASSIGN_OR_RETURN(p.deadlines, sim::ParseDeadlineRule(flags.deadlines));
   }
+  DS_ASSIGN_OR_RETURN(p.host_allocation, sim::ParseHostAllocation(flags.host_allocation));
   if (IsStdout(flags.json_path) && IsStdout(flags.report_path)) {
     return InvalidArgument("--json - and --report - cannot both write to standard output");
   }
@@ -268,10 +272,16 @@ Status LoadData(const SimulateFlags& flags, Prepared& p, std::ostream& err) {
   }
   if (p.workload.excluded_rows > 0) {
     err << "dlsched: left out " << p.workload.excluded_rows << " rows of " << flags.trace
-        << " by the format's rules (alibaba: CPU-only and never-run pods)\n";
+        << " by the format's rules (alibaba: pods that never ran)\n";
   }
+  sim::ApplyHostAllocation(p.host_allocation, p.cluster, p.workload.jobs);
   const std::string truth = ResolveThroughput(flags);
   DS_ASSIGN_OR_RETURN(p.truth, MakeTruth(truth, TracesDir(flags), p.workload));
+  // Where nodes state CPUs, data-loading models run slower with fewer cores than they can use
+  // (sim/cpu_sensitivity.h); elsewhere the truth is left as it is, costing nothing.
+  if (p.cluster.total_cpus() > 0) {
+    p.truth = std::make_unique<sim::CpuSensitiveThroughputModel>(std::move(p.truth));
+  }
   // After MakeTruth: a deadline follows the ideal run time, which the truth may have set.
   if (p.deadlines) sim::ApplyDeadlineRule(*p.deadlines, p.workload.jobs);
   // Policies predict with a model that is not the truth, unless --oracle says otherwise.
@@ -518,6 +528,13 @@ void AddSimulateFlags(CLI::App& command, SimulateFlags& flags) {
           "else builtin), "
           "builtin, flat (every job at its reference speed wherever it runs, as in Tiresias' "
           "simulator), or gavel[:PATH] (Gavel's measured table)")
+      ->capture_default_str();
+  command
+      .add_option("--host-allocation", flags.host_allocation,
+                  "Host CPUs of GPU jobs: requested (their own requests, the cluster's per-GPU "
+                  "defaults where unstated), proportional (per-GPU share for every GPU job) or "
+                  "cpu-aware (Synergy-like: data-loading models ask the cores they can use, "
+                  "within twice the share; docs/multi-resource.md)")
       ->capture_default_str();
   command.add_option(
       "--predictor", flags.predictor,

@@ -23,6 +23,8 @@ struct SimulateFlags {
   std::string throughput = "auto";
   std::string predictor;  // profile store for the policies' estimator; empty = built-in model
   std::string deadlines;  // sim::DeadlineRule for jobs without a deadline; empty = none
+  // How GPU jobs ask for host CPUs (sim::HostAllocation): requested, proportional, cpu-aware.
+  std::string host_allocation = "requested";
   // GPU sharing's job types and interference: "auto" (the traces folder's Lucid and Gavel
   // measurements, the built-in ones when absent), "builtin", or a traces folder.
   std::string sharing_data = "auto";

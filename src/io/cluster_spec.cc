@@ -26,8 +26,18 @@ constexpr int64_t kMaxNodesPerTerm = 1'000'000;
 // GPUs in a whole cluster: keeps counts within int and a spec's memory within reason.
 constexpr int64_t kMaxClusterGpus = 1'000'000;
 constexpr std::string_view kShorthandForm =
-    "want NODESxGPUSxTYPE or GPUSxTYPE (one node), e.g. 64x8xV100 or 8xA100 (terms joined by "
-    "'+', GPUS in 1..64)";
+    "want NODESxGPUSxTYPE or GPUSxTYPE (one node), e.g. 64x8xV100 or 8xA100, optionally with "
+    "host resources :Nc (CPU cores) and :Ng or :Nm (memory in GiB or MiB) as in "
+    "64x8xV100:96c:1024g; NODESxcpu:Nc[:Ng] for CPU-only nodes; per-gpu:Nc[:Ng] for the "
+    "per-GPU defaults (terms joined by '+', GPUS in 1..64)";
+// Host resources, per node and per GPU (the per-GPU defaults).
+constexpr int64_t kMaxNodeCpus = 1'000'000;
+constexpr int64_t kMaxNodeMemoryMib = int64_t{1} << 50;
+constexpr int64_t kMaxCpusPerGpu = 1024;
+constexpr int64_t kMaxMemoryMibPerGpu = int64_t{1} << 30;
+// The shorthand's reserved names: the "type" of CPU-only nodes and the per-GPU defaults term.
+constexpr std::string_view kCpuOnlyType = "cpu";
+constexpr std::string_view kPerGpuTerm = "per-gpu";
 
 std::string NodeName(int index) {
   char buffer[32];
@@ -70,6 +80,77 @@ Status CheckTypeCase(std::string_view type) {
     if (known != type && EditDistanceIgnoringCase(known, type) == 0) {
       return InvalidArgument("GPU type '" + std::string(type) + "' is spelt '" + known +
                              "' (type names are case-sensitive)");
+    }
+  }
+  return Status::Ok();
+}
+
+// CPU cores and host memory (MiB) a shorthand term states; 0 = not stated.
+struct HostSuffixes {
+  int64_t cpus = 0;
+  int64_t memory_mib = 0;
+};
+
+// Parses the ':'-joined suffixes of a shorthand term (`text` is what follows its first ':'):
+// "96c", "1024g", "512m", each kind at most once. `per_gpu` picks the per-GPU bounds instead of
+// the per-node ones. Errors say what is wrong with which suffix (the caller names the term).
+Result<HostSuffixes> ParseHostSuffixes(std::string_view text, bool per_gpu) {
+  const int64_t max_cpus = per_gpu ? kMaxCpusPerGpu : kMaxNodeCpus;
+  const int64_t max_memory = per_gpu ? kMaxMemoryMibPerGpu : kMaxNodeMemoryMib;
+  HostSuffixes host;
+  bool memory_seen = false;
+  while (true) {
+    const size_t colon = text.find(':');
+    const std::string_view suffix = Trim(text.substr(0, colon));
+    const char unit = suffix.empty() ? '\0' : suffix.back();
+    const std::optional<int64_t> value =
+        suffix.size() < 2 ? std::nullopt : ParseInt(suffix.substr(0, suffix.size() - 1));
+    if (unit != 'c' && unit != 'g' && unit != 'm') {
+      return InvalidArgument("bad suffix '" + std::string(suffix) +
+                             "': want Nc (CPU cores), Ng or Nm (host memory in GiB or MiB)");
+    }
+    if (unit == 'c') {
+      if (host.cpus != 0) return InvalidArgument("CPUs given twice");
+      if (!value || *value < 1 || *value > max_cpus) {
+        return InvalidArgument("bad suffix '" + std::string(suffix) +
+                               "': CPU cores must be in [1, " + std::to_string(max_cpus) + "]" +
+                               (per_gpu ? " per GPU" : ""));
+      }
+      host.cpus = *value;
+    } else {
+      if (memory_seen) return InvalidArgument("memory given twice");
+      memory_seen = true;
+      const int64_t scale = unit == 'g' ? 1024 : 1;
+      if (!value || *value < 1 || *value > max_memory / scale) {
+        return InvalidArgument("bad suffix '" + std::string(suffix) + "': memory must be in [1, " +
+                               std::to_string(max_memory / scale) + "] " +
+                               (unit == 'g' ? "GiB" : "MiB") + (per_gpu ? " per GPU" : ""));
+      }
+      host.memory_mib = *value * scale;
+    }
+    if (colon == std::string_view::npos) break;
+    text.remove_prefix(colon + 1);
+  }
+  return host;
+}
+
+// InvalidArgument naming the first node for whose GPUs the cluster's per-GPU defaults ask more
+// CPUs or memory than it states (a node that states none is not limited).
+Status CheckHostDefaults(const Cluster& cluster) {
+  const HostDefaults& defaults = cluster.host_defaults();
+  for (const NodeSpec& node : cluster.nodes()) {
+    const int64_t gpus = static_cast<int64_t>(node.gpus.size());
+    if (node.cpus > 0 && defaults.cpus_per_gpu * gpus > node.cpus) {
+      return InvalidArgument(std::to_string(defaults.cpus_per_gpu) + " CPUs per GPU ask " +
+                             std::to_string(defaults.cpus_per_gpu * gpus) + " of node '" +
+                             node.name + "' for its " + std::to_string(gpus) + " GPUs; it has " +
+                             std::to_string(node.cpus));
+    }
+    if (node.memory_mib > 0 && defaults.memory_mib_per_gpu * gpus > node.memory_mib) {
+      return InvalidArgument(std::to_string(defaults.memory_mib_per_gpu) + " MiB per GPU ask " +
+                             std::to_string(defaults.memory_mib_per_gpu * gpus) + " MiB of node '" +
+                             node.name + "' for its " + std::to_string(gpus) + " GPUs; it has " +
+                             std::to_string(node.memory_mib) + " MiB");
     }
   }
   return Status::Ok();
@@ -210,22 +291,37 @@ Status AddJsonNodes(const json& value, const std::string& where, RackId rack,
   DS_ASSIGN_OR_RETURN(const std::string name, entry.String("name", ""));
   DS_ASSIGN_OR_RETURN(const int64_t count, entry.Int("count", 1, 1, kMaxNodesPerTerm));
   if (entry.Find("gpus") == nullptr) return InvalidArgument(entry.At("gpus") + ": required");
-  DS_ASSIGN_OR_RETURN(const int64_t gpus, entry.Int("gpus", 0, 1, kMaxGpusPerNode));
-  DS_ASSIGN_OR_RETURN(const std::string type, entry.String("gpu_type", "V100"));
-  if (!IsTypeName(type)) {
-    return InvalidArgument(entry.At("gpu_type") +
-                           ": want a name of letters, digits, '-', '_', '.'");
+  DS_ASSIGN_OR_RETURN(const int64_t gpus, entry.Int("gpus", 0, 0, kMaxGpusPerNode));
+  DS_ASSIGN_OR_RETURN(const int64_t cpus, entry.Int("cpus", 0, 0, kMaxNodeCpus));
+  DS_ASSIGN_OR_RETURN(const int64_t node_memory, entry.Int("memory_mib", 0, 0, kMaxNodeMemoryMib));
+  std::string type;
+  int64_t memory = 0;
+  int64_t groups = 1;
+  if (gpus == 0) {
+    for (const std::string_view key : {"gpu_type", "gpu_memory_mib", "nvlink_groups"}) {
+      if (entry.Find(key) != nullptr) {
+        return InvalidArgument(entry.At(key) +
+                               ": a CPU-only node (gpus 0) has no GPUs to describe");
+      }
+    }
+    if (cpus == 0) {
+      return InvalidArgument(entry.At("cpus") + ": a CPU-only node (gpus 0) must state its CPUs");
+    }
+  } else {
+    DS_ASSIGN_OR_RETURN(type, entry.String("gpu_type", "V100"));
+    if (!IsTypeName(type)) {
+      return InvalidArgument(entry.At("gpu_type") +
+                             ": want a name of letters, digits, '-', '_', '.'");
+    }
+    DS_RETURN_IF_ERROR(CheckTypeCase(type).WithPrefix(entry.At("gpu_type")));
+    DS_ASSIGN_OR_RETURN(
+        memory, entry.Int("gpu_memory_mib", DefaultGpuMemoryMib(type), 1, int64_t{1} << 40));
+    DS_ASSIGN_OR_RETURN(groups, entry.Int("nvlink_groups", 1, 1, gpus));
+    if (gpus % groups != 0) {
+      return InvalidArgument(entry.At("nvlink_groups") + ": " + std::to_string(groups) +
+                             " groups do not divide " + std::to_string(gpus) + " GPUs evenly");
+    }
   }
-  DS_RETURN_IF_ERROR(CheckTypeCase(type).WithPrefix(entry.At("gpu_type")));
-  DS_ASSIGN_OR_RETURN(const int64_t memory,
-                      entry.Int("gpu_memory_mib", DefaultGpuMemoryMib(type), 1, int64_t{1} << 40));
-  DS_ASSIGN_OR_RETURN(const int64_t groups, entry.Int("nvlink_groups", 1, 1, gpus));
-  if (gpus % groups != 0) {
-    return InvalidArgument(entry.At("nvlink_groups") + ": " + std::to_string(groups) +
-                           " groups do not divide " + std::to_string(gpus) + " GPUs evenly");
-  }
-  DS_ASSIGN_OR_RETURN(const int64_t cpus, entry.Int("cpus", 0, 0, 1'000'000));
-  DS_ASSIGN_OR_RETURN(const int64_t node_memory, entry.Int("memory_mib", 0, 0, int64_t{1} << 50));
   Labels labels;
   if (const json* l = entry.Find("labels"); l != nullptr) {
     if (!l->is_object()) return InvalidArgument(entry.At("labels") + ": want an object");
@@ -236,12 +332,12 @@ Status AddJsonNodes(const json& value, const std::string& where, RackId rack,
       labels[it.key()] = it.value().get<std::string>();
     }
   }
-  labels.emplace("gpu", type);  // emplace: a label given explicitly wins
+  if (gpus > 0) labels.emplace("gpu", type);  // emplace: a label given explicitly wins
   labels.emplace("rack", rack_name);
   DS_RETURN_IF_ERROR(entry.CheckNoUnknownKeys());
   DS_RETURN_IF_ERROR(CheckClusterSize(cluster, count, gpus, where + ": "));
 
-  const GpuTypeId type_id = cluster.InternGpuType(type);
+  const GpuTypeId type_id = gpus > 0 ? cluster.InternGpuType(type) : GpuTypeId();
   for (int64_t i = 0; i < count; ++i) {
     std::string node_name = name.empty() ? NodeName(cluster.num_nodes())
                             : count == 1 ? name
@@ -266,8 +362,14 @@ Result<Cluster> BuildClusterFromJson(const json& doc) {
   if (racks == nullptr || !racks->is_array() || racks->empty()) {
     return InvalidArgument("racks: want a non-empty array of racks");
   }
+  HostDefaults defaults;
+  DS_ASSIGN_OR_RETURN(const int64_t cpus_per_gpu, top.Int("cpus_per_gpu", 0, 0, kMaxCpusPerGpu));
+  defaults.cpus_per_gpu = static_cast<int>(cpus_per_gpu);
+  DS_ASSIGN_OR_RETURN(defaults.memory_mib_per_gpu,
+                      top.Int("memory_mib_per_gpu", 0, 0, kMaxMemoryMibPerGpu));
   DS_RETURN_IF_ERROR(top.CheckNoUnknownKeys());
   Cluster cluster;
+  cluster.set_host_defaults(defaults);
   for (size_t r = 0; r < racks->size(); ++r) {
     const std::string where = "racks[" + std::to_string(r) + "]";
     DS_ASSIGN_OR_RETURN(JsonObject rack, JsonObject::Of((*racks)[r], where));
@@ -292,6 +394,7 @@ Result<Cluster> BuildClusterFromJson(const json& doc) {
                                       rack_id, rack_name, cluster));
     }
   }
+  DS_RETURN_IF_ERROR(CheckHostDefaults(cluster).WithPrefix("cpus_per_gpu/memory_mib_per_gpu"));
   return cluster;
 }
 
@@ -352,48 +455,85 @@ Result<Cluster> ParseClusterShorthand(std::string_view shorthand) {
     return InvalidArgument("empty cluster shorthand: " + std::string(kShorthandForm));
   }
   Cluster cluster;
+  HostDefaults defaults;
+  bool defaults_seen = false;
   std::string_view rest = shorthand;
   while (true) {
     const size_t plus = rest.find('+');
-    const std::string_view raw = rest.substr(0, plus);
-    const std::string_view term = Trim(raw);
+    const std::string_view term = Trim(rest.substr(0, plus));
+    rest = plus == std::string_view::npos ? std::string_view() : rest.substr(plus + 1);
     const auto bad = [&](std::string_view what) {
       return InvalidArgument("bad cluster term '" + std::string(term) + "' in '" +
                              std::string(shorthand) + "': " + std::string(what) +
                              (what.empty() ? "" : "; ") + std::string(kShorthandForm));
     };
+    const size_t colon = term.find(':');
+    const std::string_view head = Trim(term.substr(0, colon));
+    HostSuffixes host;
+    if (colon != std::string_view::npos) {
+      Result<HostSuffixes> parsed = ParseHostSuffixes(term.substr(colon + 1), head == kPerGpuTerm);
+      if (!parsed.ok()) return bad(parsed.status().message());
+      host = *parsed;
+    }
+    if (head == kPerGpuTerm) {
+      if (colon == std::string_view::npos) return bad("per-gpu needs CPUs or memory");
+      if (defaults_seen) return bad("per-gpu given twice");
+      defaults_seen = true;
+      defaults.cpus_per_gpu = static_cast<int>(host.cpus);
+      defaults.memory_mib_per_gpu = host.memory_mib;
+      if (plus == std::string_view::npos) break;
+      continue;
+    }
     // NODESxGPUSxTYPE, or GPUSxTYPE (one node) when what follows the first 'x' is not
-    // digits and another 'x'. TYPE may itself contain an 'x' ("RTX6000").
-    const size_t x1 = term.find('x');
-    if (x1 == std::string_view::npos) return bad("");
+    // digits and another 'x'. TYPE may itself contain an 'x' ("RTX6000"). NODESxcpu and cpu
+    // are CPU-only nodes.
+    const size_t x1 = head.find('x');
+    const std::string_view after_x = x1 == std::string_view::npos ? head : head.substr(x1 + 1);
+    const bool cpu_only = after_x == kCpuOnlyType;
+    if (!cpu_only && EditDistanceIgnoringCase(after_x, kCpuOnlyType) == 0) {
+      return bad("CPU-only nodes are spelt 'cpu'");
+    }
+    if (x1 == std::string_view::npos && !cpu_only) return bad("");
     size_t digits_end = x1 + 1;
-    while (digits_end < term.size() && std::isdigit(static_cast<unsigned char>(term[digits_end]))) {
+    while (!cpu_only && digits_end < head.size() &&
+           std::isdigit(static_cast<unsigned char>(head[digits_end]))) {
       ++digits_end;
     }
     const bool one_node =
-        digits_end == x1 + 1 || digits_end == term.size() || term[digits_end] != 'x';
-    const std::optional<int64_t> nodes =
-        one_node ? std::optional<int64_t>(1) : ParseInt(Trim(term.substr(0, x1)));
+        !cpu_only && (digits_end == x1 + 1 || digits_end == head.size() || head[digits_end] != 'x');
+    const std::optional<int64_t> nodes = one_node || (cpu_only && x1 == std::string_view::npos)
+                                             ? std::optional<int64_t>(1)
+                                             : ParseInt(Trim(head.substr(0, x1)));
     const std::optional<int64_t> gpus =
-        one_node ? ParseInt(Trim(term.substr(0, x1)))
-                 : ParseInt(Trim(term.substr(x1 + 1, digits_end - x1 - 1)));
-    const std::string_view type = term.substr(one_node ? x1 + 1 : digits_end + 1);
+        cpu_only   ? std::optional<int64_t>(0)
+        : one_node ? ParseInt(Trim(head.substr(0, x1)))
+                   : ParseInt(Trim(head.substr(x1 + 1, digits_end - x1 - 1)));
+    const std::string_view type =
+        cpu_only ? kCpuOnlyType : head.substr(one_node ? x1 + 1 : digits_end + 1);
     if (!nodes || *nodes < 1 || *nodes > kMaxNodesPerTerm) {
       return bad("NODES must be an integer in [1, " + std::to_string(kMaxNodesPerTerm) + "]");
     }
-    if (!gpus || *gpus < 1 || *gpus > kMaxGpusPerNode) {
-      return bad("GPUS must be an integer in [1, " + std::to_string(kMaxGpusPerNode) + "]");
+    if (cpu_only && host.cpus == 0) return bad("CPU-only nodes must state their CPUs (Nc)");
+    if (!cpu_only) {
+      if (!gpus || *gpus < 1 || *gpus > kMaxGpusPerNode) {
+        return bad("GPUS must be an integer in [1, " + std::to_string(kMaxGpusPerNode) + "]");
+      }
+      if (!IsTypeName(type) || !std::isalpha(static_cast<unsigned char>(type.front()))) {
+        return bad(
+            "TYPE must be a name of letters, digits, '-', '_', '.' that starts with a letter");
+      }
+      if (EditDistanceIgnoringCase(type, kCpuOnlyType) == 0) {
+        return bad("TYPE 'cpu' is reserved for CPU-only nodes (NODESxcpu:Nc)");
+      }
+      DS_RETURN_IF_ERROR(
+          CheckTypeCase(type).WithPrefix("cluster term '" + std::string(term) + "'"));
     }
-    if (!IsTypeName(type) || !std::isalpha(static_cast<unsigned char>(type.front()))) {
-      return bad("TYPE must be a name of letters, digits, '-', '_', '.' that starts with a letter");
-    }
-    DS_RETURN_IF_ERROR(CheckTypeCase(type).WithPrefix("cluster term '" + std::string(term) + "'"));
     if (!CheckClusterSize(cluster, *nodes, *gpus, "").ok()) {
       return bad("the cluster would have more than " + std::to_string(kMaxClusterGpus) + " GPUs");
     }
 
-    const GpuTypeId type_id = cluster.InternGpuType(type);
-    const int64_t memory = DefaultGpuMemoryMib(type);
+    const GpuTypeId type_id = cpu_only ? GpuTypeId() : cluster.InternGpuType(type);
+    const int64_t memory = cpu_only ? 0 : DefaultGpuMemoryMib(type);
     RackId rack;
     std::string rack_name;
     for (int64_t i = 0; i < *nodes; ++i) {
@@ -403,14 +543,22 @@ Result<Cluster> ParseClusterShorthand(std::string_view shorthand) {
       }
       NodeSpec node = MakeNode(NodeName(cluster.num_nodes()), rack, type_id,
                                static_cast<int>(*gpus), memory, 1);
-      node.labels.emplace("gpu", std::string(type));
+      if (!cpu_only) node.labels.emplace("gpu", std::string(type));
       node.labels.emplace("rack", rack_name);
+      node.cpus = static_cast<int>(host.cpus);
+      node.memory_mib = host.memory_mib;
       Result<NodeId> added = cluster.AddNode(std::move(node));
       if (!added.ok()) return added.status();
     }
     if (plus == std::string_view::npos) break;
-    rest.remove_prefix(plus + 1);
   }
+  if (cluster.num_nodes() == 0) {
+    return InvalidArgument("cluster shorthand '" + std::string(Trim(shorthand)) +
+                           "' has no nodes: " + std::string(kShorthandForm));
+  }
+  cluster.set_host_defaults(defaults);
+  DS_RETURN_IF_ERROR(CheckHostDefaults(cluster).WithPrefix(
+      "cluster '" + std::string(Trim(shorthand)) + "': per-gpu defaults"));
   return cluster;
 }
 

@@ -2,12 +2,23 @@
 
 // Cluster specs: the text a user gives for `--cluster`. Three forms:
 //
-// 1. Shorthand: `NODESxGPUSxTYPE` terms joined by '+', e.g. "64x8xV100" or
-//    "9x4xK80+9x4xP100+9x4xV100"; a term `GPUSxTYPE` is one node ("8xV100"). TYPE starts with a
-//    letter. Nodes are named n0000, n0001, ... in order and grouped into
-//    racks of 8 consecutive nodes (r000, r001, ...); each term starts a new rack. All GPUs of a
-//    node form one interconnect group. GPU memory comes from DefaultGpuMemoryMib. Node labels:
-//    gpu=<TYPE>, rack=<rack name>. Node CPUs and memory are 0 (unknown).
+// 1. Shorthand: terms joined by '+', each one of
+//    - `NODESxGPUSxTYPE[:HOST]`: NODES nodes of GPUS GPUs of TYPE, e.g. "64x8xV100",
+//      "9x4xK80+9x4xP100+9x4xV100" or "64x8xV100:96c:1024g"; `GPUSxTYPE[:HOST]` is one node
+//      ("8xV100"). TYPE starts with a letter; "cpu" is reserved (below).
+//    - `NODESxcpu:HOST` (`cpu:HOST`: one node): CPU-only nodes, e.g. "16xcpu:64c:256g". HOST
+//      must state the CPUs.
+//    - `per-gpu:HOST`: the cluster's per-GPU defaults for jobs that state no CPUs or memory
+//      (Cluster::host_defaults, Slurm's DefCpuPerGPU / DefMemPerGPU), at most once, e.g.
+//      "64x8xV100:96c:1024g+per-gpu:12c:96g".
+//    HOST is ':'-joined suffixes, each kind at most once: `Nc` CPU cores, `Ng` host memory in
+//    GiB or `Nm` in MiB. Per node: 1..1,000,000 cores and 1 MiB..2^50 MiB; per GPU: 1..1,024
+//    cores and 1 MiB..2^30 MiB. A node whose HOST leaves CPUs or memory out has 0 of it
+//    (unknown: never a limit).
+//    Nodes are named n0000, n0001, ... in order and grouped into racks of 8 consecutive nodes
+//    (r000, r001, ...); each node term starts a new rack. All GPUs of a node form one
+//    interconnect group. GPU memory comes from DefaultGpuMemoryMib. Node labels: gpu=<TYPE>
+//    (none on CPU-only nodes), rack=<rack name>.
 //
 // 2. "philly": the Philly preset. One rack per Philly virtual cluster, named by its VC hash,
 //    sized from <traces_dir>/helios/philly_vc.csv (`vc,node num`; 11 VCs, 352 nodes), or from
@@ -24,17 +35,26 @@
 //          "nodes": [
 //            {"name": "a",                     default n0000, n0001, ... (cluster-wide count)
 //             "count": 4,                      repeat the entry; names become a-0 .. a-3
-//             "gpus": 8,                       1..64
+//             "gpus": 8,                       0..64 (0: a CPU-only node)
 //             "gpu_type": "A100",              default "V100"
 //             "gpu_memory_mib": 81920,         per GPU; default DefaultGpuMemoryMib(gpu_type)
 //             "nvlink_groups": 2,              interconnect groups of equal size, must divide
 //                                              gpus; GPU i is in group i / (gpus / groups);
 //                                              default 1
-//             "cpus": 96, "memory_mib": 1048576,   default 0 (unknown)
-//             "labels": {"zone": "a"}}]}]}     string values; gpu=<type> and rack=<rack> are
+//             "cpus": 96, "memory_mib": 1048576,   0..1,000,000 and 0..2^50; default 0
+//                                              (unknown: never a limit)
+//             "labels": {"zone": "a"}}]}],     string values; gpu=<type> and rack=<rack> are
 //                                              added unless given
+//       "cpus_per_gpu": 12,                    the per-GPU defaults for jobs that state no
+//       "memory_mib_per_gpu": 98304}           CPUs or memory (Cluster::host_defaults): 0..1,024
+//                                              and 0..2^30; default 0 (none)
+//    "gpus": 0 makes CPU-only nodes: they must state "cpus" (>= 1) and take no "gpu_type",
+//    "gpu_memory_mib" or "nvlink_groups".
 //
 // Node names must be unique across the cluster. A cluster has at most 1,000,000 GPUs in all.
+// In every form, per-GPU defaults that ask more of a node than it states (cpus_per_gpu x its GPUs
+// over its CPUs, or the same for memory) are an error naming the node: its GPUs could never all
+// run jobs that take the defaults.
 //
 // GPU types are free names (a site may have types no table knows), matched case-sensitively by
 // jobs' gpu_type and the throughput models. A type that differs from one of KnownGpuTypes only

@@ -168,6 +168,114 @@ TEST(ClusterSpecTest, DescribesTypesWithoutThroughputData) {
             "H100, H200, K80, P100, T4, V100)");
 }
 
+TEST(ClusterShorthandTest, HostSuffixesCpuOnlyNodesAndPerGpuDefaults) {
+  Result<Cluster> c = ParseClusterSpec("2x8xV100:96c:1024g+1xcpu:64c:256g+per-gpu:12c:96g", "");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  ASSERT_EQ(c->num_nodes(), 3);
+  EXPECT_EQ(c->num_racks(), 2);
+  const NodeSpec& gpu_node = c->node(NodeId(1));
+  EXPECT_EQ(gpu_node.cpus, 96);
+  EXPECT_EQ(gpu_node.memory_mib, 1024 * 1024);
+  EXPECT_EQ(gpu_node.gpus.size(), 8u);
+  const NodeSpec& cpu_node = c->node(NodeId(2));
+  EXPECT_EQ(cpu_node.name, "n0002");
+  EXPECT_TRUE(cpu_node.gpus.empty());
+  EXPECT_EQ(cpu_node.cpus, 64);
+  EXPECT_EQ(cpu_node.memory_mib, 256 * 1024);
+  EXPECT_EQ(cpu_node.labels, (Labels{{"rack", "r001"}}));  // no gpu label on a CPU-only node
+  EXPECT_EQ(c->host_defaults(), (HostDefaults{12, 96 * 1024}));
+  EXPECT_EQ(c->total_cpus(), 2 * 96 + 64);
+  EXPECT_EQ(c->Describe(),
+            "2x8xV100:96c:1024g+1xcpu:64c:256g+per-gpu:12c:96g (16 GPUs, 3 nodes, 2 racks, 256 "
+            "CPUs, 2304 GiB host memory)");
+
+  struct Case {
+    const char* spec;
+    int cpus;
+    int64_t memory_mib;
+    int gpus;
+  };
+  const Case cases[] = {{"cpu:8c", 8, 0, 0},
+                        {"8xA100:32c", 32, 0, 8},
+                        {"4xT4:512m", 0, 512, 4},
+                        {"2x4xT4: 16c : 1g ", 16, 1024, 8},
+                        {"3xcpu:4c:100m", 4, 100, 0}};
+  for (const Case& k : cases) {
+    SCOPED_TRACE(k.spec);
+    Result<Cluster> one = ParseClusterSpec(k.spec, "");
+    ASSERT_TRUE(one.ok()) << one.status().ToString();
+    EXPECT_EQ(one->node(NodeId(0)).cpus, k.cpus);
+    EXPECT_EQ(one->node(NodeId(0)).memory_mib, k.memory_mib);
+    EXPECT_EQ(one->total_gpus(), k.gpus);
+    EXPECT_EQ(one->host_defaults(), HostDefaults{});
+  }
+  // What Describe writes reads back as the same cluster.
+  Result<Cluster> again = ParseClusterSpec("3xcpu:4c:100m+2x4xT4:16c+per-gpu:2c", "");
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  const std::string described = again->Describe();
+  EXPECT_EQ(described,
+            "3xcpu:4c:100m+2x4xT4:16c+per-gpu:2c (8 GPUs, 5 nodes, 2 racks, 44 CPUs, "
+            "300 MiB host memory)");
+  Result<Cluster> reread = ParseClusterSpec(described.substr(0, described.find(' ')), "");
+  ASSERT_TRUE(reread.ok()) << reread.status().ToString();
+  EXPECT_EQ(reread->Describe(), described);
+}
+
+TEST(ClusterShorthandTest, BadHostTermsNameTheTerm) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"4x8xV100:96x", "term '4x8xV100:96x' in '4x8xV100:96x': bad suffix '96x'"},
+      {"4x8xV100:", "bad suffix ''"},
+      {"4x8xV100:c", "bad suffix 'c': CPU cores must be in [1, 1000000]"},
+      {"4x8xV100:96c:64c", "CPUs given twice"},
+      {"4x8xV100:1g:2m", "memory given twice"},
+      {"4x8xV100:0c", "bad suffix '0c'"},
+      {"4x8xV100:1000001c", "CPU cores must be in [1, 1000000]"},
+      {"4x8xV100:1099511627777g", "memory must be in [1, 1099511627776] GiB"},
+      {"4x8xV100:-4g", "bad suffix '-4g'"},
+      {"4xcpu", "CPU-only nodes must state their CPUs"},
+      {"4xcpu:256g", "CPU-only nodes must state their CPUs"},
+      {"0xcpu:8c", "NODES must be"},
+      {"4xCPU:8c", "CPU-only nodes are spelt 'cpu'"},
+      {"2x8xcpu:8c", "TYPE 'cpu' is reserved"},
+      {"1x8xV100+per-gpu:1c+per-gpu:2c", "term 'per-gpu:2c'"},
+      {"1x8xV100+per-gpu", "per-gpu needs CPUs or memory"},
+      {"1x8xV100+per-gpu:1025c", "CPU cores must be in [1, 1024] per GPU"},
+      {"1x8xV100+per-gpu:1048577g", "memory must be in [1, 1048576] GiB per GPU"},
+  };
+  for (const auto& [spec, want] : cases) {
+    SCOPED_TRACE(spec);
+    Result<Cluster> c = ParseClusterSpec(spec, "");
+    ASSERT_FALSE(c.ok());
+    EXPECT_EQ(c.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(c.status().message().find(want), std::string::npos) << c.status().message();
+    EXPECT_NE(c.status().message().find("NODESxcpu"), std::string::npos) << c.status().message();
+  }
+  Result<Cluster> no_nodes = ParseClusterSpec("per-gpu:12c", "");
+  ASSERT_FALSE(no_nodes.ok());
+  EXPECT_NE(no_nodes.status().message().find("'per-gpu:12c' has no nodes"), std::string::npos)
+      << no_nodes.status().message();
+}
+
+// Defaults a node could never give all its GPUs are refused; nodes that state nothing do not
+// limit them.
+TEST(ClusterShorthandTest, PerGpuDefaultsMustFitTheNodesThatStateHostResources) {
+  Result<Cluster> cpus = ParseClusterSpec("1x8xV100:96c+1x8xV100:64c+per-gpu:12c", "");
+  ASSERT_FALSE(cpus.ok());
+  EXPECT_NE(
+      cpus.status().message().find(
+          "per-gpu defaults: 12 CPUs per GPU ask 96 of node 'n0001' for its 8 GPUs; it has 64"),
+      std::string::npos)
+      << cpus.status().message();
+  Result<Cluster> memory = ParseClusterSpec("1x8xV100:64g+per-gpu:16g", "");
+  ASSERT_FALSE(memory.ok());
+  EXPECT_NE(memory.status().message().find("ask 131072 MiB of node 'n0000'"), std::string::npos)
+      << memory.status().message();
+  EXPECT_TRUE(ParseClusterSpec("1x8xV100:96c:1024g+per-gpu:12c:128g", "").ok());
+  EXPECT_TRUE(ParseClusterSpec("1x8xV100+per-gpu:12c:96g", "").ok());
+  // A CPU-only node has no GPUs to take defaults for.
+  EXPECT_TRUE(ParseClusterSpec("1x8xV100+1xcpu:4c:1g+per-gpu:12c:96g", "").ok());
+}
+
 // Building a cluster is linear in its size (node names, racks and label classes are indexed):
 // 100,000 nodes in 12,500 racks were quadratic before, minutes instead of a fraction of a second.
 TEST(ClusterShorthandTest, LargeClustersBuild) {
@@ -277,13 +385,46 @@ TEST(ClusterJsonTest, ParsesTheDocumentedFormat) {
   EXPECT_EQ(c->gpu_type_name(solo.gpus[0].type), "V100");
 }
 
+TEST(ClusterJsonTest, CpuOnlyNodesAndPerGpuDefaults) {
+  Result<Cluster> c = ParseClusterJson(R"({
+    "cpus_per_gpu": 12, "memory_mib_per_gpu": 98304,
+    "racks": [{"nodes": [{"name": "g", "gpus": 8, "cpus": 96, "memory_mib": 1048576},
+                         {"name": "c", "count": 2, "gpus": 0, "cpus": 64, "memory_mib": 262144,
+                          "labels": {"pool": "cpu"}}]}]})",
+                                       "c.json");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->host_defaults(), (HostDefaults{12, 98304}));
+  EXPECT_EQ(c->total_gpus(), 8);
+  const NodeSpec& cpu = NodeNamed(*c, "c-1");
+  EXPECT_TRUE(cpu.gpus.empty());
+  EXPECT_EQ(cpu.cpus, 64);
+  EXPECT_EQ(cpu.memory_mib, 262144);
+  EXPECT_EQ(cpu.labels, (Labels{{"pool", "cpu"}, {"rack", "r000"}}));
+  EXPECT_EQ(c->Describe(),
+            "1x8xV100:96c:1024g+2xcpu:64c:256g+per-gpu:12c:96g (8 GPUs, 3 nodes, 1 racks, 224 "
+            "CPUs, 1536 GiB host memory)");
+}
+
 TEST(ClusterJsonTest, ErrorsNameTheElement) {
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"{", "invalid JSON"},
       {"[]", "want a JSON object"},
       {R"({"racks": []})", "racks: want a non-empty array"},
       {R"({"racks": [{"nodes": [{"gpus": 8}]}], "extra": 1})", "unknown key 'extra'"},
-      {R"({"racks": [{"nodes": [{"gpus": 0}]}]})", "racks[0].nodes[0].gpus: want an integer"},
+      {R"({"racks": [{"nodes": [{"gpus": 65}]}]})", "racks[0].nodes[0].gpus: want an integer"},
+      {R"({"racks": [{"nodes": [{"gpus": 0}]}]})",
+       "racks[0].nodes[0].cpus: a CPU-only node (gpus 0) must state its CPUs"},
+      {R"({"racks": [{"nodes": [{"gpus": 0, "cpus": 8, "gpu_type": "T4"}]}]})",
+       "racks[0].nodes[0].gpu_type: a CPU-only node (gpus 0) has no GPUs"},
+      {R"({"racks": [{"nodes": [{"gpus": 0, "cpus": 8, "nvlink_groups": 1}]}]})",
+       "racks[0].nodes[0].nvlink_groups: a CPU-only node"},
+      {R"({"racks": [{"nodes": [{"gpus": 8, "cpus": -1}]}]})", "racks[0].nodes[0].cpus: want"},
+      {R"({"racks": [{"nodes": [{"gpus": 8}]}], "cpus_per_gpu": 1025})",
+       "cpus_per_gpu: want an integer in [0, 1024]"},
+      {R"({"racks": [{"nodes": [{"gpus": 8}]}], "memory_mib_per_gpu": "8g"})",
+       "memory_mib_per_gpu: want an integer"},
+      {R"({"racks": [{"nodes": [{"name": "a", "gpus": 8, "cpus": 64}]}], "cpus_per_gpu": 12})",
+       "cpus_per_gpu/memory_mib_per_gpu: 12 CPUs per GPU ask 96 of node 'a'"},
       {R"({"racks": [{"nodes": [{"gpus": "8"}]}]})", "racks[0].nodes[0].gpus"},
       {R"({"racks": [{"nodes": [{"count": 2}]}]})", "racks[0].nodes[0].gpus: required"},
       {R"({"racks": [{"nodes": [{"gpus": 6, "nvlink_groups": 4}]}]})", "do not divide"},

@@ -141,23 +141,62 @@ LabelClassId Cluster::InternLabelClass(GpuTypeId type, const Labels& labels, int
   return it->second;
 }
 
+namespace {
+
+// ":96c:1024g"-style host suffixes of the cluster shorthand; "" when neither is stated.
+std::string HostSuffix(int64_t cpus, int64_t memory_mib) {
+  std::string out;
+  if (cpus > 0) out += ":" + std::to_string(cpus) + "c";
+  if (memory_mib > 0) {
+    out += memory_mib % 1024 == 0 ? ":" + std::to_string(memory_mib / 1024) + "g"
+                                  : ":" + std::to_string(memory_mib) + "m";
+  }
+  return out;
+}
+
+}  // namespace
+
 std::string Cluster::Describe() const {
-  // Group consecutive nodes with the same GPU count and type: "64x8xV100+8x4xT4".
+  // Group consecutive nodes with the same GPU count, type and host resources, in the shorthand:
+  // "64x8xV100+8x4xT4", "4x8xA100:96c:1024g+2xcpu:64c:256g+per-gpu:12c:96g". Host resources
+  // appear only where stated, so clusters without them read as before.
   std::ostringstream out;
   size_t i = 0;
   bool first = true;
   while (i < nodes_.size()) {
     size_t j = i;
-    const size_t gpus = nodes_[i].gpus.size();
+    const NodeSpec& node = nodes_[i];
+    const size_t gpus = node.gpus.size();
     const GpuTypeId type = node_gpu_type_[i];
-    while (j < nodes_.size() && nodes_[j].gpus.size() == gpus && node_gpu_type_[j] == type) ++j;
+    while (j < nodes_.size() && nodes_[j].gpus.size() == gpus && node_gpu_type_[j] == type &&
+           nodes_[j].cpus == node.cpus && nodes_[j].memory_mib == node.memory_mib) {
+      ++j;
+    }
     if (!first) out << "+";
     first = false;
-    out << (j - i) << "x" << gpus << "x" << (type.valid() ? gpu_type_names_[type.index()] : "none");
+    out << (j - i) << "x";
+    if (gpus == 0) {
+      out << "cpu";
+    } else {
+      out << gpus << "x" << gpu_type_names_[type.index()];  // a node with GPUs has a type
+    }
+    out << HostSuffix(node.cpus, node.memory_mib);
     i = j;
   }
+  if (host_defaults_.cpus_per_gpu > 0 || host_defaults_.memory_mib_per_gpu > 0) {
+    out << "+per-gpu" << HostSuffix(host_defaults_.cpus_per_gpu, host_defaults_.memory_mib_per_gpu);
+  }
   out << " (" << total_gpus_ << " GPUs, " << nodes_.size() << " nodes, " << rack_names_.size()
-      << " racks)";
+      << " racks";
+  if (total_cpus_ > 0) out << ", " << total_cpus_ << " CPUs";
+  if (total_host_memory_mib_ > 0) {
+    out << ", "
+        << (total_host_memory_mib_ % 1024 == 0
+                ? std::to_string(total_host_memory_mib_ / 1024) + " GiB"
+                : std::to_string(total_host_memory_mib_) + " MiB")
+        << " host memory";
+  }
+  out << ")";
   return out.str();
 }
 

@@ -55,5 +55,30 @@ TEST(ClusterLabelClassTest, NodesWithTheSameTypeAndLabelsShareAClass) {
   EXPECT_EQ(cluster.label_class_labels(k80), (Labels{{"gpu", "K80"}, {"rack", "r2"}}));
 }
 
+// Describe writes the cluster shorthand; host resources appear only where nodes state them.
+TEST(ClusterDescribeTest, GroupsNodesAndStatesHostResourcesOnlyWhenGiven) {
+  Cluster cluster;
+  const GpuTypeId v100 = cluster.InternGpuType("V100");
+  const RackId rack = cluster.InternRack("r0");
+  const auto add = [&](std::string name, int gpus, int cpus, int64_t memory_mib) {
+    NodeSpec node;
+    node.name = std::move(name);
+    node.rack = rack;
+    node.gpus.assign(static_cast<size_t>(gpus), GpuSpec{v100, 32768, 0});
+    node.cpus = cpus;
+    node.memory_mib = memory_mib;
+    ASSERT_TRUE(cluster.AddNode(std::move(node)).ok());
+  };
+  add("a", 8, 0, 0);
+  add("b", 8, 0, 0);
+  EXPECT_EQ(cluster.Describe(), "2x8xV100 (16 GPUs, 2 nodes, 1 racks)");
+  add("c", 8, 96, 0);
+  add("d", 0, 32, 1536);
+  cluster.set_host_defaults({4, 0});
+  EXPECT_EQ(cluster.Describe(),
+            "2x8xV100+1x8xV100:96c+1xcpu:32c:1536m+per-gpu:4c (24 GPUs, 4 nodes, 1 racks, 128 "
+            "CPUs, 1536 MiB host memory)");
+}
+
 }  // namespace
 }  // namespace dlsched

@@ -6,6 +6,45 @@
 
 namespace dlsched::sim {
 
+HostBlockedMeter::HostBlockedMeter(const Cluster& cluster) : cluster_(cluster) {
+  for (const NodeSpec& node : cluster.nodes()) {
+    active_ = active_ || (!node.gpus.empty() && (node.cpus > 0 || node.memory_mib > 0));
+  }
+}
+
+void HostBlockedMeter::Observe(Timestamp now, const Scheduler& scheduler, bool completed) {
+  if (!active_) return;
+  gpu_s_ += ToSeconds(now - last_) * blocked_;
+  last_ = now;
+  if (completed) at_last_completion_ = gpu_s_;
+
+  // The smallest per-GPU share of CPUs and of memory among the waiting GPU jobs.
+  int64_t min_cpus = -1;
+  int64_t min_memory = -1;
+  const HostDefaults& defaults = cluster_.host_defaults();
+  for (const auto& [gang, waiting] : scheduler.queue().by_gang_order()) {
+    if (gang == 0) continue;  // CPU jobs take no GPU
+    for (const RankKey& key : waiting) {
+      const HostRequest request = EffectiveHostRequest(scheduler.jobs().at(key.id).spec, defaults);
+      const int64_t cpus = (request.cpus + gang - 1) / gang;
+      const int64_t memory = (request.memory_mib + gang - 1) / gang;
+      min_cpus = min_cpus < 0 ? cpus : std::min(min_cpus, cpus);
+      min_memory = min_memory < 0 ? memory : std::min(min_memory, memory);
+    }
+  }
+  blocked_ = 0;
+  if (min_cpus <= 0 && min_memory <= 0) return;  // none waits, or none asks for host resources
+  const ClusterState& state = scheduler.state();
+  for (int n = 0; n < cluster_.num_nodes(); ++n) {
+    const NodeSpec& node = cluster_.nodes()[static_cast<size_t>(n)];
+    const NodeId id(static_cast<uint32_t>(n));
+    const bool short_of_cpus = node.cpus > 0 && min_cpus > 0 && state.free_cpus(id) < min_cpus;
+    const bool short_of_memory =
+        node.memory_mib > 0 && min_memory > 0 && state.free_memory_mib(id) < min_memory;
+    if (short_of_cpus || short_of_memory) blocked_ += state.free_gpus(id);
+  }
+}
+
 void TypeUsageMeter::Observe(Timestamp now, const ClusterState& state, bool completed) {
   const double dt = ToSeconds(now - last_);
   for (size_t t = 0; t < allocated_.size(); ++t) {

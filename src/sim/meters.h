@@ -35,6 +35,33 @@ class TypeUsageMeter {
   std::vector<double> at_last_completion_;
 };
 
+// Integrates, over [t = 0, last completion], the GPU-time that sat idle for lack of host CPUs or
+// memory: after each cycle, the free GPUs of every node whose free CPUs (memory) are below the
+// smallest per-GPU share any waiting GPU job asks (EffectiveHostRequest / num_gpus, rounded up),
+// while at least one GPU job waits. So no waiting job could take even one of those GPUs with its
+// share of host resources; its GPU type and labels are not looked at (a lower bound on the GPUs
+// blocked by host resources alone, an upper one where types also block). Free CPUs and memory
+// are ClusterState's. Nodes that state neither never count, and on a cluster where no GPU node
+// states them the meter does nothing.
+class HostBlockedMeter {
+ public:
+  explicit HostBlockedMeter(const Cluster& cluster);
+
+  bool active() const { return active_; }
+  // After the cycle at `now`; `completed`: a job completed at `now`.
+  void Observe(Timestamp now, const Scheduler& scheduler, bool completed);
+  // GPU-seconds idle for lack of host resources up to the last completion.
+  double blocked_gpu_s() const { return at_last_completion_; }
+
+ private:
+  const Cluster& cluster_;
+  bool active_ = false;
+  Timestamp last_ = kTimeZero;
+  int blocked_ = 0;  // GPUs host-blocked since `last_`
+  double gpu_s_ = 0;
+  double at_last_completion_ = 0;
+};
+
 // Samples why waiting jobs wait: each sample's explanation counts until the next sample. A
 // sample costs a walk of the whole queue, so with more than kJobsPerInterval jobs waiting the
 // next one comes proportionally later: a run with a queue of 30,000 (fifo on Philly) would

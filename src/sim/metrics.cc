@@ -87,6 +87,10 @@ void SummarizeSharesAndWaits(const RunResult& run, RunSummary& s) {
     s.gpu_type_utilization.emplace_back(
         usage.type, capacity > 0 ? std::min(1.0, usage.allocated_gpu_s / capacity) : 0.0);
   }
+  if (run.host_blocked_gpu_s) {
+    const double capacity = run.total_gpus * s.makespan_s;
+    s.host_blocked_gpu_share = capacity > 0 ? *run.host_blocked_gpu_s / capacity : 0.0;
+  }
 }
 
 }  // namespace

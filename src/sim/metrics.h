@@ -124,6 +124,9 @@ struct RunSummary {
   std::vector<std::pair<std::string, double>> tenant_share;
   // Per GPU type: allocated GPU-time / (GPUs of the type x makespan), by type name.
   std::vector<std::pair<std::string, double>> gpu_type_utilization;
+  // RunResult::host_blocked_gpu_s / (total GPUs x makespan): the share of the cluster's GPU-time
+  // that sat idle for lack of CPUs or memory; nullopt when not measured.
+  std::optional<double> host_blocked_gpu_share;
 };
 
 // Allocated GPU-time per GPU type over the run's window, measured by the simulator.
@@ -174,6 +177,9 @@ struct RunResult {
   std::vector<JobRecord> jobs;           // in JobId order
   std::vector<TimeSample> series;        // in time order
   std::vector<GpuTypeUsage> type_usage;  // in GpuTypeId order; empty when not measured
+  // GPU-seconds idle for lack of host CPUs or memory (HostBlockedMeter); nullopt when not
+  // measured (no node states host resources).
+  std::optional<double> host_blocked_gpu_s;
   ServiceSummary services;
   SharingSummary sharing;
   RunSummary summary;

@@ -67,6 +67,7 @@ std::string RunsToJson(const std::vector<RunResult>& runs, const JsonMeta& meta,
     for (const auto& [tenant, share] : s.tenant_share) tenants[tenant] = share;
     Json& types = r["gpu_type_utilization"] = Json::object();
     for (const auto& [type, utilization] : s.gpu_type_utilization) types[type] = utilization;
+    if (s.host_blocked_gpu_share) r["host_blocked_gpu_share"] = *s.host_blocked_gpu_share;
     r["wall_s"] = s.wall_s;
     if (timings) {
       r["cycles"] = s.cycle_times.cycles;

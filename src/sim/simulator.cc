@@ -153,6 +153,7 @@ RunResult Simulate(const SimInputs& inputs, std::unique_ptr<SchedulingPolicy> po
 
   std::vector<TimeSample> series;
   TypeUsageMeter type_usage(inputs.cluster);
+  HostBlockedMeter host_blocked(inputs.cluster);
   PendingSampler pending(options.explain_every, jobs.size());
   size_t next_arrival = 0;
   size_t jobs_done = 0;
@@ -216,6 +217,7 @@ RunResult Simulate(const SimInputs& inputs, std::unique_ptr<SchedulingPolicy> po
     });
 
     type_usage.Observe(now, scheduler.state(), completed);
+    host_blocked.Observe(now, scheduler, completed);
     pending.MaybeSample(now, scheduler);
     const TimeSample sample{now, scheduler.state().allocated_total(),
                             static_cast<int>(scheduler.queue().size()),
@@ -242,6 +244,7 @@ RunResult Simulate(const SimInputs& inputs, std::unique_ptr<SchedulingPolicy> po
   run.oracle = options.runtime_estimates == RuntimeEstimates::kOracle;
   if (inputs.sharing != nullptr) run.sharing = SummarizeSharing(scheduler, executor, last_instant);
   run.type_usage = type_usage.Usage();
+  if (host_blocked.active()) run.host_blocked_gpu_s = host_blocked.blocked_gpu_s();
   const Timestamp end = run.series.empty() ? kTimeZero : run.series.back().time;
   pending.Finish(last_instant, run.jobs);
   if (scheduler.queue().size() > 0) {

@@ -16,7 +16,7 @@ struct Workload {
   std::string source;  // e.g. "philly:../shared/traces/pollux/philly.csv"
   std::vector<JobSpec> jobs;
   int skipped_rows = 0;  // rows dropped by --skip-bad-rows (always 0 without it)
-  // Well-formed rows the format leaves out by rule (alibaba: CPU-only and never-run pods).
+  // Well-formed rows the format leaves out by rule (alibaba: pods that never ran).
   int excluded_rows = 0;
 };
 
@@ -38,9 +38,11 @@ struct ReadOptions {
 //                   Gavel throughput model supplies real rates)
 //   tiresias:PATH   Tiresias job CSV (job_id,num_gpu,submit_time,iterations,model_name,...)
 //   chronus:PATH    Chronus SLO trace (Tiresias columns + expect_time_list,expect_value_list,
-//                   best_effort,job_type; times in minutes; deadlines and QoS classes)
+//                   best_effort,job_type; times in minutes; deadlines and QoS classes; 0-GPU
+//                   rows as CPU jobs)
 //   alibaba:PATH    Alibaba cluster-trace-gpu-v2023 pod list (openb_pod_list_*.csv): one job per
-//                   GPU pod that ran, work = its run time; gpu_milli < 1000 -> memory_mib
+//                   pod that ran (CPU-only pods as CPU jobs), work = its run time; cpu_milli ->
+//                   cpus, memory_mib -> host_memory_mib, gpu_milli < 1000 -> memory_mib
 //   csv:PATH        the native CSV (submit_time,num_gpus,duration + optional columns)
 //   synthetic[:k=v,...]  Philly-like generator; keys jobs, seed, load, gpus, users
 // The per-format contracts are in sim/workload_readers.h, sim/workload_chronus.h and

@@ -115,12 +115,8 @@ Result<JobSpec> ParseChronusRow(const std::vector<std::string_view>& fields,
   const std::string_view job_id = TrimField(field(kJobId));
   if (job_id.empty()) return InvalidArgument("empty job_id");
   const std::optional<int64_t> num_gpus = ParseInt(TrimField(field(kNumGpu)));
-  if (num_gpus && *num_gpus == 0) {
-    // Chronus' own loader drops these rows; here they are bad rows like any other.
-    return InvalidArgument("num_gpu is 0: a job needs at least one GPU");
-  }
-  if (!num_gpus || *num_gpus < 1 || *num_gpus > kMaxGpus) {
-    return InvalidArgument(BadValue("num_gpu", field(kNumGpu), "an integer >= 1"));
+  if (!num_gpus || *num_gpus < 0 || *num_gpus > kMaxGpus) {
+    return InvalidArgument(BadValue("num_gpu", field(kNumGpu), "an integer >= 0"));
   }
   const std::optional<double> submit_min = MinutesField(field(kSubmitTime));
   if (!submit_min) return InvalidArgument(BadValue("submit_time", field(kSubmitTime), "minutes"));
@@ -159,6 +155,7 @@ Result<JobSpec> ParseChronusRow(const std::vector<std::string_view>& fields,
   spec.queue = spec.user;
   spec.model = std::string(TrimField(field(kModelName)));
   spec.num_gpus = static_cast<int>(*num_gpus);
+  if (spec.num_gpus == 0) spec.cpus = kChronusCpuJobCpus;  // Chronus' own loader drops these
   spec.submit_time = AtSeconds(*submit_min * kSecondsPerUnit);
   spec.iterations = *iterations;
   spec.ref_iters_per_s = *iterations / (*duration_min * kSecondsPerUnit);

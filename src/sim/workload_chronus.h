@@ -28,9 +28,11 @@ namespace dlsched::sim {
 // 60 min). Every time column (submit_time, duration, expect_time_list) is read as minutes.
 //
 // Mapping: name = job_id; user = queue = user (a Philly virtual cluster); model = model_name;
-// num_gpus = num_gpu (an integer >= 1: the traces' 0-GPU rows are bad rows, as Chronus itself
-// drops them); iterations = iterations and ref_iters_per_s = iterations / duration, so
-// ideal_duration() = duration.
+// num_gpus = num_gpu (an integer >= 0); iterations = iterations and ref_iters_per_s =
+// iterations / duration, so ideal_duration() = duration.
+// CPU jobs: a 0-GPU row (205 in the SLO trace, which Chronus' own loader drops) is a CPU job of
+// kChronusCpuJobCpus cores; host memory is left unstated (0). No GPU job states CPUs or memory,
+// so it gets the cluster's per-GPU defaults.
 // QoS: job_type `strict`, `soft` or `best`, which must agree with best_effort (1 exactly for
 // `best`, else 0). For strict and soft jobs expect_time_list / expect_value_list are '-'-separated
 // lists of equal length: times after submit_time (minutes, > 0, strictly ascending) and the
@@ -38,6 +40,12 @@ namespace dlsched::sim {
 // JobSpec::utility_steps, and deadline = submit_time + the first time (a soft job that finishes
 // by it earns full utility, as Chronus scores it). Best-effort jobs get no deadline and no steps;
 // their lists (upstream fills them with the submit time) are not read.
+// The CPU cores a 0-GPU Chronus row asks for. ASSUMPTION: the trace gives no CPU counts (nor
+// does its SOURCE.md or Chronus' code, which drops these rows); 4 cores is one GPU's share of a
+// typical GPU server's cores (a DGX-1 has 40 cores for 8 GPUs; an AWS p3.16xlarge 32 cores for
+// 8), so a CPU job here weighs about what a one-GPU job's data loading does.
+inline constexpr int kChronusCpuJobCpus = 4;
+
 Result<ParsedRows> ReadChronusTrace(const std::string& path, const ReadOptions& options);
 
 }  // namespace dlsched::sim

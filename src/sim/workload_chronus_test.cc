@@ -53,10 +53,11 @@ TEST(ChronusReaderTest, MapsColumnsQosAndMinutes) {
                       "7,vc_a,4,100,6000,resnet101,50,8,120,10,0,strict\n"
                       "8,vc_b,1,90,300,alexnet,10,6,20-30-45,10-8-5,0,soft\n"
                       "\n"
-                      "9,vc_a,2,95,1200,vgg16,20,3,95,10,1,best\n");
+                      "9,vc_a,2,95,1200,vgg16,20,3,95,10,1,best\n"
+                      "10,vc_c,0,97,600,alexnet,30,2,40,10,0,strict\n");
   const Result<ParsedRows> rows = ReadChronusTrace(file.path(), {});
   ASSERT_TRUE(rows.ok()) << rows.status().ToString();
-  ASSERT_EQ(rows->jobs.size(), 3u);
+  ASSERT_EQ(rows->jobs.size(), 4u);
   EXPECT_EQ(rows->skipped_rows, 0);
 
   const JobSpec& strict = rows->jobs[0];  // file order: LoadWorkload sorts later
@@ -85,6 +86,20 @@ TEST(ChronusReaderTest, MapsColumnsQosAndMinutes) {
   EXPECT_EQ(best.qos, QosClass::kBestEffort);
   EXPECT_FALSE(best.deadline.has_value());
   EXPECT_TRUE(best.utility_steps.empty());
+  for (const JobSpec& gpu_job : {strict, soft, best}) {
+    EXPECT_EQ(gpu_job.cpus, 0);  // unstated: the cluster's per-GPU defaults
+    EXPECT_EQ(gpu_job.host_memory_mib, 0);
+  }
+
+  // A 0-GPU row is a CPU job of kChronusCpuJobCpus cores, with its QoS like any other.
+  const JobSpec& cpu = rows->jobs[3];
+  EXPECT_EQ(cpu.name, "10");
+  EXPECT_EQ(cpu.num_gpus, 0);
+  EXPECT_EQ(cpu.cpus, kChronusCpuJobCpus);
+  EXPECT_EQ(cpu.host_memory_mib, 0);
+  EXPECT_NEAR(ToSeconds(cpu.ideal_duration()), 30 * 60, 1e-5);
+  EXPECT_EQ(cpu.qos, QosClass::kStrict);
+  EXPECT_EQ(cpu.deadline, AtSeconds((97 + 40) * 60));
 }
 
 TEST(ChronusReaderTest, LoadWorkloadSortsAndShiftsDeadlinesWithSubmitTimes) {
@@ -111,9 +126,9 @@ TEST(ChronusReaderTest, BadRowsNameFileAndLineOrAreSkipped) {
     std::string want;  // a substring of the error
   };
   const std::vector<Case> cases = {
-      {"zero gpus", "1,vc,0,5,100,alexnet,10,1,20,10,0,strict", "num_gpu is 0"},
       {"gpus not a number", "1,vc,x,5,100,alexnet,10,1,20,10,0,strict", "bad num_gpu 'x'"},
-      {"negative gpus", "1,vc,-1,5,100,alexnet,10,1,20,10,0,strict", "bad num_gpu"},
+      {"negative gpus", "1,vc,-1,5,100,alexnet,10,1,20,10,0,strict",
+       "bad num_gpu '-1': want an integer >= 0"},
       {"few fields", "1,vc,1,5,100,alexnet,10,1,20,10,0", "expected 12 fields, got 11"},
       {"empty job id", ",vc,1,5,100,alexnet,10,1,20,10,0,strict", "empty job_id"},
       {"bad submit", "1,vc,1,soon,100,alexnet,10,1,20,10,0,strict", "bad submit_time 'soon'"},
@@ -186,7 +201,8 @@ TEST(ChronusReaderTest, ColumnsByNameInAnyOrderWithoutInterval) {
   EXPECT_EQ(rows->jobs[0].deadline, AtSeconds(32 * 60));
 }
 
-// The published traces: every row but the 0-GPU ones loads, with the documented class mix.
+// The published traces: every row loads without --skip-bad-rows, the 0-GPU ones as CPU jobs,
+// with the documented class mix.
 TEST(ChronusPublishedTracesTest, ReadsAllThreeTraces) {
   const std::string dir = std::string(DLSCHED_TRACES_DIR) + "/chronus";
   if (!fs::exists(dir + "/trace_job_Philly_SLO.csv")) {
@@ -194,39 +210,34 @@ TEST(ChronusPublishedTracesTest, ReadsAllThreeTraces) {
   }
   struct Case {
     std::string file;
-    int zero_gpu_rows;
-    int first_bad_line;
+    int cpu_jobs;
     std::map<QosClass, int> classes;
   };
   const std::vector<Case> cases = {
-      {"trace_job_Philly_SLO.csv", 205, 190, {{QosClass::kStrict, 30735}}},
+      {"trace_job_Philly_SLO.csv", 205, {{QosClass::kStrict, 30940}}},
       {"trace_job_Philly_MIX1.csv",
        184,
-       197,
-       {{QosClass::kStrict, 21600}, {QosClass::kBestEffort, 9156}}},
+       {{QosClass::kStrict, 21724}, {QosClass::kBestEffort, 9216}}},
       {"trace_job_Philly_MIX2.csv",
        194,
-       226,
-       {{QosClass::kSoft, 18410}, {QosClass::kStrict, 9211}, {QosClass::kBestEffort, 3125}}},
+       {{QosClass::kSoft, 18525}, {QosClass::kStrict, 9276}, {QosClass::kBestEffort, 3139}}},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.file);
     const std::string path = dir + "/" + c.file;
-    const Result<Workload> strict = LoadWorkload("chronus:" + path, {});
-    ASSERT_FALSE(strict.ok());
-    EXPECT_THAT(strict.status().message(),
-                HasSubstr(path + ":" + std::to_string(c.first_bad_line) + ": num_gpu is 0"));
-
-    ReadOptions skip;
-    skip.skip_bad_rows = true;
-    const Result<Workload> w = LoadWorkload("chronus:" + path, skip);
+    const Result<Workload> w = LoadWorkload("chronus:" + path, {});
     ASSERT_TRUE(w.ok()) << w.status().ToString();
-    EXPECT_EQ(w->skipped_rows, c.zero_gpu_rows);
-    EXPECT_EQ(static_cast<int>(w->jobs.size()) + c.zero_gpu_rows, 30940);
+    EXPECT_EQ(w->skipped_rows, 0);
+    EXPECT_EQ(w->jobs.size(), 30940u);
     std::map<QosClass, int> classes;
+    int cpu_jobs = 0;
     Duration longest{0};
     for (const JobSpec& spec : w->jobs) {
       ++classes[spec.qos];
+      if (spec.num_gpus == 0) {
+        ++cpu_jobs;
+        EXPECT_EQ(spec.cpus, kChronusCpuJobCpus);
+      }
       EXPECT_EQ(spec.deadline.has_value(), spec.qos != QosClass::kBestEffort);
       // Chronus' deadlines give every job at least 1.1x its run time.
       if (spec.deadline) {
@@ -235,6 +246,7 @@ TEST(ChronusPublishedTracesTest, ReadsAllThreeTraces) {
       longest = std::max(longest, spec.ideal_duration());
     }
     EXPECT_EQ(classes, c.classes);
+    EXPECT_EQ(cpu_jobs, c.cpu_jobs);
     EXPECT_EQ(w->jobs.front().submit_time, kTimeZero);
     // Minutes: the last submission is two weeks in, the longest job runs 72 hours.
     EXPECT_NEAR(ToSeconds(w->jobs.back().submit_time) / 86400, 14.0, 0.1);

@@ -46,6 +46,10 @@ std::optional<double> SecondsField(std::string_view field) {
 }
 
 constexpr int kMaxInt = std::numeric_limits<int>::max();
+// Bounds of a job's host request in all (every node of its gang together): CPU cores and host
+// memory in MiB, far above any cluster and well within int / int64.
+constexpr int kMaxJobCpus = 10'000'000;
+constexpr int64_t kMaxJobHostMemoryMib = int64_t{1} << 50;
 
 // Reads every non-blank line after the cursor as a data row: splits it at `sep`, hands the
 // fields and the line number to `parse_row` (returning Result<JobSpec>, the error message
@@ -310,14 +314,16 @@ enum class Column {
   kPrefer,
   kKind,
   kServiceLoad,
+  kCpus,
+  kHostMemoryMib,
 };
-constexpr int kNumColumns = 19;
+constexpr int kNumColumns = 21;
 // Indexed by Column; the first kNumRequired are required.
 constexpr std::array<std::string_view, kNumColumns> kColumnNames = {
-    "submit_time", "num_gpus", "duration",   "job_id",      "user",
-    "queue",       "model",    "batch_size", "gpu_type",    "deadline",
-    "qos_class",   "priority", "memory_mib", "iterations",  "runtime_estimate",
-    "selector",    "prefer",   "kind",       "service_load"};
+    "submit_time",  "num_gpus",   "duration",         "job_id",   "user",      "queue",
+    "model",        "batch_size", "gpu_type",         "deadline", "qos_class", "priority",
+    "memory_mib",   "iterations", "runtime_estimate", "selector", "prefer",    "kind",
+    "service_load", "cpus",       "host_memory_mib"};
 constexpr int kNumRequired = 3;
 
 std::string KnownColumns() {
@@ -360,9 +366,27 @@ Result<JobSpec> ParseNativeRow(const std::vector<std::string_view>& fields,
         break;
       }
       case Column::kNumGpus: {
-        const auto v = IntInRange(cell, 1, kMaxInt);
-        if (!v) return InvalidArgument(BadValue(name, cell, "an integer >= 1"));
+        const auto v = IntInRange(cell, 0, kMaxInt);
+        if (!v) return InvalidArgument(BadValue(name, cell, "an integer >= 0 (0: a CPU job)"));
         spec.num_gpus = *v;
+        break;
+      }
+      case Column::kCpus: {
+        const auto v = IntInRange(cell, 0, kMaxJobCpus);
+        if (!v) {
+          return InvalidArgument(BadValue(
+              name, cell, "an integer in 0.." + std::to_string(kMaxJobCpus) + " (CPU cores)"));
+        }
+        spec.cpus = *v;
+        break;
+      }
+      case Column::kHostMemoryMib: {
+        const std::optional<int64_t> v = ParseInt(cell);
+        if (!v || *v < 0 || *v > kMaxJobHostMemoryMib) {
+          return InvalidArgument(BadValue(
+              name, cell, "an integer in 0.." + std::to_string(kMaxJobHostMemoryMib) + " (MiB)"));
+        }
+        spec.host_memory_mib = *v;
         break;
       }
       case Column::kDuration: {
@@ -510,11 +534,14 @@ Result<ParsedRows> ReadNativeText(const std::string& path, std::string_view text
 // alibaba:
 
 // The columns ReadAlibabaTrace needs, in the order its parser indexes them.
-constexpr std::array<std::string_view, 8> kAlibabaColumns = {
-    "name",      "num_gpu",       "gpu_milli",     "qos",
-    "pod_phase", "creation_time", "deletion_time", "scheduled_time"};
+constexpr std::array<std::string_view, 10> kAlibabaColumns = {
+    "name",          "num_gpu",       "gpu_milli",      "qos",       "pod_phase",
+    "creation_time", "deletion_time", "scheduled_time", "cpu_milli", "memory_mib"};
+// A pod's CPU request in thousandths of a core: up to a million cores (a cluster node's bound).
+constexpr int64_t kMaxAlibabaCpuMilli = int64_t{1'000'000} * 1000;
+constexpr int64_t kMaxAlibabaMemoryMib = int64_t{1} << 50;
 
-// One pod-list row: the job, or nullopt for a pod the format leaves out (CPU-only, never ran).
+// One pod-list row: the job, or nullopt for a pod the format leaves out (never ran).
 Result<std::optional<JobSpec>> ParseAlibabaRow(const std::vector<std::string_view>& fields,
                                                const std::array<int, kAlibabaColumns.size()>& col,
                                                size_t width) {
@@ -550,7 +577,17 @@ Result<std::optional<JobSpec>> ParseAlibabaRow(const std::vector<std::string_vie
       return InvalidArgument(BadValue("scheduled_time", field(7), "seconds or empty"));
     }
   }
-  if (*num_gpu == 0 || !scheduled_s || phase == "Pending") return std::optional<JobSpec>();
+  const std::optional<int64_t> cpu_milli = ParseInt(field(8));
+  if (!cpu_milli || *cpu_milli < 0 || *cpu_milli > kMaxAlibabaCpuMilli) {
+    return InvalidArgument(
+        BadValue("cpu_milli", field(8), "an integer in 0.." + std::to_string(kMaxAlibabaCpuMilli)));
+  }
+  const std::optional<int64_t> memory_mib = ParseInt(field(9));
+  if (!memory_mib || *memory_mib < 0 || *memory_mib > kMaxAlibabaMemoryMib) {
+    return InvalidArgument(BadValue("memory_mib", field(9),
+                                    "an integer in 0.." + std::to_string(kMaxAlibabaMemoryMib)));
+  }
+  if (!scheduled_s || phase == "Pending") return std::optional<JobSpec>();
   if (*deletion_s < *scheduled_s) {
     return InvalidArgument("deletion_time " + std::string(field(6)) + " is before scheduled_time " +
                            std::string(field(7)));
@@ -562,6 +599,8 @@ Result<std::optional<JobSpec>> ParseAlibabaRow(const std::vector<std::string_vie
   spec.iterations = *deletion_s - *scheduled_s;
   spec.ref_iters_per_s = 1.0;
   spec.priority = qos == "LS" || qos == "Guaranteed" ? 1 : 0;
+  spec.cpus = static_cast<int>((*cpu_milli + 999) / 1000);  // ceil: whole cores
+  spec.host_memory_mib = *memory_mib;
   if (*num_gpu == 1 && *gpu_milli < 1000) {
     spec.memory_mib = (*gpu_milli * kAlibabaGpuMemoryMib + 999) / 1000;  // ceil
   }
@@ -585,7 +624,7 @@ Result<ParsedRows> ReadAlibabaText(const std::string& path, std::string_view tex
     // openb_pod_list_multigpu50.csv, say: resource requests only, nothing to simulate.
     return errors.Fatal(cursor.line_number(),
                         "missing columns " + missing +
-                            ": an Alibaba pod list needs the pods' QoS, phase and times");
+                            ": an Alibaba pod list needs the pods' requests, QoS, phase and times");
   }
   ParsedRows rows;
   std::vector<std::string_view> fields;

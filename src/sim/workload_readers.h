@@ -22,8 +22,8 @@ namespace dlsched::sim {
 struct ParsedRows {
   std::vector<JobSpec> jobs;  // file order (Philly: sorted by submit time, first at t = 0)
   int skipped_rows = 0;       // malformed rows dropped under ReadOptions::skip_bad_rows
-  // Well-formed rows the format leaves out by its own rule (alibaba: CPU-only pods and pods that
-  // never ran); never errors, counted whatever ReadOptions says.
+  // Well-formed rows the format leaves out by its own rule (alibaba: pods that never ran); never
+  // errors, counted whatever ReadOptions says.
   int excluded_rows = 0;
 };
 
@@ -66,14 +66,17 @@ inline constexpr int64_t kAlibabaGpuMemoryMib = 16384;
 
 // Alibaba cluster-trace-gpu-v2023 ("openb") pod lists (traces/alibaba-gpu-v2023/SOURCE.md):
 // header `name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,
-// deletion_time,scheduled_time`; columns found by name; cpu_milli, memory_mib (host memory),
-// gpu_spec and extra columns are ignored. A file without name, num_gpu, gpu_milli, qos,
-// pod_phase, creation_time, deletion_time or scheduled_time (openb_pod_list_multigpu50.csv has
-// only the first five columns, so no times) is an error naming every missing column.
-// One JobSpec per pod that holds GPUs and ran:
-//   - excluded (counted in `excluded_rows`, not errors): CPU-only pods (num_gpu 0) and pods that
-//     never ran (pod_phase Pending, or an empty scheduled_time);
+// deletion_time,scheduled_time`; columns found by name; gpu_spec and extra columns are ignored.
+// A file without name, num_gpu, gpu_milli, qos, pod_phase, creation_time, deletion_time,
+// scheduled_time, cpu_milli or memory_mib (openb_pod_list_multigpu50.csv has only the first five
+// columns, so no times) is an error naming every missing column.
+// One JobSpec per pod that ran, CPU-only pods (num_gpu 0) included as CPU jobs:
+//   - excluded (counted in `excluded_rows`, not errors): pods that never ran (pod_phase Pending,
+//     or an empty scheduled_time);
 //   - name = the pod name; num_gpus = num_gpu; submit_time = creation_time (s);
+//   - cpus = ceil(cpu_milli / 1000) (whole cores; cpu_milli 0..10^9) and host_memory_mib =
+//     memory_mib (0..2^50), the pod's requests for the whole pod; 0 = the cluster's per-GPU
+//     defaults. A CPU-only pod must request CPUs (ValidateJobSpec), or it is a bad row;
 //   - work = the pod's run time, deletion_time - scheduled_time (s), at 1 iteration/s
 //     (iterations = seconds, ref_iters_per_s = 1), so ideal_duration() is the run time. Pods
 //     still Running when the trace was taken have their deletion time at the end of the
@@ -93,12 +96,16 @@ inline constexpr int64_t kAlibabaGpuMemoryMib = 16384;
 Result<ParsedRows> ReadAlibabaTrace(const std::string& path, const ReadOptions& options);
 
 // The project's own CSV. Header required; columns by name, any order, comma-separated, no
-// quoting. Required: submit_time (s, fractional ok), num_gpus, duration (s, > 0). Optional
-// (cells may be empty = unset): job_id (-> name; default the 1-based data row number), user,
-// queue, model, batch_size, gpu_type, deadline (s after submit_time), qos_class (strict, soft,
-// best-effort), priority, memory_mib, iterations (when set, ref_iters_per_s = iterations /
-// duration; else iterations = duration at 1 it/s), runtime_estimate (s, the user's estimate,
-// JobSpec::runtime_estimate). An unknown or repeated column is an error naming it.
+// quoting. Required: submit_time (s, fractional ok), num_gpus (>= 0; 0 = a CPU job, which must
+// state cpus), duration (s, > 0). Optional (cells may be empty = unset): job_id (-> name;
+// default the 1-based data row number), user, queue, model, batch_size, gpu_type, deadline (s
+// after submit_time), qos_class (strict, soft, best-effort), priority, memory_mib (GPU memory per
+// GPU), iterations (when set, ref_iters_per_s = iterations / duration; else iterations = duration
+// at 1 it/s), runtime_estimate (s, the user's estimate, JobSpec::runtime_estimate), selector and
+// prefer (node labels, key=value;...), kind (training or service) and service_load, cpus (CPU
+// cores for the whole job, 0..10,000,000) and host_memory_mib (host memory in MiB for the whole
+// job, 0..2^50): JobSpec::cpus / host_memory_mib, where 0 or empty = the cluster's per-GPU
+// defaults. An unknown or repeated column is an error naming it.
 Result<ParsedRows> ReadNativeCsv(const std::string& path, const ReadOptions& options);
 
 }  // namespace dlsched::sim

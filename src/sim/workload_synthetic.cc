@@ -7,6 +7,7 @@
 
 #include "dlsched/common/rng.h"
 #include "dlsched/common/text.h"
+#include "sim/cpu_sensitivity.h"
 
 namespace dlsched::sim {
 namespace {
@@ -92,6 +93,16 @@ double SampleRunTime(Rng& rng, const std::array<LogNormalPart, N>& parts) {
   return std::clamp(std::round(seconds), kMinRunTimeS, kMaxRunTimeS);
 }
 
+// The model of DataLoadingModels() whose cumulative mix weight first exceeds u in [0, 1).
+std::string_view PickDataLoadingModel(double u) {
+  double acc = 0;
+  for (const DataLoadingModel& m : DataLoadingModels()) {
+    acc += m.mix_weight;
+    if (u < acc) return m.model;
+  }
+  return DataLoadingModels().back().model;  // u within rounding of 1
+}
+
 std::string PaddedIndex(int index, int count) {
   const std::string digits = std::to_string(index);
   const size_t width = std::to_string(std::max(count - 1, 0)).size();
@@ -145,8 +156,10 @@ Result<SyntheticOptions> ParseSyntheticOptions(std::string_view text) {
         options.mix = SyntheticOptions::Mix::kPhilly;
       } else if (value == "gavel") {
         options.mix = SyntheticOptions::Mix::kGavel;
+      } else if (value == "dataload") {
+        options.mix = SyntheticOptions::Mix::kDataLoading;
       } else {
-        return BadOption(key, value, "philly or gavel");
+        return BadOption(key, value, "philly, dataload or gavel");
       }
     } else if (key == "rate") {
       const auto v = ParseFiniteDouble(value);
@@ -196,8 +209,11 @@ Result<SyntheticOptions> ParseSyntheticOptions(std::string_view text) {
     const bool gavel_only = key == "rate" || key == "throughputs";
     const bool philly_only = key == "load" || key == "services" || key == "service_gpus";
     if ((gavel_only && !gavel) || (philly_only && gavel)) {
+      const std::string_view mix = gavel                                                ? "gavel"
+                                   : options.mix == SyntheticOptions::Mix::kDataLoading ? "dataload"
+                                                                                        : "philly";
       return InvalidArgument("synthetic workload option '" + std::string(key) +
-                             "' does not apply to mix=" + (gavel ? "gavel" : "philly"));
+                             "' does not apply to mix=" + std::string(mix));
     }
   }
   return options;
@@ -249,7 +265,9 @@ std::vector<JobSpec> GenerateSyntheticJobs(const SyntheticOptions& options) {
     spec.user = "user" + PaddedIndex(user, options.users);
     spec.queue = "vc" + PaddedIndex(user % num_queues, num_queues);
 
-    if (model_rng.Uniform() < kModelShare) {
+    if (options.mix == SyntheticOptions::Mix::kDataLoading) {
+      spec.model = std::string(PickDataLoadingModel(model_rng.Uniform()));
+    } else if (model_rng.Uniform() < kModelShare) {
       const ModelChoice& m = kModels[model_rng.Below(kModels.size())];
       spec.model = m.model;
       spec.batch_size = m.batch_size;

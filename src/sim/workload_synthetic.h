@@ -17,8 +17,10 @@
 namespace dlsched::sim {
 
 struct SyntheticOptions {
-  // Which generator: the Philly-like mix below, or Gavel's (sim/workload_gavel_mix.h).
-  enum class Mix { kPhilly, kGavel };
+  // Which generator: the Philly-like mix below; the same with data-loading models whose speed
+  // depends on the CPUs they hold (kDataLoading, "dataload"); or Gavel's
+  // (sim/workload_gavel_mix.h).
+  enum class Mix { kPhilly, kGavel, kDataLoading };
   Mix mix = Mix::kPhilly;
   int jobs = 4000;       // number of jobs, in [1, 1e6]
   uint64_t seed = 1;     // same options (seed included) -> identical jobs, on every platform
@@ -36,9 +38,9 @@ struct SyntheticOptions {
 };
 
 // Parses "k=v,k=v" (the part after "synthetic:"; may be empty) over the defaults. Keys: mix
-// (philly or gavel), jobs, seed, load, gpus, users, services, service_gpus, and with mix=gavel
-// rate and throughputs. Unknown keys, repeated keys, out-of-range values and keys the mix does
-// not take are InvalidArgument naming the key.
+// (philly, dataload or gavel), jobs, seed, load, gpus, users, services, service_gpus, and with
+// mix=gavel rate and throughputs. Unknown keys, repeated keys, out-of-range values and keys the mix
+// does not take are InvalidArgument naming the key.
 Result<SyntheticOptions> ParseSyntheticOptions(std::string_view text);
 
 // Generates options.jobs jobs sorted by submit time, the first at t = 0. Precondition: options
@@ -51,7 +53,10 @@ Result<SyntheticOptions> ParseSyntheticOptions(std::string_view text);
 //    up to microsecond rounding.
 //  - user "user<k>" (round-robin from a seeded start, 30% of jobs to a random user), queue
 //    "vc<k mod max(1, users/2)>" of its user; ~60% of jobs carry a Gavel model name and batch
-//    size; priority 0 (70%), 1 (20%), 2 (10%).
+//    size; priority 0 (70%), 1 (20%), 2 (10%). With mix=dataload every job instead carries a
+//    model of sim/cpu_sensitivity.h's DataLoadingModels(), drawn by its mix weight (batch size
+//    0), and states no CPUs or memory (the cluster's per-GPU defaults; see sim/host_allocation.h
+//    for the CPU-aware alternative); everything else is as for mix=philly, same seed, same jobs.
 //  - name = 1-based position.
 // Then `services` online services ("svc<k>", user and queue "online"), submitted at t = 0 and
 // placed first, each reserving min(service_gpus, gpus) GPUs for the whole run (until 7 days

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/cpu_sensitivity.h"
 #include "sim/workload_synthetic.h"
 
 namespace dlsched::sim {
@@ -243,18 +244,19 @@ constexpr std::string_view kAlibabaHeader =
     "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,"
     "deletion_time,scheduled_time\n";
 
-TEST(AlibabaReaderTest, OneJobPerGpuPodThatRan) {
+TEST(AlibabaReaderTest, OneJobPerPodThatRanCpuOnlyPodsIncluded) {
   TempDir dir;
-  const std::string path = dir.Write(
-      "pods.csv", std::string(kAlibabaHeader) +
-                      "pod-a,12000,16384,1,1000,,LS,Running,500,4100,600\n"
-                      "pod-cpu,4000,8192,0,0,,BE,Running,400,900,400\n"  // CPU-only: left out
-                      "pod-b,6000,12288,1,460,V100M16|V100M32,BE,Failed,300,1300,350\r\n"
-                      "\n"
-                      "pod-pending,8000,8192,1,1000,,BE,Pending,700,800,\n"  // never ran
-                      "pod-queued,8000,8192,1,1000,,BE,Pending,700,800,750\n"
-                      "pod-c,64000,262144,8,1000,G2,Guaranteed,Succeeded,300,7500,3900\n"
-                      "pod-d,1000,1024,1,1,,Burstable,Succeeded,800,801,800\n");
+  const std::string path =
+      dir.Write("pods.csv", std::string(kAlibabaHeader) +
+                                "pod-a,12000,16384,1,1000,,LS,Running,500,4100,600\n"
+                                "pod-cpu,4000,8192,0,0,,BE,Running,400,900,400\n"  // a CPU job
+                                "pod-b,6000,12288,1,460,V100M16|V100M32,BE,Failed,300,1300,350\r\n"
+                                "\n"
+                                "pod-pending,8000,8192,1,1000,,BE,Pending,700,800,\n"  // never ran
+                                "pod-queued,8000,8192,1,1000,,BE,Pending,700,800,750\n"
+                                "pod-cpu-pending,8000,8192,0,0,,BE,Pending,700,800,\n"
+                                "pod-c,64000,262144,8,1000,G2,Guaranteed,Succeeded,300,7500,3900\n"
+                                "pod-d,1500,0,1,1,,Burstable,Succeeded,800,801,800\n");
   const Workload w = MustLoad("alibaba:" + path);
   EXPECT_EQ(w.skipped_rows, 0);
   EXPECT_EQ(w.excluded_rows, 3);
@@ -265,13 +267,16 @@ TEST(AlibabaReaderTest, OneJobPerGpuPodThatRan) {
     double run_s;
     int priority;
     int64_t memory_mib;
+    int cpus;
+    int64_t host_memory_mib;
   };
   // Sorted by creation time (file order among equals), shifted so the first is at 0.
   const std::vector<Want> want = {
-      {"pod-b", 0, 1, 950, 0, 7537},  // ceil(460 / 1000 x 16384) = ceil(7536.64)
-      {"pod-c", 0, 8, 3600, 1, 0},
-      {"pod-a", 200, 1, 3500, 1, 0},
-      {"pod-d", 500, 1, 1, 0, 17},  // ceil(16.384)
+      {"pod-b", 0, 1, 950, 0, 7537, 6, 12288},  // ceil(460 / 1000 x 16384) = ceil(7536.64)
+      {"pod-c", 0, 8, 3600, 1, 0, 64, 262144},
+      {"pod-cpu", 100, 0, 500, 0, 0, 4, 8192},
+      {"pod-a", 200, 1, 3500, 1, 0, 12, 16384},
+      {"pod-d", 500, 1, 1, 0, 17, 2, 0},  // ceil(16.384); ceil(1.5) cores; memory unstated
   };
   ASSERT_EQ(w.jobs.size(), want.size());
   for (size_t i = 0; i < want.size(); ++i) {
@@ -285,6 +290,8 @@ TEST(AlibabaReaderTest, OneJobPerGpuPodThatRan) {
     EXPECT_EQ(spec.ideal_duration(), Seconds(want[i].run_s));
     EXPECT_EQ(spec.priority, want[i].priority);
     EXPECT_EQ(spec.memory_mib, want[i].memory_mib);
+    EXPECT_EQ(spec.cpus, want[i].cpus);
+    EXPECT_EQ(spec.host_memory_mib, want[i].host_memory_mib);
     EXPECT_EQ(spec.gpu_type, "");  // gpu_spec is ignored
   }
 }
@@ -305,6 +312,14 @@ TEST(AlibabaReaderTest, BadRowsNameFileAndLine) {
       {"no run time", "p,1,1,1,1000,,LS,Failed,0,20,20", "no work"},
       {"empty name", ",1,1,1,1000,,LS,Running,0,10,0", "empty name"},
       {"too few fields", "p,1,1,1,1000,,LS,Running,0,10", "expected 11 fields, got 10"},
+      {"text cpu_milli", "p,many,1,1,1000,,LS,Running,0,10,0", "bad cpu_milli 'many'"},
+      {"negative cpu_milli", "p,-1,1,1,1000,,LS,Running,0,10,0",
+       "bad cpu_milli '-1': want an integer in 0..1000000000"},
+      {"cpu_milli above a million cores", "p,1000000001,1,1,1000,,LS,Running,0,10,0",
+       "bad cpu_milli '1000000001'"},
+      {"negative memory", "p,1,-5,1,1000,,LS,Running,0,10,0", "bad memory_mib '-5'"},
+      {"CPU pod without CPUs", "p,0,1024,0,0,,LS,Running,0,10,0",
+       "a job with no GPUs (a CPU job) must request cpus"},
   };
   TempDir dir;
   for (const BadRowCase& c : cases) {
@@ -332,6 +347,15 @@ TEST(AlibabaReaderTest, PodListWithoutTimesIsRejectedNamingTheMissingColumns) {
                                        0),
             0u)
       << w.status().message();
+  const std::string other = dir.Write("no_cpus.csv",
+                                      "name,num_gpu,gpu_milli,qos,pod_phase,creation_time,"
+                                      "deletion_time,scheduled_time\n");
+  Result<Workload> no_cpus = LoadWorkload("alibaba:" + other, {});
+  ASSERT_FALSE(no_cpus.ok());
+  EXPECT_EQ(no_cpus.status().message(), other +
+                                            ":1: missing columns cpu_milli, memory_mib: an "
+                                            "Alibaba pod list needs the pods' requests, QoS, "
+                                            "phase and times");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -524,7 +548,8 @@ TEST(NativeCsvReaderTest, HeaderErrors) {
 
 TEST(NativeCsvReaderTest, BadRowsNameFileAndLine) {
   const std::vector<BadRowCase> cases = {
-      {"zero gpus", "0,0,60,", "bad num_gpus '0'"},
+      {"zero gpus, no cpus", "0,0,60,", "a job with no GPUs (a CPU job) must request cpus"},
+      {"negative gpus", "0,-1,60,", "bad num_gpus '-1': want an integer >= 0"},
       {"empty required", "0,,60,", "empty num_gpus"},
       {"negative duration", "0,1,-5,", "bad duration '-5'"},
       {"bad submit", "soon,1,60,", "bad submit_time 'soon'"},
@@ -546,6 +571,46 @@ TEST(NativeCsvReaderTest, BadRowsNameFileAndLine) {
     EXPECT_EQ(kept.jobs.size(), 1u);
     EXPECT_EQ(kept.skipped_rows, 1);
     EXPECT_EQ(kept.jobs[0].qos, QosClass::kSoft);
+  }
+}
+
+// cpus and host_memory_mib are the whole job's; a row with 0 GPUs is a CPU job and must state
+// cpus; empty or 0 leaves them to the cluster's per-GPU defaults.
+TEST(NativeCsvReaderTest, HostResourceColumnsAndCpuJobs) {
+  TempDir dir;
+  const std::string path = dir.Write("host.csv",
+                                     "submit_time,num_gpus,duration,cpus,host_memory_mib\n"
+                                     "0,2,60,24,196608\n"
+                                     "1,0,60,8,\n"
+                                     "2,1,60,,\n"
+                                     "3,4,60,0,0\n");
+  const Workload w = MustLoad("csv:" + path);
+  ASSERT_EQ(w.jobs.size(), 4u);
+  EXPECT_EQ(w.jobs[0].cpus, 24);
+  EXPECT_EQ(w.jobs[0].host_memory_mib, 196608);
+  EXPECT_EQ(w.jobs[1].num_gpus, 0);
+  EXPECT_EQ(w.jobs[1].cpus, 8);
+  EXPECT_EQ(w.jobs[1].host_memory_mib, 0);
+  for (size_t i : {2u, 3u}) {
+    EXPECT_EQ(w.jobs[i].cpus, 0);
+    EXPECT_EQ(w.jobs[i].host_memory_mib, 0);
+  }
+
+  const std::vector<BadRowCase> cases = {
+      {"negative cpus", "0,1,60,-1,", "bad cpus '-1': want an integer in 0..10000000"},
+      {"too many cpus", "0,1,60,10000001,", "bad cpus '10000001'"},
+      {"fractional cpus", "0,1,60,1.5,", "bad cpus '1.5'"},
+      {"negative memory", "0,1,60,,-1",
+       "bad host_memory_mib '-1': want an integer in 0..1125899906842624"},
+      {"memory with a unit", "0,1,60,,8g", "bad host_memory_mib '8g'"},
+      {"CPU job without cpus", "0,0,60,,1024", "a job with no GPUs (a CPU job) must request cpus"},
+  };
+  for (const BadRowCase& c : cases) {
+    SCOPED_TRACE(c.name);
+    const std::string bad =
+        dir.Write("bad.csv", "submit_time,num_gpus,duration,cpus,host_memory_mib\n0,1,60,,\n" +
+                                 c.row + "\n0,1,60,,\n");
+    ExpectLine3FailsUnlessSkipped("csv:" + bad, bad, c.want);
   }
 }
 
@@ -685,6 +750,39 @@ TEST(SyntheticWorkloadTest, SmallClusterCapsJobSizes) {
   EXPECT_EQ(one.jobs[0].submit_time, kTimeZero);
 }
 
+// mix=dataload is the Philly-like mix with data-loading models: same sizes, run times and
+// arrivals for the same seed; models drawn by their mix weights; no host requests.
+TEST(SyntheticWorkloadTest, DataLoadingMixKeepsThePhillyJobsAndDrawsModelsByWeight) {
+  const Workload philly = MustLoad("synthetic:jobs=4000,seed=7,gpus=64");
+  const Workload dataload = MustLoad("synthetic:mix=dataload,jobs=4000,seed=7,gpus=64");
+  ASSERT_EQ(dataload.jobs.size(), philly.jobs.size());
+  std::map<std::string, int> by_model;
+  for (size_t i = 0; i < dataload.jobs.size(); ++i) {
+    const JobSpec& a = philly.jobs[i];
+    const JobSpec& b = dataload.jobs[i];
+    ASSERT_EQ(b.num_gpus, a.num_gpus);
+    ASSERT_EQ(b.submit_time, a.submit_time);
+    ASSERT_EQ(b.iterations, a.iterations);
+    ASSERT_EQ(b.user, a.user);
+    ASSERT_EQ(b.cpus, 0);
+    ASSERT_EQ(b.host_memory_mib, 0);
+    ++by_model[b.model];
+  }
+  for (const DataLoadingModel& m : DataLoadingModels()) {
+    SCOPED_TRACE(std::string(m.model));
+    // Binomial: 4,000 draws at p <= 0.2 have a standard deviation of at most 25 jobs.
+    EXPECT_NEAR(by_model[std::string(m.model)], 4000 * m.mix_weight, 100);
+    by_model.erase(std::string(m.model));
+  }
+  EXPECT_TRUE(by_model.empty()) << by_model.begin()->first;
+  EXPECT_TRUE(LoadWorkload("synthetic:mix=dataload,load=0.8,services=2", {}).ok());
+  const Result<Workload> rate = LoadWorkload("synthetic:mix=dataload,rate=4", {});
+  ASSERT_FALSE(rate.ok());
+  EXPECT_NE(rate.status().message().find("'rate' does not apply to mix=dataload"),
+            std::string::npos)
+      << rate.status().message();
+}
+
 TEST(SyntheticWorkloadTest, RejectsBadOptions) {
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"synthetic:jobs=0", "jobs=0"},           {"synthetic:load=-1", "load=-1"},
@@ -760,12 +858,14 @@ TEST(PublishedTracesTest, ReadsTheAlibabaPodLists) {
   if (!fs::exists(dir)) GTEST_SKIP() << "traces not found at " << dir;
   struct Case {
     const char* file;
-    size_t jobs;     // GPU pods that were scheduled (not Pending)
-    int excluded;    // CPU-only and never-run pods
+    size_t jobs;     // pods that were scheduled (not Pending)
+    int excluded;    // never-run pods
     int fractional;  // single-GPU pods with gpu_milli < 1000
+    int cpu_jobs;    // CPU-only pods that ran
+    int64_t cpus;    // their CPU requests summed, GPU pods' too
   };
-  for (const Case& c : {Case{"openb_pod_list_default.csv", 6203, 1949, 2573},
-                        Case{"openb_pod_list_gpushare100.csv", 5891, 2261, 5891}}) {
+  for (const Case& c : {Case{"openb_pod_list_default.csv", 7255, 897, 2573, 1052, 79457},
+                        Case{"openb_pod_list_gpushare100.csv", 6943, 1209, 5891, 1052, 54607}}) {
     SCOPED_TRACE(c.file);
     const Workload w = MustLoad("alibaba:" + dir + "/" + c.file);
     ASSERT_EQ(w.jobs.size(), c.jobs);
@@ -773,8 +873,16 @@ TEST(PublishedTracesTest, ReadsTheAlibabaPodLists) {
     EXPECT_EQ(w.skipped_rows, 0);
     EXPECT_EQ(w.jobs.front().submit_time, kTimeZero);
     int fractional = 0;
-    for (const JobSpec& spec : w.jobs) fractional += spec.memory_mib > 0;
+    int cpu_jobs = 0;
+    int64_t cpus = 0;
+    for (const JobSpec& spec : w.jobs) {
+      fractional += spec.memory_mib > 0;
+      cpu_jobs += spec.num_gpus == 0;
+      cpus += spec.cpus;
+    }
     EXPECT_EQ(fractional, c.fractional);
+    EXPECT_EQ(cpu_jobs, c.cpu_jobs);
+    EXPECT_EQ(cpus, c.cpus);
   }
   Result<Workload> multigpu = LoadWorkload("alibaba:" + dir + "/openb_pod_list_multigpu50.csv", {});
   ASSERT_FALSE(multigpu.ok());
