@@ -773,7 +773,10 @@ bool PipelinePolicy::TryStart(Cycle& cycle, const JobView& job) const {
 void PipelinePolicy::ExplainBlocked(Cycle& cycle, const JobView& job, bool searched) const {
   const ClusterState& state = cycle.scratch;
   const int gpus = job.num_gpus();
-  const HostRequest host = EffectiveHostRequest(job.spec(), cycle.ctx.cluster.host_defaults());
+  // (Only CPU jobs and clusters that state host resources need the request.)
+  const HostRequest host = gpus == 0 || state.tracks_host()
+                               ? EffectiveHostRequest(job.spec(), cycle.ctx.cluster.host_defaults())
+                               : HostRequest{};
   // "8 CPUs and 4096 MiB of host memory" (the parts the request states).
   const auto host_need = [&] {
     std::string text = std::to_string(host.cpus) + " CPU" + (host.cpus == 1 ? "" : "s");

@@ -108,9 +108,8 @@ bool Placer::Eligible(const JobView& job, GpuTypeId required, NodeId node) const
 
 std::optional<Placement> Placer::Find(const JobView& job, const ClusterState& state) const {
   held_for_consolidation_ = false;
-  host_ = EffectiveHostRequest(job.spec(), ctx_.cluster.host_defaults());
-  limits_host_ = state.tracks_host() && (host_.cpus > 0 || host_.memory_mib > 0);
   const int gpus = job.num_gpus();
+  SetHostRequest(job, state);
   if (gpus == 0) {
     PrepareLabels(job, GpuTypeId(), state);  // a CPU job's selector and preferences
     return FindCpuNode(job, state);
@@ -191,9 +190,17 @@ int Placer::EligibleFree(const JobView& job, const ClusterState& state, Refusal*
   return free;
 }
 
-int Placer::HostUsableFree(const JobView& job, const ClusterState& state) const {
+void Placer::SetHostRequest(const JobView& job, const ClusterState& state) const {
+  // Only a CPU job, or a cluster that states host resources, needs the request (the replay of a
+  // GPU-only trace places millions of gangs).
+  limits_host_ = false;
+  if (!state.tracks_host() && job.num_gpus() > 0) return;
   host_ = EffectiveHostRequest(job.spec(), ctx_.cluster.host_defaults());
   limits_host_ = state.tracks_host() && (host_.cpus > 0 || host_.memory_mib > 0);
+}
+
+int Placer::HostUsableFree(const JobView& job, const ClusterState& state) const {
+  SetHostRequest(job, state);
   const JobSpec& spec = job.spec();
   const GpuTypeId required =
       spec.gpu_type.empty() ? GpuTypeId() : ctx_.cluster.FindGpuType(spec.gpu_type);

@@ -267,5 +267,24 @@ TEST(SharingPolicyConfigTest, RejectsBadValues) {
   EXPECT_FALSE(with([](SharingPolicyConfig& c) { c.min_slowdown_to_migrate = 0.5; }).ok());
 }
 
+// A GPU's second holder needs host CPUs of its own on the node: 2 per GPU by the cluster's
+// defaults, 6 on the node.
+TEST_F(SharingPolicyTest, AJobJoinsASharedGpuOnlyWithCpusOfItsOwnOnTheNode) {
+  Start("1x2xV100:6c", Config());
+  cluster_.set_host_defaults({.cpus_per_gpu = 2});
+  const JobId a = Submit(0);
+  const JobId b = Submit(1);
+  scheduler_->RunCycle(kTimeZero);
+  ASSERT_EQ(job(a).share, ShareMode::kPacked);
+  ASSERT_EQ(job(b).placement.parts.front().cpus, 2);
+  const JobId c = Submit(2, AtSeconds(1));
+  const JobId d = Submit(3, AtSeconds(1));
+  scheduler_->RunCycle(AtSeconds(1));
+  EXPECT_EQ(job(c).state, JobState::kRunning);
+  EXPECT_EQ(job(c).placement.parts.front().cpus, 2);
+  EXPECT_EQ(job(d).state, JobState::kQueued) << "room on the GPUs (k = 2), none in the CPUs";
+  EXPECT_EQ(scheduler_->state().free_cpus(NodeId(0)), 0);
+}
+
 }  // namespace
 }  // namespace dlsched

@@ -101,12 +101,15 @@ class Placer {
   std::optional<Placement> FindAcrossNodes(const JobView& job, GpuTypeId type,
                                            const ClusterState& state) const;
   std::optional<Placement> FindCpuNode(const JobView& job, const ClusterState& state) const;
+  // Sets host_ and limits_host_ for the job.
+  void SetHostRequest(const JobView& job, const ClusterState& state) const;
   // How many of the node's `free` GPUs a part of the job can take with the node's free CPUs and
   // memory (the job's share grows with its GPUs there).
   int UsableGpus(const JobView& job, const ClusterState& state, NodeId node, int free) const;
   // The job's part on `node` with `gpus`, with its share of the host request.
   NodeGpus MakePart(const JobView& job, const ClusterState& state, NodeId node,
                     GpuMask gpus) const {
+    if (!limits_host_) return NodeGpus{node, gpus};  // it asks for nothing the nodes state
     return state.Part(node, gpus, SplitHostRequest(host_, job.num_gpus(), CountGpus(gpus)));
   }
 

@@ -126,6 +126,7 @@ void RoundPolicy::ComputeAllocation(const SchedulingContext& ctx) const {
   }
   for (JobId id : ctx.running) {
     const Job& job = ctx.jobs.at(id);
+    if (job.spec.num_gpus == 0) continue;  // a CPU job
     problem.gpus_per_type[ctx.cluster.node_gpu_type(job.placement.parts.front().node).index()] +=
         job.spec.num_gpus;
   }

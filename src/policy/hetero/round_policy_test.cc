@@ -316,5 +316,20 @@ TEST(RoundTypeOrderTest, ShuffledDrawsEveryOrderAndRepeatsPerRound) {
   EXPECT_THAT(RoundTypeOrder(Walk::kShuffled, 1, 7), ElementsAre(0));
 }
 
+TEST_F(RoundPolicyTest, CpuJobsRunBesideTheRoundsOnTheCpusTheyLeave) {
+  Start("1x1xV100:4c+1x0xcpu:4c", AllocateGreedy);
+  const JobId fast = Submit("fast");
+  const Result<JobId> cpu_job = scheduler_->Submit(MakeJob(1).Gpus(0).Host(4).Spec(), kTimeZero);
+  ASSERT_TRUE(cpu_job.ok()) << cpu_job.status().ToString();
+  const CycleResult cycle = scheduler_->RunCycle(kTimeZero);
+  EXPECT_EQ(cycle.launched(), 2);
+  EXPECT_EQ(TypeOf(fast), "V100");
+  EXPECT_EQ(scheduler_->jobs().at(*cpu_job).placement, (Placement{{{NodeId(1), 0, 4, 0}}}));
+  EXPECT_THAT(policy_->AllocationOf(*cpu_job), IsEmpty());  // no part in the allocation
+  // A round boundary passes it by.
+  EXPECT_EQ(scheduler_->RunCycle(AtSeconds(360)).preempted(), 0);
+  EXPECT_EQ(scheduler_->jobs().at(*cpu_job).state, JobState::kRunning);
+}
+
 }  // namespace
 }  // namespace dlsched::hetero

@@ -8,6 +8,7 @@ ConsolidatedPlacements::ConsolidatedPlacements(const Cluster& cluster)
     : cluster_(&cluster), nodes_by_type_(cluster.num_gpu_types()) {
   for (int i = 0; i < cluster.num_nodes(); ++i) {
     const NodeId node(static_cast<uint32_t>(i));
+    if (cluster.node(node).gpus.empty()) continue;  // a CPU-only node
     nodes_by_type_[cluster.node_gpu_type(node).index()].push_back(node);
   }
   for (std::vector<NodeId>& nodes : nodes_by_type_) {
