@@ -296,18 +296,6 @@ TEST(PipelineFairTest, ADominantShareQuotaCapsCpus) {
     PipelineConfig profile = FifoProfile(false, measure);
     profile.quotas = {{"a", {0.0, 0.5}}};
     const Cluster cluster = OneNode(16, 32);
-// priority_preempt's lower_rank_only: a waiting job preempts only jobs of a worse rank (here a
-// lower Tiresias queue), never a later-submitted one of its own queue; without it, FIFO order
-// inside the queue lets the earlier job take the GPU back.
-TEST(PipelinePreemptTest, LowerRankOnlyNeverPreemptsWithinARank) {
-  for (const bool lower_rank_only : {false, true}) {
-    SCOPED_TRACE(lower_rank_only ? "lower_rank_only" : "any lower key");
-    PipelineConfig profile;
-    profile.name = "two-queue-tiresias";
-    profile.queue_sort = {"tiresias", PluginArgs({{"thresholds_gpu_s", "100"}}), 1};
-    profile.preempt = {{"priority_preempt",
-                        PluginArgs({{"lower_rank_only", lower_rank_only ? "true" : "false"}}), 1}};
-    const Cluster cluster = MakeCluster("1x1xV100");
     RecordingExecutor executor;
     SimpleThroughputModel model;
     auto policy = BuildPipeline(profile, InTreeRegistry());
@@ -353,6 +341,27 @@ TEST(PipelineFairTest, ATenantOverItsCpuGuaranteeIsABorrower) {
       EXPECT_THAT(executor.Preempted(), ElementsAre(b[0]));
     } else {
       EXPECT_TRUE(executor.Preempted().empty());
+    }
+  }
+}
+
+// priority_preempt's lower_rank_only: a waiting job preempts only jobs of a worse rank (here a
+// lower Tiresias queue), never a later-submitted one of its own queue; without it, FIFO order
+// inside the queue lets the earlier job take the GPU back.
+TEST(PipelinePreemptTest, LowerRankOnlyNeverPreemptsWithinARank) {
+  for (const bool lower_rank_only : {false, true}) {
+    SCOPED_TRACE(lower_rank_only ? "lower_rank_only" : "any lower key");
+    PipelineConfig profile;
+    profile.name = "two-queue-tiresias";
+    profile.queue_sort = {"tiresias", PluginArgs({{"thresholds_gpu_s", "100"}}), 1};
+    profile.preempt = {{"priority_preempt",
+                        PluginArgs({{"lower_rank_only", lower_rank_only ? "true" : "false"}}), 1}};
+    const Cluster cluster = MakeCluster("1x1xV100");
+    RecordingExecutor executor;
+    SimpleThroughputModel model;
+    auto policy = BuildPipeline(profile, InTreeRegistry());
+    ASSERT_TRUE(policy.ok()) << policy.status().ToString();
+    Scheduler scheduler(cluster, std::move(policy).value(), executor, model, /*seed=*/1);
     const auto a = scheduler.Submit(MakeJob(0).Spec(), kTimeZero);
     ASSERT_TRUE(a.ok());
     scheduler.RunCycle(kTimeZero);
