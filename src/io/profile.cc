@@ -168,6 +168,15 @@ Result<PipelineConfig> ParsePipelineJson(const json& doc) {
       DS_ASSIGN_OR_RETURN(config.placement, ParsePlacementOptions(value));
     } else if (key == "quotas") {
       DS_ASSIGN_OR_RETURN(config.quotas, ParseQuotas(value));
+    } else if (key == "share_measure" && value.is_string() &&
+               (value.get<std::string>() == "dominant" || value.get<std::string>() == "gpu")) {
+      config.share_measure = value.get<std::string>() == "gpu"
+                                 ? PipelineConfig::ShareMeasure::kGpu
+                                 : PipelineConfig::ShareMeasure::kDominant;
+    } else if (key == "tenant_order" && value.is_string() &&
+               (value.get<std::string>() == "rank" || value.get<std::string>() == "fair")) {
+      config.tenant_order = value.get<std::string>() == "fair" ? PipelineConfig::TenantOrder::kFair
+                                                               : PipelineConfig::TenantOrder::kRank;
     } else if (key == "max_preemption_attempts" && value.is_number_integer() &&
                value.get<int>() >= 0) {
       config.max_preemption_attempts = value.get<int>();
@@ -225,6 +234,9 @@ json PipelineJson(const PipelineConfig& profile) {
     }
     doc["quotas"] = std::move(quotas);
   }
+  // The defaults (dominant, rank) are left out, as before the keys existed.
+  if (profile.share_measure == PipelineConfig::ShareMeasure::kGpu) doc["share_measure"] = "gpu";
+  if (profile.tenant_order == PipelineConfig::TenantOrder::kFair) doc["tenant_order"] = "fair";
   return doc;
 }
 

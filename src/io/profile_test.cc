@@ -42,7 +42,8 @@ TEST(ProfileTest, ItsJsonTextReadsBackToTheSameProfile) {
     "queue_sort": {"name": "tiresias", "args": {"thresholds_gpu_s": [10, 20]}},
     "score": [{"name": "consolidate", "weight": 0.1}],
     "preempt": [{"name": "priority_preempt", "args": {"min_run_s": 60}}],
-    "backfill": false, "starvation_limit_s": 3600.5, "max_preemption_attempts": 3})",
+    "backfill": false, "starvation_limit_s": 3600.5, "max_preemption_attempts": 3,
+    "share_measure": "gpu", "tenant_order": "rank"})",
                                                     "test");
   ASSERT_TRUE(custom.ok()) << custom.status().ToString();
   std::vector<PolicyProfile> all = {*custom};
@@ -60,6 +61,8 @@ TEST(ProfileTest, ItsJsonTextReadsBackToTheSameProfile) {
     const PipelineConfig* back = &std::get<PipelineConfig>(read->kind);
     EXPECT_EQ(back->starvation_limit, profile.starvation_limit);
     EXPECT_EQ(back->backfill, profile.backfill);
+    EXPECT_EQ(back->share_measure, profile.share_measure);
+    EXPECT_EQ(back->tenant_order, profile.tenant_order);
     ASSERT_EQ(back->score.size(), profile.score.size());
     for (size_t i = 0; i < profile.score.size(); ++i) {
       EXPECT_EQ(back->score[i].weight, profile.score[i].weight);
@@ -75,11 +78,14 @@ TEST(ProfileTest, ParsesEveryField) {
     "queue_sort": {"name": "tiresias", "args": {"thresholds_gpu_s": [10, 20]}},
     "score": [{"name": "consolidate", "weight": 2.5}],
     "preempt": [{"name": "priority_preempt", "args": {"min_run_s": 60}}],
-    "backfill": false, "starvation_limit_s": 3600, "max_preemption_attempts": 3})",
+    "backfill": false, "starvation_limit_s": 3600, "max_preemption_attempts": 3,
+    "share_measure": "gpu"})",
                                                      "test");
   ASSERT_TRUE(profile.ok()) << profile.status().ToString();
   const PipelineConfig* config = std::get_if<PipelineConfig>(&profile->kind);
   ASSERT_NE(config, nullptr);
+  EXPECT_EQ(config->share_measure, PipelineConfig::ShareMeasure::kGpu);
+  EXPECT_EQ(config->tenant_order, PipelineConfig::TenantOrder::kRank);
   EXPECT_EQ(config->queue_sort.name, "tiresias");
   EXPECT_EQ(config->queue_sort.args.values().at("thresholds_gpu_s"), "10,20");
   EXPECT_DOUBLE_EQ(config->score[0].weight, 2.5);
@@ -136,6 +142,8 @@ TEST(ProfileTest, ErrorsNameTheProblem) {
       {"huge limit", R"({"name": "x", "starvation_limit_s": 1e300})", "starvation_limit_s"},
       {"huge relaxation", R"({"name": "x", "placement": {"relax_after_s": 1e13}})",
        "relax_after_s"},
+      {"unknown share measure", R"({"name": "x", "share_measure": "cpu"})", "share_measure"},
+      {"unknown tenant order", R"({"name": "x", "tenant_order": "drf"})", "tenant_order"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
@@ -161,6 +169,15 @@ TEST(ProfileTest, UnknownPluginOrArgumentFailsToBuild) {
   ASSERT_FALSE(built.ok());
   EXPECT_THAT(built.status().message(), HasSubstr("min_run"));
   EXPECT_THAT(built.status().message(), HasSubstr("profile 'x'"));
+}
+
+TEST(ProfileTest, TheFairTenantOrderNeedsBackfill) {
+  auto fair = ParsePolicyProfile(
+      R"({"name": "x", "backfill": false, "tenant_order": "fair", "quotas": {"*": {}}})", "t");
+  ASSERT_TRUE(fair.ok()) << fair.status().ToString();
+  auto built = BuildPolicy(*fair);
+  ASSERT_FALSE(built.ok());
+  EXPECT_THAT(built.status().message(), HasSubstr("needs backfill"));
 }
 
 TEST(ProfileTest, UnknownNameListsTheBuiltins) {

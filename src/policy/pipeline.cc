@@ -29,12 +29,76 @@ std::vector<const P*> PluginViews(const std::vector<std::unique_ptr<P>>& plugins
   return views;
 }
 
-// With quotas: one tenant's GPUs held or promised in a cycle and its quota in GPUs.
+// The cluster's totals of the resources tenants' shares are measured on in a cycle: GPUs, and
+// with the dominant share (PipelineConfig::ShareMeasure::kDominant) the CPU cores and host
+// memory the cluster states (0: not stated, not measured).
+struct ShareTotals {
+  int64_t gpus = 0;
+  int64_t cpus = 0;
+  int64_t memory_mib = 0;
+  bool host() const { return cpus > 0 || memory_mib > 0; }
+};
+
+// With quotas (or the fair tenant order): one tenant's resources held or promised in a cycle
+// and its quota in those resources. A share s of the cluster is, in each measured resource,
+// floor(s x total): a dominant share (DRF: the largest of the tenant's shares of the resources)
+// is within s exactly when every resource is, so a quota on the dominant share is the same
+// quota on every resource. The host resources are compared only where ShareTotals::host();
+// elsewhere the tenant's use is its GPUs alone, as with ShareMeasure::kGpu.
 struct TenantUse {
-  int held = 0;
+  static constexpr int64_t kUnbounded = std::numeric_limits<int64_t>::max() / 4;
+  int held = 0;  // GPUs
+  int64_t held_cpus = 0;
+  int64_t held_memory_mib = 0;
   bool has_quota = false;
   int guaranteed = 0;  // GPUs (0 without a quota)
   int cap = 0;         // GPUs (has_quota only)
+  // Host limits: kUnbounded for a resource not measured (and caps of max_share 1).
+  int64_t guaranteed_cpus = kUnbounded;
+  int64_t guaranteed_memory_mib = kUnbounded;
+  int64_t cap_cpus = kUnbounded;
+  int64_t cap_memory_mib = kUnbounded;
+
+  // Adds (sign 1) or removes (-1) a job's GPUs and host resources.
+  void Add(int gpus, const HostRequest& host, int sign) {
+    held += sign * gpus;
+    held_cpus += sign * host.cpus;
+    held_memory_mib += sign * host.memory_mib;
+  }
+  // Whether it holds its guarantee or less with `gpus` and `host` more, in every resource.
+  bool WithinGuaranteeWith(int gpus, const HostRequest& host, bool measure_host) const {
+    return has_quota && held + gpus <= guaranteed &&
+           (!measure_host || (held_cpus + host.cpus <= guaranteed_cpus &&
+                              held_memory_mib + host.memory_mib <= guaranteed_memory_mib));
+  }
+  // Whether `gpus` and `host` more would take it past its cap in some resource.
+  bool OverCapWith(int gpus, const HostRequest& host, bool measure_host) const {
+    return has_quota && (held + gpus > cap ||
+                         (measure_host && (held_cpus + host.cpus > cap_cpus ||
+                                           held_memory_mib + host.memory_mib > cap_memory_mib)));
+  }
+  // Whether it would hold less than its guarantee in every resource without `gpus` and `host`
+  // (its dominant share below the guaranteed share).
+  bool BelowGuaranteeWithout(int gpus, const HostRequest& host, bool measure_host) const {
+    return has_quota && held - gpus < guaranteed &&
+           (!measure_host || (held_cpus - host.cpus < guaranteed_cpus &&
+                              held_memory_mib - host.memory_mib < guaranteed_memory_mib));
+  }
+  // Whether it holds more than its guarantee in some resource (a borrower; without a quota,
+  // anything).
+  bool Borrowing(bool measure_host) const {
+    return held > guaranteed || (measure_host && (held_cpus > guaranteed_cpus ||
+                                                  held_memory_mib > guaranteed_memory_mib));
+  }
+  // Its share of the cluster: of the GPUs, or its dominant share where the host is measured.
+  double Share(const ShareTotals& totals) const {
+    double share = totals.gpus > 0 ? static_cast<double>(held) / totals.gpus : 0;
+    if (totals.cpus > 0) share = std::max(share, static_cast<double>(held_cpus) / totals.cpus);
+    if (totals.memory_mib > 0) {
+      share = std::max(share, static_cast<double>(held_memory_mib) / totals.memory_mib);
+    }
+    return share;
+  }
 
   // The widest gang of this tenant that starting now keeps within its guarantee; negative
   // when none (no quota, or the guarantee is used up).
@@ -43,6 +107,8 @@ struct TenantUse {
   }
   // The widest gang of this tenant that starting now keeps within its cap; negative when none.
   int CapRoom() const { return has_quota ? cap - held : std::numeric_limits<int>::max(); }
+  // Any gang (an explaining walk meets the jobs over their cap too).
+  int AnyRoom() const { return std::numeric_limits<int>::max(); }
 };
 
 // The policy order restricted to the jobs that fit their tenant's room when met (`room`:
@@ -53,11 +119,18 @@ struct TenantUse {
 // parked gangs that fit again back in the merge after the last job met. So the walk meets the
 // same jobs in the same order as a walk of the whole queue that passes over those that do not
 // fit, at a cost bound by the jobs it meets, not by the queue.
+//
+// With `fair` (PipelineConfig::TenantOrder::kFair) the walk is DRF's progressive filling
+// instead: each step meets the first job, in policy order, of the tenant whose share (of the
+// GPUs, or its dominant share: TenantUse::Share) is the smallest at that step (ties: the
+// policy order), so the tenants' shares rise together. O(tenants x gang sizes) a step.
 class TenantWalk {
  public:
   using Room = int (TenantUse::*)() const;
-  // `tenants` (indexed by Add's tenant) is read at every step; it may grow meanwhile.
-  TenantWalk(const std::vector<TenantUse>& tenants, Room room) : tenants_(&tenants), room_(room) {}
+  // `tenants` (indexed by Add's tenant) is read at every step; it may grow meanwhile. `fair`
+  // (nullptr: policy order) must outlive the walk.
+  TenantWalk(const std::vector<TenantUse>& tenants, Room room, const ShareTotals* fair = nullptr)
+      : tenants_(&tenants), room_(room), fair_(fair) {}
 
   // Adds the waiting jobs of one gang size of tenant `tenant`; only before the first Next.
   void Add(int tenant, int gang, const JobQueue::OrderIndex& index) {
@@ -65,7 +138,7 @@ class TenantWalk {
     Head head{tenant, gang, &index, index.begin()};
     if (Fits(head)) {
       heap_.push_back(head);
-      std::push_heap(heap_.begin(), heap_.end(), Later{});
+      if (fair_ == nullptr) std::push_heap(heap_.begin(), heap_.end(), Later{});
     } else {
       parked_.push_back(head);
     }
@@ -74,6 +147,7 @@ class TenantWalk {
   // The next job that fits its tenant's room, of a gang of at most `max_gang` GPUs (which must
   // not grow between calls, as for GangWalk).
   std::optional<RankKey> Next(int max_gang) {
+    if (fair_ != nullptr) return NextFair(max_gang);
     while (!heap_.empty()) {
       std::pop_heap(heap_.begin(), heap_.end(), Later{});
       Head& head = heap_.back();
@@ -98,13 +172,16 @@ class TenantWalk {
   }
 
   // Resumes the parked gangs that fit their tenant's room again, after the last job met.
+  // In the fair order, each resumes where it was parked (no walk of the whole queue to follow).
   void Unpark() {
     std::erase_if(parked_, [&](Head& head) {
       if (!Fits(head)) return false;
-      head.it = last_ ? head.index->upper_bound(*last_) : head.index->begin();
+      if (fair_ == nullptr) {
+        head.it = last_ ? head.index->upper_bound(*last_) : head.index->begin();
+      }
       if (head.it != head.index->end()) {
         heap_.push_back(head);
-        std::push_heap(heap_.begin(), heap_.end(), Later{});
+        if (fair_ == nullptr) std::push_heap(heap_.begin(), heap_.end(), Later{});
       }
       return true;
     });
@@ -118,6 +195,29 @@ class TenantWalk {
     JobQueue::OrderIndex::const_iterator it;
   };
   bool Fits(const Head& head) const { return head.gang <= ((*tenants_)[head.tenant].*room_)(); }
+  // Next in the fair order: heap_ holds the heads unordered.
+  std::optional<RankKey> NextFair(int max_gang) {
+    std::erase_if(heap_, [&](const Head& head) {
+      if (head.gang > max_gang) return true;  // for good
+      if (Fits(head)) return false;
+      parked_.push_back(head);
+      return true;
+    });
+    if (heap_.empty()) return std::nullopt;
+    size_t best = 0;
+    double best_share = (*tenants_)[heap_[0].tenant].Share(*fair_);
+    for (size_t i = 1; i < heap_.size(); ++i) {
+      const double share = (*tenants_)[heap_[i].tenant].Share(*fair_);
+      if (share < best_share || (share == best_share && *heap_[i].it < *heap_[best].it)) {
+        best = i;
+        best_share = share;
+      }
+    }
+    Head& head = heap_[best];
+    last_ = *head.it++;
+    if (head.it == head.index->end()) heap_.erase(heap_.begin() + static_cast<ptrdiff_t>(best));
+    return last_;
+  }
   // Heap order: the head whose job comes first is on top.
   struct Later {
     bool operator()(const Head& a, const Head& b) const { return *b.it < *a.it; }
@@ -125,7 +225,8 @@ class TenantWalk {
 
   const std::vector<TenantUse>* tenants_;
   Room room_;
-  std::vector<Head> heap_;
+  const ShareTotals* fair_;
+  std::vector<Head> heap_;  // in the fair order, unordered
   std::vector<Head> parked_;
   std::optional<RankKey> last_;
 };
@@ -144,7 +245,7 @@ class PipelinePolicy final : public SchedulingPolicy {
         filters_(std::move(filters)),
         scores_(std::move(scores)),
         preempt_(std::move(preempt)),
-        order_(sort_.get(), PluginViews(preempt_), !config_.quotas.empty()),
+        order_(sort_.get(), PluginViews(preempt_), TracksTenants()),
         filter_views_(PluginViews(filters_)) {
     for (size_t i = 0; i < scores_.size(); ++i) {
       score_views_.push_back({scores_[i].get(), config_.score[i].weight});
@@ -180,8 +281,12 @@ class PipelinePolicy final : public SchedulingPolicy {
     std::vector<JobId> chosen;   // one search's victims, reused across attempts
     int preemption_attempts = 0;
     int walked = 0;  // jobs TryStart looked at before the current one (for explanations)
-    // With quotas: every tenant known to the policy (tenant_ids_), by index.
+    // With quotas or the fair order: every tenant known to the policy (tenant_ids_), by index.
     std::vector<TenantUse> tenants;
+    // What the tenants' shares are measured on in this cycle (TenantUse), and whether that
+    // includes CPUs or host memory.
+    ShareTotals totals;
+    bool measure_host = false;
     QuotaPass quota_pass = QuotaPass::kAll;
     // Jobs the first pass started or found victims for; the second pass leaves them alone.
     std::unordered_set<JobId> handled;
@@ -237,6 +342,11 @@ class PipelinePolicy final : public SchedulingPolicy {
   void WalkFitting(Cycle& cycle, const Starving& starving) const;
   template <typename Starving>
   void WalkAll(Cycle& cycle, const Starving& starving) const;
+  // With quotas, the policy-order part of a quota pass over the tenants' own indexes
+  // (TenantWalk): the jobs of a gang of at most max_gang() GPUs that fit their tenant's room
+  // for the pass, in policy order, as a walk of the whole queue would meet them.
+  template <typename Starving, typename MaxGang>
+  void WalkTenants(Cycle& cycle, const Starving& starving, const MaxGang& max_gang) const;
   // The starvation guard: a job is starving when it waited past the limit and is guarded.
   bool WaitedPastLimit(const Job& job, Timestamp now) const {
     return config_.starvation_limit != Duration::max() &&
@@ -253,6 +363,17 @@ class PipelinePolicy final : public SchedulingPolicy {
   }
   // Tries to start the job; returns false when it is blocked.
   bool TryStart(Cycle& cycle, const JobView& job) const;
+  // Whether the policy keeps the tenants' use in each cycle (cycle.tenants): with quotas, or
+  // the fair tenant order.
+  bool TracksTenants() const {
+    return !config_.quotas.empty() || config_.tenant_order == PipelineConfig::TenantOrder::kFair;
+  }
+  bool FairOrder() const { return config_.tenant_order == PipelineConfig::TenantOrder::kFair; }
+  // The CPUs and host memory the tenant's use counts for the job: none unless measured.
+  static HostRequest HostOf(const Cycle& cycle, const Job& job) {
+    return cycle.measure_host ? EffectiveHostRequest(job.spec, cycle.ctx.cluster.host_defaults())
+                              : HostRequest{};
+  }
   // Quotas: the tenant's quota (nullptr: none), and GPUs as a count of the cluster's.
   const PipelineConfig::Quota* QuotaOf(std::string_view tenant) const;
   int ShareToGpus(const SchedulingContext& ctx, double share) const {
@@ -271,12 +392,19 @@ class PipelinePolicy final : public SchedulingPolicy {
   }
   // TenantOf for a job not checked in this cycle: checks (or fills) its job_tenants_ entry.
   int CheckTenantOf(Cycle& cycle, const Job& job) const;
+  // A running job's tenant index as this cycle's CountTenantsGpus counted it (a running job's
+  // tenant does not change while it runs): O(1), comparing no name, for the victim searches.
+  int RunningTenantOf(JobId id) const {
+    const Counted& entry = counted_[id.index()];
+    DS_CHECK(entry.count == count_) << "job " << id << " was not counted running this cycle";
+    return entry.tenant;
+  }
   // Sets each tenant's held GPUs in cycle.tenants: the last cycle's count, updated by the jobs
   // that started or stopped since (see counted_). O(running jobs then and now), reading only
   // the records of the jobs that started.
   void CountTenantsGpus(Cycle& cycle) const;
-  // A tenant's use with its quota (QuotaOf), holding nothing.
-  TenantUse UseOf(const SchedulingContext& ctx, const PipelineConfig::Quota* quota) const;
+  // A tenant's use with its quota (QuotaOf) in the cycle's measured resources, holding nothing.
+  TenantUse UseOf(const Cycle& cycle, const PipelineConfig::Quota* quota) const;
   // Whether the job's tenant would exceed its max_share by starting it.
   bool OverQuota(Cycle& cycle, const JobView& job) const;
   // Whether the job's tenant holds less than its guarantee even with the job running.
@@ -369,10 +497,16 @@ class PipelinePolicy final : public SchedulingPolicy {
     uint64_t count = 0;  // 0: never
     int tenant = 0;
     int gpus = 0;
+    HostRequest host;  // EffectiveHostRequest, whether measured or not
+  };
+  struct Held {
+    int gpus = 0;
+    int64_t cpus = 0;
+    int64_t memory_mib = 0;
   };
   mutable const JobTable* counted_jobs_ = nullptr;
   mutable std::vector<JobId> counted_running_;
-  mutable std::vector<int> counted_held_;
+  mutable std::vector<Held> counted_held_;
   mutable std::vector<Counted> counted_;
   mutable uint64_t count_ = 0;
   mutable uint64_t decide_count_ = 0;
@@ -391,10 +525,17 @@ Decisions PipelinePolicy::Decide(const SchedulingContext& ctx) const {
   const Placer placer(ctx, filter_views_, score_views_, config_.placement);
   scratch_ = ctx.state;
   Cycle cycle{ctx, placer, scratch_, std::move(decisions)};
-  if (!config_.quotas.empty()) {
+  if (TracksTenants()) {
+    DS_CHECK(ctx.queue.indexes_tenants()) << "a policy with quotas needs a queue by tenant";
     ++decide_count_;  // a new context: no job's tenant is checked in it yet
+    cycle.totals.gpus = ctx.cluster.total_gpus();
+    if (config_.share_measure == PipelineConfig::ShareMeasure::kDominant) {
+      cycle.totals.cpus = ctx.cluster.total_cpus();
+      cycle.totals.memory_mib = ctx.cluster.total_host_memory_mib();
+    }
+    cycle.measure_host = cycle.totals.host();
     for (const PipelineConfig::Quota* quota : tenant_quotas_) {
-      cycle.tenants.push_back(UseOf(ctx, quota));
+      cycle.tenants.push_back(UseOf(cycle, quota));
     }
     CountTenantsGpus(cycle);
   }
@@ -411,7 +552,6 @@ Decisions PipelinePolicy::Decide(const SchedulingContext& ctx) const {
     walk();
   } else {
     // Jobs within their tenant's guarantee first, then those that would borrow.
-    DS_CHECK(ctx.queue.indexes_tenants()) << "a policy with quotas needs a queue by tenant";
     cycle.quota_pass = QuotaPass::kGuaranteed;
     walk();
     cycle.quota_pass = QuotaPass::kBorrowing;
@@ -437,41 +577,53 @@ void PipelinePolicy::WalkFitting(Cycle& cycle, const Starving& starving) const {
       if (IsGuarded(job)) TryStart(cycle, ctx.View(job.id));
     }
   }
-  if (cycle.quota_pass == QuotaPass::kAll) {
+  if (cycle.quota_pass == QuotaPass::kAll && !FairOrder()) {
     auto walk = ctx.queue.WalkInOrder();
     while (auto key = walk.Next(LargestUsefulGang(cycle))) {
       const JobView job = ctx.View(key->id);
       if (!starving(job.job()) && !IsDeferredAsLate(job)) TryStart(cycle, job);
     }
   } else {
-    // The first pass meets only the jobs within their guarantee, the second only those within
-    // their cap: TryStart would pass over the others without effect (jobs over their cap wait;
-    // the second pass also passes over the jobs the first handled, and those within their
-    // guarantee). Victims may give their tenants room again (TenantWalk::Unpark).
-    const bool guaranteed = cycle.quota_pass == QuotaPass::kGuaranteed;
-    TenantWalk walk(cycle.tenants, guaranteed ? &TenantUse::GuaranteeRoom : &TenantUse::CapRoom);
-    // Both maps are in name order: look the tenants up in one merged walk of the two.
-    auto known = tenant_ids_.begin();
-    for (const auto& [tenant, by_gang] : ctx.queue.by_tenant_order()) {
-      if (std::ranges::all_of(by_gang, [](const auto& gang) { return gang.second.empty(); })) {
-        continue;  // none of its jobs waits
-      }
-      while (known != tenant_ids_.end() && known->first < tenant) ++known;
-      // (Interning a tenant does not move `known`: it inserts before it.)
-      const int t = known != tenant_ids_.end() && known->first == tenant ? known->second
-                                                                         : TenantOf(cycle, tenant);
-      if (guaranteed && !cycle.tenants[t].has_quota) continue;  // never within a guarantee
-      for (const auto& [gang, index] : by_gang) walk.Add(t, gang, index);
-    }
-    while (auto key = walk.Next(LargestUsefulGang(cycle))) {
-      const JobView job = ctx.View(key->id);
-      if (starving(job.job()) || IsDeferredAsLate(job)) continue;  // walked before or after
-      const size_t victims = cycle.victims.size();
-      TryStart(cycle, job);
-      if (cycle.victims.size() != victims) walk.Unpark();
-    }
+    WalkTenants(cycle, starving, [&] { return LargestUsefulGang(cycle); });
   }
   if (config_.late_jobs_last) WalkLate(cycle);
+}
+
+template <typename Starving, typename MaxGang>
+void PipelinePolicy::WalkTenants(Cycle& cycle, const Starving& starving,
+                                 const MaxGang& max_gang) const {
+  const SchedulingContext& ctx = cycle.ctx;
+  // The first pass meets only the jobs within their guarantee, the second only those within
+  // their cap: TryStart would pass over the others without effect (jobs over their cap wait;
+  // the second pass also passes over the jobs the first handled, and those within their
+  // guarantee). Victims may give their tenants room again (TenantWalk::Unpark).
+  // Explaining, the second pass (in the fair order) meets the jobs over their cap too.
+  const bool guaranteed = cycle.quota_pass == QuotaPass::kGuaranteed;
+  TenantWalk walk(cycle.tenants,
+                  guaranteed    ? &TenantUse::GuaranteeRoom
+                  : ctx.explain ? &TenantUse::AnyRoom
+                                : &TenantUse::CapRoom,
+                  FairOrder() ? &cycle.totals : nullptr);
+  // Both maps are in name order: look the tenants up in one merged walk of the two.
+  auto known = tenant_ids_.begin();
+  for (const auto& [tenant, by_gang] : ctx.queue.by_tenant_order()) {
+    if (std::ranges::all_of(by_gang, [](const auto& gang) { return gang.second.empty(); })) {
+      continue;  // none of its jobs waits
+    }
+    while (known != tenant_ids_.end() && known->first < tenant) ++known;
+    // (Interning a tenant does not move `known`: it inserts before it.)
+    const int t = known != tenant_ids_.end() && known->first == tenant ? known->second
+                                                                       : TenantOf(cycle, tenant);
+    if (guaranteed && !cycle.tenants[t].has_quota) continue;  // never within a guarantee
+    for (const auto& [gang, index] : by_gang) walk.Add(t, gang, index);
+  }
+  while (auto key = walk.Next(max_gang())) {
+    const JobView job = ctx.View(key->id);
+    if (starving(job.job()) || IsDeferredAsLate(job)) continue;  // walked before or after
+    const size_t victims = cycle.victims.size();
+    TryStart(cycle, job);
+    if (cycle.victims.size() != victims) walk.Unpark();
+  }
 }
 
 template <typename Starving>
@@ -485,6 +637,14 @@ void PipelinePolicy::WalkAll(Cycle& cycle, const Starving& starving) const {
       if (!IsGuarded(job)) continue;
       if (!TryStart(cycle, ctx.View(job.id)) && !config_.backfill) return;
     }
+  }
+  if ((cycle.quota_pass == QuotaPass::kGuaranteed || FairOrder()) && config_.backfill) {
+    // Only the jobs within their guarantee take part in the first pass, and with backfill none
+    // of them blocks the rest: meet those alone (TryStart passes over the others without effect
+    // or explanation); the second pass meets every other job. The fair order is the tenants'.
+    WalkTenants(cycle, starving, [] { return kAnyGang; });
+    if (config_.late_jobs_last) WalkLate(cycle);
+    return;
   }
   JobId blocked_head;
   auto walk = ctx.queue.WalkInOrder();
@@ -532,10 +692,18 @@ bool PipelinePolicy::TryStart(Cycle& cycle, const JobView& job) const {
   if (!config_.quotas.empty() && OverQuota(cycle, job)) {
     if (cycle.ctx.explain) {
       Explain(cycle, job.id(), PendingCause::kQuota, [&] {
-        const PipelineConfig::Quota* quota = QuotaOf(job.spec().queue);
-        return "tenant '" + job.spec().queue + "' holds " +
-               std::to_string(cycle.tenants[TenantOf(cycle, job.job())].held) +
-               " GPUs; its cap is " + std::to_string(ShareToGpus(cycle.ctx, quota->max_share));
+        const TenantUse& use = cycle.tenants[TenantOf(cycle, job.job())];
+        const std::string tenant = "tenant '" + job.spec().queue + "' holds ";
+        if (use.held + job.num_gpus() > use.cap) {
+          return tenant + std::to_string(use.held) + " GPUs; its cap is " + std::to_string(use.cap);
+        }
+        const HostRequest host = HostOf(cycle, job.job());
+        if (use.held_cpus + host.cpus > use.cap_cpus) {
+          return tenant + std::to_string(use.held_cpus) + " CPUs; its cap is " +
+                 std::to_string(use.cap_cpus) + " (dominant share)";
+        }
+        return tenant + std::to_string(use.held_memory_mib) + " MiB of host memory; its cap is " +
+               std::to_string(use.cap_memory_mib) + " (dominant share)";
       });
     }
     return false;
@@ -543,8 +711,8 @@ bool PipelinePolicy::TryStart(Cycle& cycle, const JobView& job) const {
   if (auto placement = placer.Find(job, cycle.scratch)) {
     cycle.scratch.Allocate(*placement);
     cycle.decisions.launches.push_back({job.id(), std::move(*placement)});
-    if (!config_.quotas.empty()) {
-      cycle.tenants[TenantOf(cycle, job.job())].held += job.num_gpus();
+    if (TracksTenants()) {
+      cycle.tenants[TenantOf(cycle, job.job())].Add(job.num_gpus(), HostOf(cycle, job.job()), 1);
       ++cycle.epoch;
     }
     return true;
@@ -670,17 +838,17 @@ bool PipelinePolicy::TryPreemptFor(Cycle& cycle, const JobView& job) const {
 
 void PipelinePolicy::CommitVictims(Cycle& cycle, const JobView& job, const Placement& placement,
                                    const std::string& why) const {
-  const bool quotas = !config_.quotas.empty();
+  const bool tenants = TracksTenants();
   for (JobId id : cycle.chosen) {
     cycle.victims.push_back(id);
     cycle.decisions.preemptions.push_back({id, why});
-    if (quotas) {
+    if (tenants) {
       const Job& victim = cycle.ctx.jobs.at(id);
-      cycle.tenants[TenantOf(cycle, victim)].held -= victim.spec.num_gpus;
+      cycle.tenants[RunningTenantOf(id)].Add(victim.spec.num_gpus, HostOf(cycle, victim), -1);
     }
   }
-  if (quotas) {
-    cycle.tenants[TenantOf(cycle, job.job())].held += job.num_gpus();
+  if (tenants) {
+    cycle.tenants[TenantOf(cycle, job.job())].Add(job.num_gpus(), HostOf(cycle, job.job()), 1);
     ++cycle.epoch;
   }
   // Hold the free part of the future placement so lower-ranked jobs do not take it.
@@ -724,7 +892,13 @@ void PipelinePolicy::CountTenantsGpus(Cycle& cycle) const {
   }
   const uint64_t last = count_++;
   const uint64_t now = count_;
-  std::vector<int>& held = counted_held_;
+  std::vector<Held>& held = counted_held_;
+  const auto add = [&](const Counted& entry, int sign) {
+    Held& tenant = held[static_cast<size_t>(entry.tenant)];
+    tenant.gpus += sign * entry.gpus;
+    tenant.cpus += sign * entry.host.cpus;
+    tenant.memory_mib += sign * entry.host.memory_mib;
+  };
   for (JobId id : ctx.running) {
     const size_t i = id.index();
     if (i >= counted_.size()) counted_.resize(std::max(i + 1, counted_.size() * 2));
@@ -734,16 +908,22 @@ void PipelinePolicy::CountTenantsGpus(Cycle& cycle) const {
       continue;
     }
     const Job& job = ctx.jobs.at(id);
-    entry = {now, TenantOf(cycle, job), job.spec.num_gpus};
-    if (static_cast<size_t>(entry.tenant) >= held.size()) held.resize(entry.tenant + 1, 0);
-    held[static_cast<size_t>(entry.tenant)] += entry.gpus;
+    entry = {now, TenantOf(cycle, job), job.spec.num_gpus,
+             EffectiveHostRequest(job.spec, ctx.cluster.host_defaults())};
+    if (static_cast<size_t>(entry.tenant) >= held.size()) held.resize(entry.tenant + 1);
+    add(entry, 1);
   }
   for (JobId id : counted_running_) {  // counted before, stopped since
     const Counted& entry = counted_[id.index()];
-    if (entry.count == last) held[static_cast<size_t>(entry.tenant)] -= entry.gpus;
+    if (entry.count == last) add(entry, -1);
   }
   counted_running_.assign(ctx.running.begin(), ctx.running.end());
-  for (size_t t = 0; t < held.size(); ++t) cycle.tenants[t].held = held[t];
+  for (size_t t = 0; t < held.size(); ++t) {
+    TenantUse& use = cycle.tenants[t];
+    use.held = held[t].gpus;
+    use.held_cpus = held[t].cpus;
+    use.held_memory_mib = held[t].memory_mib;
+  }
 }
 
 const PipelineConfig::Quota* PipelinePolicy::QuotaOf(std::string_view tenant) const {
@@ -752,16 +932,29 @@ const PipelineConfig::Quota* PipelinePolicy::QuotaOf(std::string_view tenant) co
   return nullptr;
 }
 
-TenantUse PipelinePolicy::UseOf(const SchedulingContext& ctx,
-                                const PipelineConfig::Quota* quota) const {
+TenantUse PipelinePolicy::UseOf(const Cycle& cycle, const PipelineConfig::Quota* quota) const {
+  const ShareTotals& totals = cycle.totals;
+  // A share of a measured host resource, in its units (floor, as ShareToGpus).
+  const auto host_limit = [](double share, int64_t total) {
+    return total > 0 ? static_cast<int64_t>(share * static_cast<double>(total) + 1e-9)
+                     : TenantUse::kUnbounded;
+  };
   TenantUse use;
+  const double guaranteed = quota != nullptr ? quota->guaranteed_share : 0;
+  use.guaranteed_cpus = host_limit(guaranteed, totals.cpus);
+  use.guaranteed_memory_mib = host_limit(guaranteed, totals.memory_mib);
   if (quota != nullptr) {
     use.has_quota = true;
-    use.guaranteed = ShareToGpus(ctx, quota->guaranteed_share);
+    use.guaranteed = ShareToGpus(cycle.ctx, quota->guaranteed_share);
     // A max_share of the whole cluster is no cap: a tenant holding every GPU may still preempt
     // its own lower-ranked jobs.
-    use.cap = quota->max_share >= 1 ? std::numeric_limits<int>::max()
-                                    : ShareToGpus(ctx, quota->max_share);
+    if (quota->max_share >= 1) {
+      use.cap = std::numeric_limits<int>::max();
+    } else {
+      use.cap = ShareToGpus(cycle.ctx, quota->max_share);
+      use.cap_cpus = host_limit(quota->max_share, totals.cpus);
+      use.cap_memory_mib = host_limit(quota->max_share, totals.memory_mib);
+    }
   }
   return use;
 }
@@ -775,7 +968,7 @@ int PipelinePolicy::TenantOf(Cycle& cycle, std::string_view tenant) const {
   }
   // Tenants interned since the cycle began join it here.
   while (cycle.tenants.size() < tenant_names_.size()) {
-    cycle.tenants.push_back(UseOf(cycle.ctx, tenant_quotas_[cycle.tenants.size()]));
+    cycle.tenants.push_back(UseOf(cycle, tenant_quotas_[cycle.tenants.size()]));
   }
   return it->second;
 }
@@ -793,19 +986,19 @@ int PipelinePolicy::CheckTenantOf(Cycle& cycle, const Job& job) const {
 
 bool PipelinePolicy::OverQuota(Cycle& cycle, const JobView& job) const {
   const TenantUse& tenant = cycle.tenants[TenantOf(cycle, job.job())];
-  return tenant.has_quota && tenant.held + job.num_gpus() > tenant.cap;
+  return tenant.OverCapWith(job.num_gpus(), HostOf(cycle, job.job()), cycle.measure_host);
 }
 
 bool PipelinePolicy::WithinGuarantee(Cycle& cycle, const JobView& job) const {
   const TenantUse& tenant = cycle.tenants[TenantOf(cycle, job.job())];
-  return tenant.has_quota && tenant.held + job.num_gpus() <= tenant.guaranteed;
+  return tenant.WithinGuaranteeWith(job.num_gpus(), HostOf(cycle, job.job()), cycle.measure_host);
 }
 
 bool PipelinePolicy::GuaranteeProtects(Cycle& cycle, int job_tenant, const Job& victim) const {
-  const int t = TenantOf(cycle, victim);
+  const int t = RunningTenantOf(victim.id);
   if (t == job_tenant) return false;
-  const TenantUse& tenant = cycle.tenants[t];
-  return tenant.has_quota && tenant.held - victim.spec.num_gpus < tenant.guaranteed;
+  return cycle.tenants[t].BelowGuaranteeWithout(victim.spec.num_gpus, HostOf(cycle, victim),
+                                                cycle.measure_host);
 }
 
 bool PipelinePolicy::TryReclaimFor(Cycle& cycle, const JobView& job) const {
@@ -814,27 +1007,24 @@ bool PipelinePolicy::TryReclaimFor(Cycle& cycle, const JobView& job) const {
   const int mine = TenantOf(cycle, job.job());
   bool any_borrower = false;
   for (size_t t = 0; t < cycle.tenants.size() && !any_borrower; ++t) {
-    any_borrower =
-        static_cast<int>(t) != mine && cycle.tenants[t].held > cycle.tenants[t].guaranteed;
+    any_borrower = static_cast<int>(t) != mine && cycle.tenants[t].Borrowing(cycle.measure_host);
   }
   if (!any_borrower) return false;
   BeginVictimSearch(cycle);
   ClusterState& what_if = cycle.scratch;
   std::vector<JobId>& chosen = cycle.chosen;
-  // GPUs each borrowing tenant would still hold after the victims chosen so far, by tenant
-  // index (a tenant first met below holds nothing yet in cycle.tenants either).
-  std::vector<int> held;
-  for (const TenantUse& tenant : cycle.tenants) held.push_back(tenant.held);
+  // What each tenant would still hold after the victims chosen so far, by tenant index (every
+  // running job's tenant is in cycle.tenants: CountTenantsGpus met it).
+  std::vector<TenantUse> left = cycle.tenants;
   const RunningIndex& running = ctx.running_by_rank;
   for (auto it = running.victims().rbegin(); it != running.victims().rend(); ++it) {
     const Job& victim = ctx.jobs.at(it->id);
     if (Unavailable(cycle, victim)) continue;
-    const int t = TenantOf(cycle, victim);
+    const int t = RunningTenantOf(victim.id);
     if (t == mine) continue;
-    if (static_cast<size_t>(t) >= held.size()) held.resize(t + 1, 0);
-    int& tenant_held = held[t];
-    if (tenant_held <= cycle.tenants[t].guaranteed) continue;  // not borrowing
-    tenant_held -= victim.spec.num_gpus;
+    TenantUse& tenant_left = left[static_cast<size_t>(t)];
+    if (!tenant_left.Borrowing(cycle.measure_host)) continue;
+    tenant_left.Add(victim.spec.num_gpus, HostOf(cycle, victim), -1);
     what_if.Release(victim.placement);
     chosen.push_back(victim.id);
     if (auto placement = cycle.placer.Find(job, what_if)) {
@@ -941,6 +1131,9 @@ Result<std::unique_ptr<SchedulingPolicy>> BuildPipeline(const PipelineConfig& co
   }
   if (config.max_preemption_attempts < 0) {
     return InvalidArgument("max_preemption_attempts must not be negative");
+  }
+  if (config.tenant_order == PipelineConfig::TenantOrder::kFair && !config.backfill) {
+    return InvalidArgument("tenant_order \"fair\" needs backfill");
   }
   return std::unique_ptr<SchedulingPolicy>(
       std::make_unique<PipelinePolicy>(config, std::move(admit), std::move(sort),

@@ -203,5 +203,147 @@ TEST(PipelineQuotaTest, AWholeClusterMaxShareIsNoCap) {
   EXPECT_THAT(executor.Preempted(), ElementsAre(*low));
 }
 
+// One node of `gpus` V100s and `cpus` CPU cores (0: not stated).
+Cluster OneNode(int gpus, int cpus) {
+  Cluster cluster;
+  NodeSpec node;
+  node.name = "n0";
+  node.rack = cluster.InternRack("r0");
+  const GpuTypeId v100 = cluster.InternGpuType("V100");
+  for (int g = 0; g < gpus; ++g) node.gpus.push_back({v100, 16384, 0});
+  node.cpus = cpus;
+  DS_CHECK(cluster.AddNode(std::move(node)).ok());
+  return cluster;
+}
+
+// A fifo profile without preemption; `fair`: the fair tenant order.
+PipelineConfig FifoProfile(bool fair, PipelineConfig::ShareMeasure measure) {
+  PipelineConfig profile;
+  profile.name = "fifo-tenants";
+  profile.admit = {{"feasibility", {}, 1}};
+  profile.queue_sort = {"fifo", {}, 1};
+  profile.score = {{"consolidate", {}, 1}};
+  profile.backfill = true;
+  profile.share_measure = measure;
+  if (fair) profile.tenant_order = PipelineConfig::TenantOrder::kFair;
+  return profile;
+}
+
+// Submits `count` jobs of `gpus` GPUs and `cpus` CPUs for tenant `tenant`, ids from `first`.
+std::vector<JobId> SubmitTasks(Scheduler& scheduler, const char* tenant, uint32_t first, int count,
+                               int gpus, int cpus) {
+  std::vector<JobId> ids;
+  for (int i = 0; i < count; ++i) {
+    JobSpec spec = MakeJob(first + static_cast<uint32_t>(i)).Gpus(gpus).Spec();
+    spec.queue = tenant;
+    spec.cpus = cpus;
+    Result<JobId> id = scheduler.Submit(spec, kTimeZero);
+    EXPECT_TRUE(id.ok()) << id.status().ToString();
+    if (id.ok()) ids.push_back(*id);
+  }
+  return ids;
+}
+
+int CountRunning(const Scheduler& scheduler, const std::vector<JobId>& ids) {
+  int running = 0;
+  for (JobId id : ids) running += scheduler.jobs().at(id).state == JobState::kRunning;
+  return running;
+}
+
+// DRF's example (Ghodsi et al., NSDI'11, section 4), with GPUs for its CPUs and CPU cores for
+// its GB of memory: 9 GPUs and 18 CPUs; user A's tasks take <1 GPU, 4 CPUs>, B's <3 GPUs,
+// 1 CPU>. Progressive filling on dominant shares gives A three tasks and B two (both at a
+// dominant share of 2/3), whatever order the queue sort gives their jobs (here all of A's
+// first). On GPU shares alone, or on a cluster that states no CPUs (where the dominant share is
+// the GPU share), A's tasks, small in GPUs, take all six of theirs and B gets one task; the
+// rank order (fifo) without the fair order starts the same.
+TEST(PipelineFairTest, ProgressiveFillingOnDominantSharesIsDrf) {
+  using Measure = PipelineConfig::ShareMeasure;
+  struct Case {
+    const char* name;
+    bool fair;
+    Measure measure;
+    int cpus;  // the node's
+    int a, b;  // tasks running
+  };
+  for (const Case& c : {Case{"dominant share", true, Measure::kDominant, 18, 3, 2},
+                        Case{"gpu share", true, Measure::kGpu, 18, 6, 1},
+                        Case{"dominant, no CPUs stated", true, Measure::kDominant, 0, 6, 1},
+                        Case{"rank order", false, Measure::kDominant, 18, 6, 1}}) {
+    SCOPED_TRACE(c.name);
+    const Cluster cluster = OneNode(9, c.cpus);
+    RecordingExecutor executor;
+    SimpleThroughputModel model;
+    auto policy = BuildPipeline(FifoProfile(c.fair, c.measure), InTreeRegistry());
+    ASSERT_TRUE(policy.ok()) << policy.status().ToString();
+    Scheduler scheduler(cluster, std::move(policy).value(), executor, model, /*seed=*/1);
+    const std::vector<JobId> a = SubmitTasks(scheduler, "A", 0, 6, 1, 4);
+    const std::vector<JobId> b = SubmitTasks(scheduler, "B", 10, 3, 3, 1);
+    scheduler.RunCycle(kTimeZero);
+    EXPECT_EQ(CountRunning(scheduler, a), c.a);
+    EXPECT_EQ(CountRunning(scheduler, b), c.b);
+  }
+}
+
+// A quota on the dominant share caps every resource: a tenant capped at half the cluster runs
+// two jobs of 8 CPUs on 32 CPUs however few GPUs they take, and why-pending names the CPUs; on
+// GPU shares it runs all four (4 of 16 GPUs).
+TEST(PipelineFairTest, ADominantShareQuotaCapsCpus) {
+  for (const auto measure :
+       {PipelineConfig::ShareMeasure::kDominant, PipelineConfig::ShareMeasure::kGpu}) {
+    const bool dominant = measure == PipelineConfig::ShareMeasure::kDominant;
+    SCOPED_TRACE(dominant ? "dominant" : "gpu");
+    PipelineConfig profile = FifoProfile(false, measure);
+    profile.quotas = {{"a", {0.0, 0.5}}};
+    const Cluster cluster = OneNode(16, 32);
+    RecordingExecutor executor;
+    SimpleThroughputModel model;
+    auto policy = BuildPipeline(profile, InTreeRegistry());
+    ASSERT_TRUE(policy.ok()) << policy.status().ToString();
+    Scheduler scheduler(cluster, std::move(policy).value(), executor, model, /*seed=*/1);
+    const std::vector<JobId> a = SubmitTasks(scheduler, "a", 0, 4, 1, 8);
+    scheduler.RunCycle(kTimeZero);
+    EXPECT_EQ(CountRunning(scheduler, a), dominant ? 2 : 4);
+    const std::vector<PendingReason> reasons = scheduler.ExplainPending(kTimeZero);
+    if (dominant) {
+      ASSERT_EQ(reasons.size(), 2u);
+      EXPECT_EQ(reasons[0].cause, PendingCause::kQuota);
+      EXPECT_EQ(reasons[0].reason, "tenant 'a' holds 16 CPUs; its cap is 16 (dominant share)");
+    } else {
+      EXPECT_TRUE(reasons.empty());
+    }
+  }
+}
+
+// A tenant within its guarantee reclaims GPUs from a borrower: on dominant shares a tenant at
+// its GPU guarantee but over its CPU guarantee borrows; on GPU shares it does not.
+TEST(PipelineFairTest, ATenantOverItsCpuGuaranteeIsABorrower) {
+  for (const auto measure :
+       {PipelineConfig::ShareMeasure::kDominant, PipelineConfig::ShareMeasure::kGpu}) {
+    const bool dominant = measure == PipelineConfig::ShareMeasure::kDominant;
+    SCOPED_TRACE(dominant ? "dominant" : "gpu");
+    PipelineConfig profile = FifoProfile(false, measure);
+    profile.preempt = {{"priority_preempt", {}, 1}};
+    profile.quotas = {{"*", {0.5, 1.0}}};  // 2 of the 4 GPUs, 4 of the 8 CPUs
+    const Cluster cluster = OneNode(4, 8);
+    RecordingExecutor executor;
+    SimpleThroughputModel model;
+    auto policy = BuildPipeline(profile, InTreeRegistry());
+    ASSERT_TRUE(policy.ok()) << policy.status().ToString();
+    Scheduler scheduler(cluster, std::move(policy).value(), executor, model, /*seed=*/1);
+    const std::vector<JobId> b = SubmitTasks(scheduler, "b", 0, 1, 2, 6);  // over on CPUs
+    const std::vector<JobId> c = SubmitTasks(scheduler, "c", 1, 1, 2, 0);  // at its guarantee
+    scheduler.RunCycle(kTimeZero);
+    ASSERT_EQ(CountRunning(scheduler, b) + CountRunning(scheduler, c), 2);
+    SubmitTasks(scheduler, "a", 2, 1, 2, 1);  // within its guarantee; ranked below both
+    scheduler.RunCycle(AtSeconds(1));
+    if (dominant) {
+      EXPECT_THAT(executor.Preempted(), ElementsAre(b[0]));
+    } else {
+      EXPECT_TRUE(executor.Preempted().empty());
+    }
+  }
+}
+
 }  // namespace
 }  // namespace dlsched

@@ -52,11 +52,30 @@ struct PipelineConfig {
   // of tenants holding more than their guaranteed share (borrowers), whatever their rank:
   // borrowed GPUs are reclaimed. Victims still pass the preempt plugins' VictimFrom guards
   // (minimum run time, preemption budget), so reclaiming needs a preempt plugin.
+  //
+  // A share is measured as share_measure says. kDominant (the default): a tenant's share is its
+  // dominant share (DRF, Ghodsi et al., NSDI'11), the largest of its shares of the cluster's
+  // GPUs, CPU cores (Cluster::total_cpus) and host memory (total_host_memory_mib), a job using
+  // its GPUs and EffectiveHostRequest. A quota's share then bounds every resource alike (a
+  // dominant share is within s exactly when each resource's share is): a tenant within its
+  // guarantee holds at most that share of each, one over its cap would exceed it in some
+  // resource, and a borrower holds more than its guarantee in some resource. Resources the
+  // cluster does not state (0) are not measured, so on a cluster stating no CPUs or memory
+  // the dominant share is the GPU share. kGpu: GPUs only, whatever the cluster states.
   struct Quota {
     double guaranteed_share = 0;
     double max_share = 1;
   };
   std::map<std::string, Quota, std::less<>> quotas;
+  enum class ShareMeasure { kDominant, kGpu };
+  ShareMeasure share_measure = ShareMeasure::kDominant;
+  // Which waiting job of which tenant a walk meets next. kRank: the policy order across
+  // tenants. kFair: DRF's progressive filling: the next job (in policy order) of the tenant
+  // whose share (share_measure) is the smallest at that point, so that tenants' shares rise
+  // together; with quotas, within each quota pass. Victim searches still follow the policy
+  // order. Needs backfill.
+  enum class TenantOrder { kRank, kFair };
+  TenantOrder tenant_order = TenantOrder::kRank;
 };
 
 // Builds the plugin pipeline policy. Fails naming the unknown plugin or bad argument.
