@@ -293,7 +293,11 @@ HostEnforcer::HostEnforcer(Options options, HostEnforcement mode, CgroupDirs dir
   for (int core : options_.cores) holders_[core] = 0;
 }
 
-HostEnforcer::~HostEnforcer() = default;
+HostEnforcer::~HostEnforcer() {
+  // The daemon's own groups go with it unless jobs still run in them (they keep running, and
+  // the next daemon re-adopts them): rmdir refuses a group with children.
+  for (const std::string& group : DaemonGroupDirs()) rmdir(group.c_str());
+}
 
 Result<std::unique_ptr<HostEnforcer>> HostEnforcer::Create(Options options) {
   if (options.cores.empty()) options.cores = ThisProcessCores();

@@ -118,6 +118,7 @@ class HostEnforcer {
   // Chooses the mode (see the header comment). FailedPrecondition, saying why, when `choice` is
   // kCgroup and no cgroup hierarchy is usable.
   static Result<std::unique_ptr<HostEnforcer>> Create(Options options);
+  // Removes the daemon's groups when no job group is left in them.
   ~HostEnforcer();
   HostEnforcer(const HostEnforcer&) = delete;
   HostEnforcer& operator=(const HostEnforcer&) = delete;
