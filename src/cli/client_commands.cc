@@ -20,6 +20,7 @@
 #include "cli/commands.h"
 #include "cli/flag_values.h"
 #include "cli/terminal_text.h"
+#include "daemon/job/job_request.h"
 #include "dlsched/common/text.h"
 
 namespace dlsched::cli {
@@ -181,6 +182,15 @@ int Submit(RestClient& client, const ClientFlags& f, std::ostream& out, std::ost
   if (!f.model.empty()) body["model"] = f.model;
   if (f.batch_size >= 0) body["batch_size"] = f.batch_size;
   if (f.memory_mib >= 0) body["memory_mib"] = f.memory_mib;
+  if (f.cpus >= 0) body["cpus"] = f.cpus;
+  if (!f.mem.empty()) {
+    Result<int64_t> mib = daemon::ParseMemoryMib(f.mem);
+    if (!mib.ok()) {
+      err << "dlsched submit: --mem: " << mib.status().message() << "\n";
+      return kExitUsage;
+    }
+    body["host_memory_mib"] = *mib;
+  }
   if (f.iterations > 0) body["iterations"] = f.iterations;
   if (f.priority != 0) body["priority"] = f.priority;
   if (f.max_run_time_s > 0) body["max_run_time_s"] = f.max_run_time_s;
@@ -319,8 +329,9 @@ int Show(RestClient& client, const ClientFlags& f, std::ostream& out, std::ostre
     add(job, key);
   }
   // What the submitter asked for beyond the basics (absent from the spec when not given).
-  for (const char* key : {"queue", "selector", "prefer", "memory_mib", "service_load", "model",
-                          "batch_size", "iterations", "max_run_time_s", "runtime_estimate_s"}) {
+  for (const char* key :
+       {"queue", "selector", "prefer", "memory_mib", "cpus", "host_memory_mib", "service_load",
+        "model", "batch_size", "iterations", "max_run_time_s", "runtime_estimate_s"}) {
     add(spec, key);
   }
   for (const char* key :
@@ -467,9 +478,18 @@ std::unique_ptr<ClientCommands> AddClientCommands(CLI::App& app) {
   c->submit = app.add_subcommand(
       "submit", "Submit a job to the daemon: dlsched submit [flags] -- CMD... (or --script FILE).");
   AddCommon(*c->submit, f);
-  c->submit->add_option("--gpus", f.gpus, "GPUs (gang size).")
+  c->submit->add_option("--gpus", f.gpus, "GPUs (gang size); 0: a CPU job (give --cpus).")
       ->capture_default_str()
-      ->check(CLI::Range(1, 4096));
+      ->check(CLI::Range(0, 4096));
+  c->submit
+      ->add_option("--cpus", f.cpus,
+                   "CPU cores the job needs in all (default: the daemon's --cpus-per-gpu per "
+                   "GPU).")
+      ->check(CLI::Range(0, 65536));
+  c->submit->add_option("--mem", f.mem,
+                        "Host memory the job needs in all, e.g. 64g or 512m (bare numbers are "
+                        "MiB; default: the daemon's --mem-per-gpu per GPU). A job over it is "
+                        "killed.");
   c->submit->add_option("--gpu-type", f.gpu_type, "Required GPU type (V100, A100, ...).");
   c->submit->add_option("--framework", f.framework,
                         "custom, pytorch, tensorflow, mpi or horovod (sets their environment).");

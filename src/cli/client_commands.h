@@ -45,6 +45,8 @@ struct ClientFlags {
   std::vector<std::string> selector;  // KEY=VALUE node labels required
   std::vector<std::string> prefer;    // KEY=VALUE node labels preferred
   int64_t memory_mib = -1;            // -1: not given
+  int cpus = -1;                      // -1: not given
+  std::string mem;                    // host memory, "64g" / "512m" (ParseMemoryMib); "": not given
   int priority = 0;
   std::string qos;
   std::string kind;          // training or service

@@ -16,6 +16,7 @@
 #include "daemon/api/http_api.h"
 #include "daemon/core/daemon.h"
 #include "daemon/exec/gpu_monitor.h"
+#include "daemon/exec/host_enforcer.h"
 #include "daemon/exec/job_files.h"
 #include "daemon/exec/nvml.h"
 #include "daemon/exec/share_env.h"
@@ -183,6 +184,26 @@ void AddServeFlags(CLI::App& command, ServeFlags& flags) {
                   "with a CUDA out-of-memory message is requeued all the same).")
       ->capture_default_str()
       ->check(CLI::Range(0, 1000));
+  command
+      .add_option("--host-enforcer", flags.host_enforcer,
+                  "How the local executor holds each job to its CPUs and host memory: 'cgroup' "
+                  "(a cgroup per job, v2 or v1: cpuset, CPU quota, memory limit; the kernel "
+                  "kills a job over its memory), 'affinity' (CPU affinity and a watchdog that "
+                  "kills a job whose processes hold more resident memory than it asked), 'none', "
+                  "or 'auto': cgroup where usable, else affinity. The start-up log, GET /v1/nodes "
+                  "and /metrics say which runs. See docs/multi-resource.md.")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"auto", "cgroup", "affinity", "none"}));
+  command
+      .add_option("--cpus-per-gpu", flags.cpus_per_gpu,
+                  "CPUs a job that states none gets per GPU (Slurm's DefCpuPerGPU); 0: none.")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1024));
+  command
+      .add_option("--mem-per-gpu", flags.mem_per_gpu,
+                  "Host memory a job that states none gets per GPU (Slurm's DefMemPerGPU), e.g. "
+                  "16g or 512m (bare numbers are MiB); 0: none.")
+      ->capture_default_str();
   command.add_flag("--kill-jobs-on-exit", flags.kill_jobs_on_exit,
                    "Kill running jobs when the daemon stops: SIGTERM, --grace seconds, then "
                    "SIGKILL, and each is recorded as killed, so a restart does not run it again "
@@ -253,6 +274,26 @@ int RunServe(const ServeFlags& flags, std::ostream& out, std::ostream& err) {
       err << "dlsched serve: --gpus: warning: " << unknown << "\n";
     }
   }
+  Result<int64_t> mem_per_gpu = ParseMemoryMib(flags.mem_per_gpu);
+  if (!mem_per_gpu.ok()) {
+    err << "dlsched serve: --mem-per-gpu: " << mem_per_gpu.status().message() << "\n";
+    return kExitUsage;
+  }
+  if (!slurm) {
+    // Every node of the local executor is this machine: where the spec states no CPUs or
+    // memory, the machine's count.
+    const bool unstated = std::ranges::any_of(cluster->nodes(), [](const NodeSpec& node) {
+      return node.cpus == 0 || node.memory_mib == 0;
+    });
+    if (unstated) {
+      const LocalHost host = DetectLocalHost();
+      *cluster = WithLocalHost(*cluster, host);
+      err << "dlsched serve: nodes that state no CPUs or host memory get this machine's: "
+          << host.cpus << " CPUs, " << host.memory_mib << " MiB\n";
+    }
+  }
+  cluster->set_host_defaults(
+      {.cpus_per_gpu = flags.cpus_per_gpu, .memory_mib_per_gpu = *mem_per_gpu});
   Result<PolicyProfile> profile = LoadPolicyProfile(flags.profile);
   if (!profile.ok()) {
     err << "dlsched serve: --profile: " << profile.status().message() << "\n";
@@ -362,6 +403,19 @@ int RunServe(const ServeFlags& flags, std::ostream& out, std::ostream& err) {
   }
   options.share_enforcer = share_enforcer;
   options.oom = flags.oom;
+  if (!slurm) {
+    HostEnforcer::Options host;
+    host.choice = ParseHostEnforcerChoice(flags.host_enforcer).value();
+    host.group_name = HostGroupName(options.workdir);
+    Result<std::unique_ptr<HostEnforcer>> enforcer = HostEnforcer::Create(host);
+    if (!enforcer.ok()) {
+      err << "dlsched serve: --host-enforcer: " << enforcer.status().message()
+          << " (--host-enforcer affinity or auto runs without cgroups)\n";
+      return kExitRuntimeError;
+    }
+    err << "dlsched serve: host enforcement " << (*enforcer)->Describe() << "\n";
+    options.host_enforcer = std::move(enforcer).value();
+  }
   if (RunningAsRoot() && tokens && !slurm) {
     options.account_for = [table = tokens.get()](std::string_view user) {
       return ResolveUnixAccount(table->AccountSpec(user));

@@ -43,7 +43,14 @@ struct ServeFlags {
   // Gavel's measurements, as `simulate --sharing-data`).
   std::string sharing_data = "builtin";
   std::string share_enforcer = "none";  // "none" (accounting only) or "mps"
-  OomWatchdogOptions oom;  // --oom-slack-mib, --oom-samples
+  OomWatchdogOptions oom;               // --oom-slack-mib, --oom-samples
+  // How the local executor holds jobs to their CPUs and host memory: auto, cgroup, affinity,
+  // none (host_enforcer.h).
+  std::string host_enforcer = "auto";
+  // What a job that states no CPUs or host memory gets per GPU (Cluster::host_defaults); the
+  // memory as a size ("4g"; ParseMemoryMib).
+  int cpus_per_gpu = 0;
+  std::string mem_per_gpu = "0";
 };
 
 void AddServeFlags(CLI::App& command, ServeFlags& flags);

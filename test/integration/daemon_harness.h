@@ -91,7 +91,32 @@ class DaemonIntegrationTest : public ::testing::Test {
       pid_ = -1;
     }
     KillJobProcesses();
+    RemoveHostGroups();
     fs::remove_all(dir_);
+  }
+
+  // The cgroups a daemon killed with SIGKILL left (the groups its "host enforcement" start-up
+  // line names, and their job groups), what still runs in them killed: a later daemon on the
+  // same workdir would remove them, but the test's workdir goes.
+  void RemoveHostGroups() {
+    std::istringstream err(ReadTextFile(dir_ / "daemon.err"));
+    for (std::string line; std::getline(err, line);) {
+      const size_t from = line.find("host enforcement cgroup");
+      const size_t groups = line.find(": groups ");
+      if (from == std::string::npos || groups == std::string::npos) continue;
+      std::istringstream dirs(line.substr(groups + 9, line.find(';') - groups - 9));
+      for (std::string dir; std::getline(dirs, dir, ',');) {
+        if (!dir.empty() && dir[0] == ' ') dir.erase(0, 1);
+        std::error_code ec;
+        for (const auto& job : fs::directory_iterator(dir, ec)) {
+          if (!job.path().filename().string().starts_with("job-")) continue;
+          std::istringstream pids(ReadTextFile(job.path() / "cgroup.procs"));
+          for (int pid; pids >> pid;) kill(pid, SIGKILL);
+          Eventually([&] { return rmdir(job.path().c_str()) == 0 || errno == ENOENT; });
+        }
+        rmdir(dir.c_str());
+      }
+    }
   }
 
   // Every job process group a daemon recorded, if it still runs (pid and start time match).

@@ -87,6 +87,8 @@ json JobJson(const JobRecord& job, Timestamp now, const std::optional<Progress>&
       {"kind", spec.is_service() ? "service" : "training"},
       {"gpus", spec.num_gpus},
       {"gpu_type", spec.gpu_type},
+      {"cpus", spec.cpus},
+      {"host_memory_mib", spec.host_memory_mib},
       {"selector", spec.selector},
       {"prefer", spec.preferences},
       {"framework", std::string(FrameworkName(request.framework))},
@@ -213,16 +215,23 @@ json NodesJson(const Snapshot& s, const Principal& viewer) {
     total_allocated += allocated;
     json labels = json::object();
     for (const auto& [k, v] : node.labels) labels[k] = v;
+    const Snapshot::HostHeld held =
+        static_cast<size_t>(n) < s.host_held.size() ? s.host_held[n] : Snapshot::HostHeld{};
     nodes.push_back({{"name", node.name},
                      {"rack", cluster.rack_name(node.rack)},
                      {"labels", labels},
                      {"offline", offline},
                      {"gpus_total", node.gpus.size()},
                      {"gpus_allocated", allocated},
+                     {"cpus", node.cpus},
+                     {"cpus_allocated", held.cpus},
+                     {"memory_mib", node.memory_mib},
+                     {"memory_mib_allocated", held.memory_mib},
                      {"gpus", gpus}});
   }
   const int total = cluster.total_gpus();
   return {{"nodes", nodes},
+          {"host_enforcement", s.host_enforcement},
           {"gpus_total", total},
           {"gpus_allocated", total_allocated},
           {"allocation", total > 0 ? static_cast<double>(total_allocated) / total : 0.0}};
@@ -283,6 +292,12 @@ std::string MetricsText(const Snapshot& s, Timestamp now, int64_t resident_bytes
   out << "dlsched_migrations_total " << s.metrics.migrations << "\n";
   metric("dlsched_oom_restarts_total", "counter", "Runs requeued out of GPU memory.");
   out << "dlsched_oom_restarts_total " << s.metrics.oom_restarts << "\n";
+  metric("dlsched_host_memory_kills_total", "counter",
+         "Runs killed for going over their host memory.");
+  out << "dlsched_host_memory_kills_total " << s.metrics.host_memory_kills << "\n";
+  metric("dlsched_host_enforcement", "gauge",
+         "How jobs are held to their CPUs and host memory (the mode label; always 1).");
+  out << "dlsched_host_enforcement{mode=\"" << s.host_enforcement << "\"} 1\n";
   metric("dlsched_executor_events_total", "counter", "Process outcomes handled.");
   out << "dlsched_executor_events_total " << s.metrics.events << "\n";
   metric("dlsched_store_commits_total", "counter", "SQLite transactions committed.");

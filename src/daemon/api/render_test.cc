@@ -218,8 +218,12 @@ TEST(RenderTest, Metrics) {
   s.jobs_by_state[static_cast<size_t>(JobState::kQueued)] = 3;
   s.metrics.RecordCycle(0.0003);
   s.metrics.submissions = 4;
+  s.metrics.host_memory_kills = 2;
+  s.host_enforcement = "cgroup-v1";
   const std::string text = MetricsText(s, AtSeconds(10), 1 << 20);
-  for (const char* line : {"dlsched_queue_length 3\n", "dlsched_running_jobs 1\n",
+  for (const char* line : {"dlsched_host_memory_kills_total 2\n",
+                           "dlsched_host_enforcement{mode=\"cgroup-v1\"} 1\n",
+                           "dlsched_queue_length 3\n", "dlsched_running_jobs 1\n",
                            "dlsched_gpus_allocated 2\n", "dlsched_submissions_total 4\n",
                            "dlsched_scheduling_cycle_seconds_bucket{le=\"0.00025\"} 0\n",
                            "dlsched_scheduling_cycle_seconds_bucket{le=\"0.0005\"} 1\n",
@@ -229,6 +233,39 @@ TEST(RenderTest, Metrics) {
                            "process_resident_memory_bytes 1048576\n"}) {
     EXPECT_NE(text.find(line), std::string::npos) << line;
   }
+}
+
+TEST(RenderTest, NodesAndJobsShowCpusAndHostMemory) {
+  Cluster cluster;
+  NodeSpec node;
+  node.name = "n0";
+  node.rack = cluster.InternRack("r0");
+  node.gpus = {{cluster.InternGpuType("V100"), 16384, 0}};
+  node.cpus = 16;
+  node.memory_mib = 65536;
+  ASSERT_TRUE(cluster.AddNode(node).ok());
+  Snapshot s;
+  s.cluster = &cluster;
+  s.gpus = {{{}}};
+  s.node_offline = {false};
+  s.host_enforcement = "affinity";
+  s.host_held = {{6, 4096}};
+  const json nodes = NodesJson(s, Principal{"root", Role::kAdmin});
+  EXPECT_EQ(nodes["host_enforcement"], "affinity");
+  EXPECT_EQ(nodes["nodes"][0]["cpus"], 16);
+  EXPECT_EQ(nodes["nodes"][0]["cpus_allocated"], 6);
+  EXPECT_EQ(nodes["nodes"][0]["memory_mib"], 65536);
+  EXPECT_EQ(nodes["nodes"][0]["memory_mib_allocated"], 4096);
+  Result<JobRequest> request =
+      ParseJobRequest(R"({"command": ["x"], "gpus": 0, "cpus": 6, "host_memory_mib": 4096})", "ann");
+  ASSERT_TRUE(request.ok()) << request.status().ToString();
+  JobRecord record;
+  record.id = JobId(0);
+  record.request = std::make_shared<const JobRequest>(*request);
+  const json job = JobJson(record, AtSeconds(0), std::nullopt, nullptr, nullptr);
+  EXPECT_EQ(job["gpus"], 0);
+  EXPECT_EQ(job["cpus"], 6);
+  EXPECT_EQ(job["host_memory_mib"], 4096);
 }
 
 // Services' GPUs are listed and counted like training jobs'; a user sees the ids of their own

@@ -155,8 +155,14 @@ Result<std::unique_ptr<Daemon>> Daemon::Create(Cluster cluster, DaemonOptions op
     exec_options.grace = d->options_.grace;
     exec_options.job_exec = d->options_.job_exec;
     exec_options.max_log_bytes = d->options_.max_log_bytes;
+    exec_options.host = d->options_.host_enforcer;
     d->executor_ = std::make_unique<ProcessExecutor>(exec_options, std::move(sink));
   }
+  // Slurm holds its jobs to what they ask through its own cgroup plugin (slurm_batch.h).
+  d->host_enforcement_ = d->options_.executor_factory ? "executor"
+                         : d->options_.host_enforcer
+                             ? std::string(HostEnforcementName(d->options_.host_enforcer->mode()))
+                             : "none";
   d->scheduler_ = std::make_unique<Scheduler>(d->cluster_, std::move(policy), d->port_,
                                               *d->estimator_, d->options_.seed);
   if (d->options_.sharing_view != nullptr) {
@@ -305,7 +311,7 @@ Status Daemon::Restore() {
   }
   DS_RETURN_IF_ERROR(store_->Commit());
   for (const Adoption& a : adoptions) {
-    executor_->Adopt(a.job, JobDir(a.job), a.time_left);
+    executor_->Adopt(a.job, JobDir(a.job), a.time_left, scheduler_->jobs().at(a.job).placement);
     index_.Set(BuildRecord(a.job));  // now with its process
   }
   index_.Seal();
@@ -696,6 +702,10 @@ Status Daemon::Apply(Item& item, Timestamp now) {
                 finished && live.killed_at_shutdown && finished->final_state == JobState::kKilled) {
               finished->detail = draining_.value_or(finished->detail);
             }
+            if (const auto* finished = std::get_if<JobFinished>(&event);
+                finished && finished->detail.starts_with(kHostMemoryKillReason)) {
+              ++metrics_.host_memory_kills;
+            }
             const Status handled = scheduler_->Handle(event, now);
             if (!handled.ok()) {
               // Stale (the job already ended another way): logged, otherwise ignored.
@@ -795,8 +805,12 @@ void Daemon::Publish(Timestamp now) {
     s->gpus[n].resize(cluster_.node(NodeId(n)).gpus.size());
     s->node_offline[n] = scheduler_->state().offline(NodeId(n));
   }
+  s->host_enforcement = host_enforcement_;
+  s->host_held.resize(cluster_.num_nodes());
   for (JobId id : scheduler_->running()) {
     for (const NodeGpus& part : scheduler_->jobs().at(id).placement.parts) {
+      s->host_held[part.node.index()].cpus += part.cpus;
+      s->host_held[part.node.index()].memory_mib += part.memory_mib;
       for (size_t g = 0; g < s->gpus[part.node.index()].size(); ++g) {
         if ((part.gpus >> g) & 1) s->gpus[part.node.index()][g].holders.push_back(id);
       }

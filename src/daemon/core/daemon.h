@@ -87,6 +87,7 @@
 #include "daemon/core/oom_watchdog.h"
 #include "daemon/core/progress_feed.h"
 #include "daemon/core/snapshot.h"
+#include "daemon/exec/host_enforcer.h"
 #include "daemon/exec/job_executor.h"
 #include "daemon/exec/job_files.h"
 #include "daemon/exec/share_env.h"
@@ -155,6 +156,9 @@ struct DaemonOptions {
   // `__job-exec` runs each job) and log cap (ProcessExecutor::Options).
   std::string job_exec;
   int64_t max_log_bytes = int64_t{64} << 20;
+  // The local executor's hold on jobs' CPUs and host memory (ProcessExecutor::Options::host;
+  // `serve --host-enforcer`); null: none.
+  std::shared_ptr<HostEnforcer> host_enforcer;
   // Set: the Unix account each user's jobs run as (called from HTTP threads and the scheduler
   // thread; must be thread-safe). Unset: every job runs as the daemon's own user.
   std::function<Result<UnixAccount>(std::string_view user)> account_for;
@@ -445,6 +449,7 @@ class Daemon {
   // The policy's state as the store has it (policy_state.h), to write it only when it changes.
   std::string saved_policy_state_;
   std::string saved_running_order_;  // the stored meta row kRunningOrderKey (restore.h)
+  std::string host_enforcement_;     // Snapshot::host_enforcement
   // Set by KillRunningJobs: the reason its kills record; no cycle runs any more.
   std::optional<std::string> draining_;
   Timestamp started_at_;

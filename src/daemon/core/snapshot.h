@@ -105,8 +105,9 @@ struct DaemonMetrics {
   uint64_t store_commits = 0;
   uint64_t launches = 0;
   uint64_t preemptions = 0;
-  uint64_t migrations = 0;    // of the preemptions, migrations (PreemptDecision::migration)
-  uint64_t oom_restarts = 0;  // runs requeued out of GPU memory (oom_watchdog.h)
+  uint64_t migrations = 0;         // of the preemptions, migrations (PreemptDecision::migration)
+  uint64_t oom_restarts = 0;       // runs requeued out of GPU memory (oom_watchdog.h)
+  uint64_t host_memory_kills = 0;  // runs killed for going over their host memory
 
   void RecordCycle(double seconds);
 };
@@ -144,6 +145,15 @@ struct Snapshot {
   std::vector<bool> node_offline;
   std::array<int64_t, 8> jobs_by_state{};  // indexed by JobState
   int gpus_allocated = 0;
+  // How jobs are held to their CPUs and host memory: a HostEnforcementName ("cgroup-v1", ...),
+  // "executor" (the Slurm executor: Slurm's own), or "none".
+  std::string host_enforcement;
+  // Per node: the CPUs and host memory (MiB) its running jobs hold (their placements' parts).
+  struct HostHeld {
+    int64_t cpus = 0;
+    int64_t memory_mib = 0;
+  };
+  std::vector<HostHeld> host_held;
   size_t inbox_length = 0;
   DaemonMetrics metrics;
   // Running jobs the predictor predicts (never null; empty without --predictor).

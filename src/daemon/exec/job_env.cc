@@ -80,15 +80,64 @@ std::string GpuList(GpuMask gpus) {
   return out;
 }
 
-std::string PlacementText(const Cluster& cluster, const Placement& placement) {
+namespace {
+
+// "n0000:0,1" per part, ';' between parts; with `host`, each part's non-zero CPUs and memory
+// after it ("/cpus=8/mem=4096").
+std::string PartsText(const Cluster& cluster, const Placement& placement, bool host) {
   std::string out;
   for (const NodeGpus& part : placement.parts) {
     if (!out.empty()) out += ';';
     out += cluster.node(part.node).name;
     out += ':';
     out += GpuList(part.gpus);
+    if (host && part.cpus != 0) out += "/cpus=" + std::to_string(part.cpus);
+    if (host && part.memory_mib != 0) out += "/mem=" + std::to_string(part.memory_mib);
   }
   return out;
+}
+
+// A non-negative decimal integer that is all of `text`.
+template <typename Int>
+std::optional<Int> ParseCount(std::string_view text) {
+  Int value = 0;
+  const auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || p != text.data() + text.size() || value < 0) return std::nullopt;
+  return value;
+}
+
+// The "/cpus=N/mem=M" suffixes of a part into `part`.
+Status ParseHostSuffixes(std::string_view whole, std::string_view suffixes, NodeGpus& part) {
+  while (!suffixes.empty()) {
+    suffixes.remove_prefix(1);  // the '/'
+    const size_t end = std::min(suffixes.find('/'), suffixes.size());
+    const std::string_view item = suffixes.substr(0, end);
+    suffixes.remove_prefix(end);
+    std::optional<int64_t> value;
+    if (item.starts_with("cpus=")) {
+      const std::optional<int> cpus = ParseCount<int>(item.substr(5));
+      if (cpus) part.cpus = *cpus;
+      value = cpus;
+    } else if (item.starts_with("mem=")) {
+      value = ParseCount<int64_t>(item.substr(4));
+      if (value) part.memory_mib = *value;
+    }
+    if (!value) {
+      return InvalidArgument("bad '" + std::string(item) + "' in placement part '" +
+                             std::string(whole) + "'");
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+std::string PlacementText(const Cluster& cluster, const Placement& placement) {
+  return PartsText(cluster, placement, /*host=*/true);
+}
+
+std::string PlacementGpusText(const Cluster& cluster, const Placement& placement) {
+  return PartsText(cluster, placement, /*host=*/false);
 }
 
 Result<Placement> ParsePlacementText(const Cluster& cluster, std::string_view text) {
@@ -109,6 +158,9 @@ Result<Placement> ParsePlacementText(const Cluster& cluster, std::string_view te
     if (!node.valid()) return InvalidArgument("no node '" + std::string(name) + "'");
     NodeGpus gpus{node, 0};
     std::string_view list = part.substr(colon + 1);
+    const size_t slash = std::min(list.find('/'), list.size());
+    DS_RETURN_IF_ERROR(ParseHostSuffixes(part, list.substr(slash), gpus));
+    list = list.substr(0, slash);
     while (!list.empty()) {
       const size_t comma = std::min(list.find(','), list.size());
       int index = -1;
@@ -120,7 +172,9 @@ Result<Placement> ParsePlacementText(const Cluster& cluster, std::string_view te
       gpus.gpus |= GpuMask{1} << index;
       list.remove_prefix(std::min(comma + 1, list.size()));
     }
-    if (gpus.gpus == 0) return InvalidArgument("no GPUs in '" + std::string(part) + "'");
+    if (gpus.gpus == 0 && gpus.cpus == 0 && gpus.memory_mib == 0) {
+      return InvalidArgument("nothing held in '" + std::string(part) + "'");
+    }
     placement.parts.push_back(gpus);
   }
   std::sort(placement.parts.begin(), placement.parts.end(),
@@ -139,6 +193,10 @@ LaunchSpec BuildLaunchSpec(const JobRequest& request, const Job& job, const Plac
   launch.job_dir = job_dir;
   launch.framework = request.framework;
   launch.port = port;
+  if (!placement.parts.empty()) {
+    launch.cpus = placement.parts.front().cpus;
+    launch.host_memory_mib = placement.parts.front().memory_mib;
+  }
   if (request.max_run_time) {
     launch.time_limit = std::max(Duration(0), *request.max_run_time - job.run_time);
   }
@@ -162,7 +220,7 @@ LaunchSpec BuildLaunchSpec(const JobRequest& request, const Job& job, const Plac
   env["DLSCHED_CHECKPOINT_DIR"] = job_dir + "/checkpoint";
   env["DLSCHED_PROGRESS_FILE"] = job_dir + "/progress";
   env["DLSCHED_RESTART_COUNT"] = std::to_string(job.preemptions);
-  env["DLSCHED_NODES"] = PlacementText(cluster, placement);
+  env["DLSCHED_NODES"] = PlacementGpusText(cluster, placement);
 
   switch (request.framework) {
     case Framework::kCustom:

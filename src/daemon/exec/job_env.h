@@ -63,6 +63,10 @@ struct LaunchSpec {
   // The Unix account the job runs as; none: the daemon's own (docs/security.md). The daemon
   // sets it when it runs as root.
   std::optional<UnixAccount> account;
+  // The CPU cores and host memory (MiB) it holds on its first node (NodeGpus::cpus,
+  // memory_mib; 0: none asked), which the process executor holds it to (host_enforcer.h).
+  int cpus = 0;
+  int64_t host_memory_mib = 0;
 };
 
 // The variables of source 1 above, read from the daemon's environment.
@@ -84,10 +88,16 @@ LaunchSpec BuildLaunchSpec(const JobRequest& request, const Job& job, const Plac
 
 // "0,1,3": the set bits of a node's GPU mask.
 std::string GpuList(GpuMask gpus);
-// "n0000:0,1;n0001:2" (empty placement: ""). Node names, so it stays meaningful if the cluster
-// spec changes between daemon runs.
+// "n0000:0,1;n0001:2" (empty placement: ""), each part followed by the CPUs and host memory
+// (MiB) it holds when not 0: "n0000:0,1/cpus=8/mem=4096;n0001:/cpus=2" (a part without GPUs
+// has an empty list). Node names, so it stays meaningful if the cluster spec changes between
+// daemon runs. What the store, the event log and the API keep.
 std::string PlacementText(const Cluster& cluster, const Placement& placement);
-// The inverse; InvalidArgument on an unknown node or a GPU index the node does not have.
+// The GPUs alone, "n0000:0,1;n0001:2": DLSCHED_NODES, whose format jobs parse.
+std::string PlacementGpusText(const Cluster& cluster, const Placement& placement);
+// The inverse of PlacementText (text without the suffixes, as stored before them, reads as
+// holding no CPUs or memory); InvalidArgument on an unknown node, a GPU index the node does not
+// have, a malformed suffix, or a part that holds nothing.
 Result<Placement> ParsePlacementText(const Cluster& cluster, std::string_view text);
 
 // The progress protocol: the job (over)writes DLSCHED_PROGRESS_FILE with one line,

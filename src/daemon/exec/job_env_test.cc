@@ -166,10 +166,24 @@ TEST(JobEnvTest, PlacementTextRoundTrips) {
   ASSERT_TRUE(back.ok()) << back.status().ToString();
   EXPECT_EQ(*back, placement);
   EXPECT_TRUE(ParsePlacementText(cluster, "")->empty());
-  for (const char* bad : {"n9:0", "n0:4", "n0", "n0:", "n0:x"}) {
+  for (const char* bad : {"n9:0", "n0:4", "n0", "n0:", "n0:x", "n0:0/cpus=", "n0:0/cpus=-1",
+                          "n0:0/gpus=2", "n0:0/mem=1x", "n0:/cpus=0"}) {
     SCOPED_TRACE(bad);
     EXPECT_FALSE(ParsePlacementText(cluster, bad).ok());
   }
+}
+
+TEST(JobEnvTest, PlacementTextKeepsEachPartsCpusAndMemory) {
+  const Cluster cluster = testing::MakeCluster("2x4xV100");
+  const Placement placement{{{NodeId(0), 0b0011, 8, 4096}, {NodeId(1), 0, 2, 0}}};
+  EXPECT_EQ(PlacementText(cluster, placement), "n0:0,1/cpus=8/mem=4096;n1:/cpus=2");
+  EXPECT_EQ(PlacementGpusText(cluster, placement), "n0:0,1;n1:");
+  Result<Placement> back = ParsePlacementText(cluster, PlacementText(cluster, placement));
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(*back, placement);
+  Result<Placement> memory_only = ParsePlacementText(cluster, "n1:3/mem=100");
+  ASSERT_TRUE(memory_only.ok()) << memory_only.status().ToString();
+  EXPECT_EQ(*memory_only, (Placement{{{NodeId(1), 0b1000, 0, 100}}}));
 }
 
 TEST(JobEnvTest, ProgressLines) {

@@ -89,8 +89,10 @@ class JobExecutor {
   virtual void Flush() = 0;
 
   // Re-attaches a running segment a previous daemon started (see above). `job_dir` is the job's
-  // directory; `time_left` its remaining run-time limit (nullopt: none).
-  virtual void Adopt(JobId job, const std::string& job_dir, std::optional<Duration> time_left) = 0;
+  // directory; `time_left` its remaining run-time limit (nullopt: none); `placement` what it
+  // holds (as restored from the store).
+  virtual void Adopt(JobId job, const std::string& job_dir, std::optional<Duration> time_left,
+                     const Placement& placement) = 0;
 
   // What runs a job now: for local processes the process (pid and start time in clock ticks),
   // for Slurm nothing local (0, 0); and the stop under way: "", "kill", "timeout" (the

@@ -16,6 +16,7 @@
 #include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -166,6 +167,15 @@ ProcessExecutor::ProcessExecutor(Options options, Sink sink)
 ProcessExecutor::~ProcessExecutor() { Stop(); }
 
 Status ProcessExecutor::Start() {
+  if (options_.host) {
+    // What a previous daemon's jobs left that no adopted job holds.
+    std::set<JobId> adopted;
+    {
+      std::lock_guard lock(mu_);
+      for (const auto& [job, proc] : procs_) adopted.insert(job);
+    }
+    options_.host->RemoveStaleGroups(adopted);
+  }
   wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (wake_fd_ < 0) return Internal(std::string("eventfd: ") + std::strerror(errno));
   monitor_ = std::thread([this] { MonitorLoop(); });
@@ -252,6 +262,7 @@ void ProcessExecutor::Stop() {
     const Prepared prepared = a.prepared.get();
     if (prepared.spare.pid <= 0) continue;
     Discard(prepared.spare);
+    if (options_.host) options_.host->Release(a.job);
     std::error_code ec;
     fs::remove(a.launch->job_dir + "/pid.next", ec);
   }
@@ -430,11 +441,21 @@ ProcessExecutor::Prepared ProcessExecutor::Prepare(const LaunchSpec& spec) {
   }
   Result<Spare> spare = TakeSpare();
   if (!spare.ok()) return fail(spare.status().message());
+  if (options_.host) {
+    // Before it runs anything: what the job starts inherits its group or affinity.
+    options_.host->Reserve(spec.job, spec.cpus, spec.host_memory_mib);
+    if (Status confined = options_.host->Confine(spec.job, spare->pid); !confined.ok()) {
+      Discard(*spare);
+      options_.host->Release(spec.job);
+      return fail("cannot hold the job to its CPUs and memory: " + confined.message());
+    }
+  }
   // Not yet the pid file: until the decision is durable, a restarted daemon must find the
   // previous segment's (Run moves this one into place).
   if (!WriteSmallFile(spec.job_dir + "/pid.next", std::to_string(spare->pid) + " " +
                                                       std::to_string(spare->start_ticks) + "\n")) {
     Discard(*spare);
+    if (options_.host) options_.host->Release(spec.job);
     return fail("cannot write " + spec.job_dir + "/pid.next");
   }
   prepared.spare = *spare;
@@ -456,6 +477,7 @@ void ProcessExecutor::Run(const LaunchSpec& spec, Prepared prepared) {
   fs::rename(spec.job_dir + "/pid.next", spec.job_dir + "/pid", ec);
   if (ec) {
     Discard(spare);
+    if (options_.host) options_.host->Release(spec.job);
     sink_({JobLaunchFailed{spec.job, "cannot write " + spec.job_dir + "/pid: " + ec.message()},
            std::nullopt});
     return;
@@ -475,6 +497,7 @@ void ProcessExecutor::Run(const LaunchSpec& spec, Prepared prepared) {
   if (sent < script.size()) {
     // The spare died before its job (killed from outside): it ran nothing.
     Discard(spare);
+    if (options_.host) options_.host->Release(spec.job);
     fs::remove(spec.job_dir + "/pid", ec);
     sink_({JobLaunchFailed{
                spec.job, std::string("its wrapper process was gone: ") + std::strerror(send_errno)},
@@ -524,7 +547,7 @@ void ProcessExecutor::DoStop(JobId job, Intent intent) {
 }
 
 void ProcessExecutor::Adopt(JobId job, const std::string& job_dir,
-                            std::optional<Duration> time_left) {
+                            std::optional<Duration> time_left, const Placement& placement) {
   Proc proc;
   proc.job = job;
   proc.child = false;
@@ -563,6 +586,10 @@ void ProcessExecutor::Adopt(JobId job, const std::string& job_dir,
       proc.kill_at = now + std::chrono::duration_cast<Clock::duration>(options_.grace);
     }
   }
+  if (options_.host) {
+    options_.host->Readopt(job, proc.pid,
+                           placement.parts.empty() ? 0 : placement.parts.front().memory_mib);
+  }
   Watch(std::move(proc));
 }
 
@@ -586,7 +613,8 @@ void ProcessExecutor::KillAll() {
   }
 }
 
-ExecutorReport ProcessExecutor::Outcome(const Proc& proc, std::optional<int> exit_code) const {
+ExecutorReport ProcessExecutor::Outcome(const Proc& proc, std::optional<int> exit_code,
+                                        int64_t memory_limit_mib) const {
   switch (proc.intent) {
     case Intent::kPreempt:
       return {JobSuspended{proc.job, 0}, exit_code};
@@ -598,6 +626,12 @@ ExecutorReport ProcessExecutor::Outcome(const Proc& proc, std::optional<int> exi
     case Intent::kNodeLost:  // the Slurm executor's; never set here
     case Intent::kNotStarted:
       break;
+  }
+  if (memory_limit_mib > 0) {
+    return {
+        JobFinished{proc.job, JobState::kFailed,
+                    std::string(kHostMemoryKillReason) + std::to_string(memory_limit_mib) + " MiB"},
+        exit_code};
   }
   if (!exit_code) {
     return {JobLaunchFailed{proc.job, "process lost while the daemon was down (no exit status)"},
@@ -636,7 +670,9 @@ std::optional<ExecutorReport> ProcessExecutor::CheckLocked(Proc& proc, Clock::ti
         // A torn write: no status.
       }
     }
-    return Outcome(proc, exit_code);
+    const int64_t memory_limit = options_.host ? options_.host->KilledForMemory(proc.job) : 0;
+    if (options_.host) options_.host->Release(proc.job);
+    return Outcome(proc, exit_code, memory_limit);
   }
   if (now >= proc.deadline && proc.intent == Intent::kNone) {
     proc.deadline = Clock::time_point::max();
@@ -647,6 +683,27 @@ std::optional<ExecutorReport> ProcessExecutor::CheckLocked(Proc& proc, Clock::ti
     proc.kill_at = Clock::time_point::max();
   }
   return std::nullopt;
+}
+
+void ProcessExecutor::WatchHostMemory() {
+  HostEnforcer& host = *options_.host;
+  if (!host.NeedsTicks()) return;
+  host.Sweep();
+  std::map<JobId, int> groups;
+  {
+    std::lock_guard lock(mu_);
+    for (const auto& [job, proc] : procs_) {
+      if (proc.pid > 0 && host.Watches(job)) groups.emplace(job, proc.pid);
+    }
+  }
+  if (groups.empty()) return;
+  const std::vector<JobId> over = host.OverMemory(groups);
+  std::lock_guard lock(mu_);
+  for (JobId job : over) {
+    const auto it = procs_.find(job);
+    // Killed at once, as the kernel's OOM killer would: a grace period lets it grow further.
+    if (it != procs_.end()) SignalGroup(it->second.pid, SIGKILL);
+  }
 }
 
 void ProcessExecutor::MonitorLoop() {
@@ -669,6 +726,10 @@ void ProcessExecutor::MonitorLoop() {
         }
         next = std::min({next, proc.deadline, proc.kill_at});
       }
+      if (options_.host && options_.host->NeedsTicks()) {
+        next = std::min(
+            next, now + std::chrono::duration_cast<Clock::duration>(options_.host->memory_poll()));
+      }
       if (next != Clock::time_point::max()) {
         const auto wait = std::chrono::ceil<std::chrono::milliseconds>(next - now).count();
         timeout_ms = static_cast<int>(std::clamp<int64_t>(wait, 0, 60000));
@@ -683,6 +744,7 @@ void ProcessExecutor::MonitorLoop() {
       uint64_t count;
       [[maybe_unused]] const ssize_t r = read(wake_fd_, &count, sizeof(count));
     }
+    if (options_.host) WatchHostMemory();
     std::vector<ExecutorReport> reports;
     {
       std::lock_guard lock(mu_);

@@ -44,9 +44,17 @@
 //   preempt   -> JobSuspended (whatever the exit status)
 //   kill      -> JobFinished(kKilled)
 //   timeout   -> JobFinished(kFailed, "max run time ... exceeded")
+//   killed for going over its host memory (the kernel in its cgroup, or the watchdog, which
+//   sends SIGKILL at once: host_enforcer.h)
+//             -> JobFinished(kFailed, "killed: host memory over its limit of N MiB")
 //   otherwise -> JobFinished(kSucceeded) on exit status 0, else JobFinished(kFailed)
 //   a spawn that fails, or an adopted process that vanished leaving no exit status
 //             -> JobLaunchFailed (the scheduler requeues the job)
+//
+// CPUs and host memory (Options::host, host_enforcer.h): the launcher thread reserves the
+// job's cores and confines its spare before the spare gets its job (so everything the job
+// starts is confined from its first instruction); the monitor thread releases them when the
+// segment's outcome is known, and runs the affinity mode's memory watchdog.
 //
 // Threading: the Executor methods, Flush and Adopt are called from the scheduler thread; the
 // launcher thread spawns spare wrappers; the monitor thread waits for processes (pidfd where
@@ -65,6 +73,7 @@
 #include <thread>
 #include <vector>
 
+#include "daemon/exec/host_enforcer.h"
 #include "daemon/exec/job_env.h"
 #include "daemon/exec/job_executor.h"
 #include "daemon/exec/job_files.h"
@@ -87,6 +96,9 @@ class ProcessExecutor final : public JobExecutor {
     // Largest size of each of a job's logs (stdout, stderr), in bytes; past it a log is
     // rotated, keeping one older file. 0: no cap. `serve --max-log-bytes`.
     int64_t max_log_bytes = kDefaultMaxLogBytes;
+    // Holds jobs to their CPUs and host memory (LaunchSpec::cpus, host_memory_mib); null:
+    // nothing is enforced. Shared with the daemon, which reports its mode.
+    std::shared_ptr<HostEnforcer> host;
   };
   static constexpr int64_t kDefaultMaxLogBytes = int64_t{64} << 20;
   // The Sink receives outcomes from the monitor thread, or the scheduler thread for spawn
@@ -114,8 +126,11 @@ class ProcessExecutor final : public JobExecutor {
 
   // Watches a job a previous daemon started, found through <job_dir>/pid. `time_left` is its
   // remaining run-time limit (nullopt: none). If the process is gone, reports how it ended
-  // (from <job_dir>/exit and <job_dir>/stop) as if it had just ended.
-  void Adopt(JobId job, const std::string& job_dir, std::optional<Duration> time_left) override;
+  // (from <job_dir>/exit and <job_dir>/stop) as if it had just ended. Its cores and memory
+  // limit are taken back (HostEnforcer::Readopt); Start then removes the groups of jobs not
+  // adopted.
+  void Adopt(JobId job, const std::string& job_dir, std::optional<Duration> time_left,
+             const Placement& placement) override;
 
   std::optional<ProcessInfo> Info(JobId job) const override;
   size_t watched() const;
@@ -178,7 +193,12 @@ class ProcessExecutor final : public JobExecutor {
   void MonitorLoop();
   // Checks one process; returns a report if it has ended. Caller holds mu_.
   std::optional<ExecutorReport> CheckLocked(Proc& proc, Clock::time_point now);
-  ExecutorReport Outcome(const Proc& proc, std::optional<int> exit_code) const;
+  // `memory_limit_mib`: the limit it was killed for going over (0: it was not).
+  ExecutorReport Outcome(const Proc& proc, std::optional<int> exit_code,
+                         int64_t memory_limit_mib) const;
+  // The memory watchdog's round (HostEnforcer::OverMemory) and the removal of groups left
+  // busy (monitor thread, without mu_).
+  void WatchHostMemory();
   void Wake();
 
   Options options_;
@@ -198,6 +218,10 @@ class ProcessExecutor final : public JobExecutor {
   int wake_fd_ = -1;  // eventfd
   std::thread monitor_;
 };
+
+// The start of the reason of a job killed for going over its host memory; the limit in MiB
+// follows.
+inline constexpr std::string_view kHostMemoryKillReason = "killed: host memory over its limit of ";
 
 // The script a spare wrapper runs for `spec` (see the header comment): enters the job directory
 // and execs `job_exec __job-exec` (job_exec.h) with the job directory, working directory,

@@ -90,6 +90,7 @@ class ProcessExecutorTest : public ::testing::Test {
     options.grace = milliseconds(300);
     options.poll_interval = milliseconds(20);
     options.job_exec = DLSCHED_BINARY;
+    options.host = host_;
     return std::make_unique<ProcessExecutor>(
         options, [this](ExecutorReport r) { reports_.Add(std::move(r)); });
   }
@@ -103,7 +104,24 @@ class ProcessExecutorTest : public ::testing::Test {
     spec.job_dir = (dir_ / std::to_string(job.value())).string();
     spec.workdir = dir_.string();
     spec.time_limit = time_limit_;
+    spec.cpus = cpus_;
+    spec.host_memory_mib = host_memory_mib_;
     return spec;
+  }
+
+  // A new executor holding jobs through `choice` (cgroups under a group of this test's own);
+  // false when this machine cannot.
+  bool UseHostEnforcer(HostEnforcerChoice choice) {
+    HostEnforcer::Options options;
+    options.choice = choice;
+    options.group_name = "dlsched-exec-test-" + std::to_string(getpid());
+    options.memory_poll = milliseconds(20);
+    Result<std::unique_ptr<HostEnforcer>> made = HostEnforcer::Create(options);
+    if (!made.ok()) return false;
+    host_ = std::move(made).value();
+    executor_->KillAll();
+    executor_ = MakeExecutor();
+    return executor_->Start().ok();
   }
 
   void Launch(const Job& job) { executor_->Launch(job, Placement{}, Spec(job.id)); }
@@ -126,6 +144,9 @@ class ProcessExecutorTest : public ::testing::Test {
   std::string script_;
   std::vector<std::string> argv_;  // instead of sh -c script_ when set
   std::optional<Duration> time_limit_;
+  int cpus_ = 0;
+  int64_t host_memory_mib_ = 0;
+  std::shared_ptr<HostEnforcer> host_;
   Reports reports_;
   std::unique_ptr<ProcessExecutor> executor_;
 };
@@ -144,6 +165,42 @@ TEST_F(ProcessExecutorTest, RunsTheCommandWithItsEnvironmentAndLogs) {
   EXPECT_EQ(ReadTextFile(dir_ / "0" / "exit"), "0\n");
   EXPECT_TRUE(fs::is_directory(dir_ / "0" / "checkpoint"));
   EXPECT_EQ(executor_->watched(), 0u);
+}
+
+// The job sees only its cores, a job over its host memory is killed with that cause, and a
+// group never outlives its job: through cgroups (where this machine has a writable hierarchy:
+// the project's machines do) and through affinity and the watchdog.
+TEST_F(ProcessExecutorTest, JobsAreHeldToTheirCpusAndHostMemory) {
+  if (sysconf(_SC_NPROCESSORS_ONLN) < 2) GTEST_SKIP() << "one CPU: nothing to confine to";
+  for (const HostEnforcerChoice choice :
+       {HostEnforcerChoice::kCgroup, HostEnforcerChoice::kAffinity}) {
+    if (!UseHostEnforcer(choice)) {
+      ASSERT_EQ(choice, HostEnforcerChoice::kCgroup) << "affinity is usable everywhere";
+      continue;
+    }
+    SCOPED_TRACE(host_->Describe());
+    cpus_ = 1;
+    host_memory_mib_ = 0;
+    Run(30, "grep Cpus_allowed_list /proc/self/status > cpus");
+    std::optional<ExecutorReport> r = reports_.Next();
+    ASSERT_TRUE(r.has_value());
+    EXPECT_TRUE(std::holds_alternative<JobFinished>(r->event));
+    EXPECT_EQ(ReadTextFile(dir_ / "cpus"), "Cpus_allowed_list:\t0\n");
+
+    host_memory_mib_ = 32;
+    Run(31, "dd if=/dev/zero of=/dev/null bs=128M count=400");
+    r = reports_.Next(seconds(20));
+    ASSERT_TRUE(r.has_value());
+    const auto* finished = std::get_if<JobFinished>(&r->event);
+    ASSERT_NE(finished, nullptr);
+    EXPECT_EQ(finished->final_state, JobState::kFailed);
+    EXPECT_EQ(finished->detail, "killed: host memory over its limit of 32 MiB");
+    EXPECT_EQ(r->exit_code, 128 + SIGKILL);
+    for (const std::string& group : host_->JobGroupDirs(JobId(31))) {
+      EXPECT_FALSE(fs::exists(group)) << group;
+      fs::remove(fs::path(group).parent_path());
+    }
+  }
 }
 
 TEST_F(ProcessExecutorTest, NonZeroExitFails) {
@@ -227,7 +284,7 @@ TEST_F(ProcessExecutorTest, ALaunchNeverFlushedLeavesThePreviousSegmentAsItEnded
 
   executor_ = MakeExecutor();
   ASSERT_TRUE(executor_->Start().ok());
-  executor_->Adopt(JobId(10), (dir_ / "10").string(), std::nullopt);
+  executor_->Adopt(JobId(10), (dir_ / "10").string(), std::nullopt, {});
   r = reports_.Next();
   ASSERT_TRUE(r.has_value());
   EXPECT_TRUE(std::holds_alternative<JobSuspended>(r->event));
@@ -362,7 +419,7 @@ TEST_F(ProcessExecutorTest, AJobDirectoryIsPrivateAndAForgedPidFileIsNotAdopted)
   // never signalled, the job reported lost.
   std::ofstream(dir_ / "21" / "pid")
       << ::getpid() << " " << ProcessStartTicks(::getpid()).value() << "\n";
-  executor_->Adopt(JobId(21), (dir_ / "21").string(), std::nullopt);
+  executor_->Adopt(JobId(21), (dir_ / "21").string(), std::nullopt, {});
   std::optional<ExecutorReport> r = reports_.Next();
   ASSERT_TRUE(r.has_value());
   EXPECT_TRUE(std::holds_alternative<JobLaunchFailed>(r->event));
@@ -480,7 +537,7 @@ TEST_F(ProcessExecutorTest, AnotherExecutorAdoptsARunningJobAndLearnsItsExitStat
 
   executor_ = MakeExecutor();
   ASSERT_TRUE(executor_->Start().ok());
-  executor_->Adopt(JobId(6), (dir_ / "6").string(), std::nullopt);
+  executor_->Adopt(JobId(6), (dir_ / "6").string(), std::nullopt, {});
   ASSERT_TRUE(executor_->Info(JobId(6)).has_value());
   std::ofstream(dir_ / "go") << "";
   std::optional<ExecutorReport> r = reports_.Next();
@@ -494,7 +551,7 @@ TEST_F(ProcessExecutorTest, AnotherExecutorAdoptsARunningJobAndLearnsItsExitStat
 TEST_F(ProcessExecutorTest, AdoptingAVanishedProcessWithoutStatusReportsItLost) {
   fs::create_directories(dir_ / "8");
   std::ofstream(dir_ / "8" / "pid") << "999999999 12345\n";
-  executor_->Adopt(JobId(8), (dir_ / "8").string(), std::nullopt);
+  executor_->Adopt(JobId(8), (dir_ / "8").string(), std::nullopt, {});
   std::optional<ExecutorReport> r = reports_.Next();
   ASSERT_TRUE(r.has_value());
   EXPECT_TRUE(std::holds_alternative<JobLaunchFailed>(r->event));
@@ -504,7 +561,7 @@ TEST_F(ProcessExecutorTest, AdoptingAProcessThatEndedReadsItsExitFile) {
   fs::create_directories(dir_ / "9");
   std::ofstream(dir_ / "9" / "pid") << "999999999 12345\n";
   std::ofstream(dir_ / "9" / "exit") << "0\n";
-  executor_->Adopt(JobId(9), (dir_ / "9").string(), std::nullopt);
+  executor_->Adopt(JobId(9), (dir_ / "9").string(), std::nullopt, {});
   std::optional<ExecutorReport> r = reports_.Next();
   ASSERT_TRUE(r.has_value());
   const auto* finished = std::get_if<JobFinished>(&r->event);

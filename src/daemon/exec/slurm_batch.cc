@@ -37,6 +37,8 @@ bool IsShellName(std::string_view name) {
 struct Component {
   std::string gres_type;
   int gpus_per_node = 0;
+  int cpus_per_node = 0;            // 0: none stated (Slurm's default)
+  int64_t memory_mib_per_node = 0;  // 0: none stated
   std::vector<std::string> nodes;
 };
 
@@ -125,16 +127,22 @@ SlurmSubmission BuildSlurmSubmission(const LaunchSpec& spec, const Placement& pl
       "}\n"
       "exec \"$@\"\n";
 
-  // --- components: nodes grouped by (gres type, GPUs per node), in placement order ---
+  // --- components: nodes grouped by (gres type, GPUs, CPUs, memory per node), in placement
+  // order ---
   std::vector<Component> components;
   for (const NodeGpus& part : placement.parts) {
     const std::string type = PartGresType(part, sites);
     const int gpus = CountGpus(part.gpus);
     Component* into = nullptr;
     for (Component& c : components) {
-      if (c.gres_type == type && c.gpus_per_node == gpus) into = &c;
+      if (c.gres_type == type && c.gpus_per_node == gpus && c.cpus_per_node == part.cpus &&
+          c.memory_mib_per_node == part.memory_mib) {
+        into = &c;
+      }
     }
-    if (into == nullptr) into = &components.emplace_back(Component{type, gpus, {}});
+    if (into == nullptr) {
+      into = &components.emplace_back(Component{type, gpus, part.cpus, part.memory_mib, {}});
+    }
     into->nodes.push_back(sites[part.node.index()].name);
   }
 
@@ -182,10 +190,19 @@ SlurmSubmission BuildSlurmSubmission(const LaunchSpec& spec, const Placement& pl
     sub.argv.push_back("--nodes=" + std::to_string(comp.nodes.size()));
     sub.argv.push_back("--nodelist=" + nodelist);
     sub.argv.push_back("--ntasks-per-node=1");
-    sub.argv.push_back(shard
-                           ? std::string("--gres=shard:1")
-                           : "--gres=gpu:" + (comp.gres_type.empty() ? "" : comp.gres_type + ":") +
-                                 std::to_string(comp.gpus_per_node));
+    if (shard) {
+      sub.argv.push_back("--gres=shard:1");
+    } else if (comp.gpus_per_node > 0) {
+      sub.argv.push_back("--gres=gpu:" + (comp.gres_type.empty() ? "" : comp.gres_type + ":") +
+                         std::to_string(comp.gpus_per_node));
+    }
+    // One task per node: its CPUs are the node's part; --mem is per node.
+    if (comp.cpus_per_node > 0) {
+      sub.argv.push_back("--cpus-per-task=" + std::to_string(comp.cpus_per_node));
+    }
+    if (comp.memory_mib_per_node > 0) {
+      sub.argv.push_back("--mem=" + std::to_string(comp.memory_mib_per_node) + "M");
+    }
   }
   sub.argv.push_back(sub.batch_path);
   sub.argv.insert(sub.argv.end(), spec.argv.begin(), spec.argv.end());

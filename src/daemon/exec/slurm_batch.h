@@ -7,18 +7,22 @@
 //          --chdir=<job dir> --output=<job dir>/stdout.log --error=<job dir>/stderr.log
 //          --open-mode=append --export=NONE
 //          --partition=P --nodes=K --nodelist=a,b --ntasks-per-node=1 --gres=gpu:TYPE:N
-//          (a shared single-GPU segment: --gres=shard:1, below)
+//          [--cpus-per-task=C] [--mem=MM]
+//          (a shared single-GPU segment: --gres=shard:1, below; a part without GPUs: no --gres;
+//          C and M: the CPUs and host memory (MiB) of each node's part, when not 0, which
+//          Slurm's cgroup plugin then enforces)
 //          [: --partition=P --nodes=... (one component per distinct GPU count per node)]
 //          <job dir>/slurm-batch.sh ARGV...
-// A placement with the same number of GPUs on every node is one ordinary job; one with unequal
-// counts (3 GPUs on one node, 1 on another) is a heterogeneous job with one component per count,
-// since --gres counts per node. --no-requeue: dlsched owns the queue, Slurm never requeues on its
-// own. The job's argv is passed as arguments (never through a shell command line). Its
-// environment never reaches the sbatch process (which runs with the daemon's own, so nothing a
-// request sets, such as LD_PRELOAD, runs on the daemon's machine): --export=NONE, and
-// slurm-batch.sh exports the job's variables itself, without the SLURM_*, SBATCH_*, SRUN_* and
-// SALLOC_* ones a request could use to change its steps (and without names that are not shell
-// names). With --export=NONE Slurm loads the user's login environment on the first node
+// A placement with the same number of GPUs (and CPUs and memory) on every node is one ordinary
+// job; one with unequal counts (3 GPUs on one node, 1 on another) is a heterogeneous job with one
+// component per count, since --gres, --cpus-per-task and --mem count per node. --no-requeue:
+// dlsched owns the queue, Slurm never requeues on its own. The job's argv is passed as arguments
+// (never through a shell command line). Its environment never reaches the sbatch process (which
+// runs with the daemon's own, so nothing a request sets, such as LD_PRELOAD, runs on the daemon's
+// machine): --export=NONE, and slurm-batch.sh exports the job's variables itself, without the
+// SLURM_*, SBATCH_*, SRUN_* and SALLOC_* ones a request could use to change its steps (and without
+// names that are not shell names). With --export=NONE Slurm loads the user's login environment on
+// the first node
 // (--get-user-env; slurmd must run as root), which the job's variables override. slurm-batch.sh
 // then sets SLURM_EXPORT_ENV=ALL, so `srun` (its own, or one the job's launcher runs) passes that
 // environment on to every task.

@@ -137,6 +137,30 @@ TEST(SlurmBatchTest, UnequalCountsMakeAHeterogeneousJob) {
                                          "DLSCHED_NODE_RANK='0' DLSCHED_NODE_NUM_GPUS='3'\n"));
 }
 
+TEST(SlurmBatchTest, EachNodesCpusAndMemoryArePassed) {
+  const std::vector<SlurmNodeSite> sites = Sites();
+  SlurmSubmission sub = BuildSlurmSubmission(
+      Spec(Framework::kCustom), Parts({{NodeId(0), 0b0011, 8, 4096}, {NodeId(1), 0b0011, 8, 4096}}),
+      sites, "gpu");
+  EXPECT_THAT(
+      From(sub.argv, "--partition=gpu"),
+      ElementsAre("--partition=gpu", "--nodes=2", "--nodelist=node1,node2", "--ntasks-per-node=1",
+                  "--gres=gpu:v100:2", "--cpus-per-task=8", "--mem=4096M",
+                  "/w/jobs/12/slurm-batch.sh", "python3", "train.py", "--lr", "0.1; rm -rf /"));
+  // Unequal memory splits the job as unequal GPU counts do.
+  sub = BuildSlurmSubmission(Spec(Framework::kCustom),
+                             Parts({{NodeId(0), 0b0011, 8, 4096}, {NodeId(1), 0b0011, 8, 2048}}),
+                             sites, "gpu");
+  EXPECT_THAT(sub.argv, Contains(":"));
+  EXPECT_THAT(sub.argv, Contains("--mem=2048M"));
+  // A CPU job: no --gres at all.
+  sub = BuildSlurmSubmission(Spec(Framework::kCustom), Parts({{NodeId(1), 0, 4, 0}}), sites, "gpu");
+  EXPECT_THAT(From(sub.argv, "--partition=gpu"),
+              ElementsAre("--partition=gpu", "--nodes=1", "--nodelist=node2", "--ntasks-per-node=1",
+                          "--cpus-per-task=4", "/w/jobs/12/slurm-batch.sh", "python3", "train.py",
+                          "--lr", "0.1; rm -rf /"));
+}
+
 TEST(SlurmBatchTest, OneNodeKeepsTheLoopbackMasterAndUntypedGres) {
   const std::vector<SlurmNodeSite> sites = Sites();
   const SlurmSubmission sub =

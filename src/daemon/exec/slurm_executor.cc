@@ -178,8 +178,8 @@ void SlurmExecutor::RecordStopLocked(const std::string& job_dir, Intent intent) 
   WriteSmallFile(path, std::string(StopIntentName(intent)));
 }
 
-void SlurmExecutor::Adopt(JobId job, const std::string& job_dir,
-                          std::optional<Duration> time_left) {
+void SlurmExecutor::Adopt(JobId job, const std::string& job_dir, std::optional<Duration> time_left,
+                          const Placement&) {
   Run run;
   run.job = job;
   run.job_dir = job_dir;

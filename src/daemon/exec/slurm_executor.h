@@ -104,7 +104,8 @@ class SlurmExecutor final : public JobExecutor {
   std::vector<QueuedAction> Queued() const override;
   void Flush() override;
 
-  void Adopt(JobId job, const std::string& job_dir, std::optional<Duration> time_left) override;
+  void Adopt(JobId job, const std::string& job_dir, std::optional<Duration> time_left,
+             const Placement& placement) override;
   std::optional<ProcessInfo> Info(JobId job) const override;
   // `scancel` of every followed segment, now.
   void KillAll() override;

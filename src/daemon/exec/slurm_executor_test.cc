@@ -148,7 +148,7 @@ TEST_F(SlurmExecutorTest, FlushRecordsAStopBeforeTheWorkerCarriesItOut) {
   const Job job = testing::MakeJob(1).Build();
   fs::create_directories(JobDir(job.id));
   std::ofstream(JobDir(job.id) / "slurm_job") << "41 node1\n";
-  executor_->Adopt(job.id, JobDir(job.id).string(), std::nullopt);
+  executor_->Adopt(job.id, JobDir(job.id).string(), std::nullopt, {});
 
   executor_->Preempt(job, kTimeZero);
   EXPECT_FALSE(fs::exists(JobDir(job.id) / "stop"));  // queued, not yet acknowledged
@@ -385,7 +385,7 @@ TEST_F(SlurmExecutorTest, AdoptTakesFromTheRecordWhetherTheCommandRunsInTheBatch
     if (!c.batch_script.empty()) std::ofstream(JobDir(job.id) / "slurm-batch.sh") << c.batch_script;
     Write("squeue.out", Listed("41", "RUNNING", 4));
     Make(OneNode(), std::chrono::milliseconds(20));
-    executor_->Adopt(job.id, JobDir(job.id).string(), std::nullopt);
+    executor_->Adopt(job.id, JobDir(job.id).string(), std::nullopt, {});
     ASSERT_TRUE(executor_->Start().ok());
     WaitForPolls();  // matched and seen running
     executor_->Preempt(job, kTimeZero);

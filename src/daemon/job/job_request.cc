@@ -147,11 +147,32 @@ bool ValidEnvName(const std::string& name) {
   return true;
 }
 
-constexpr std::array<std::string_view, 24> kKnownFields = {
-    "name",       "user",     "queue",  "model",          "batch_size",         "command",
-    "script",     "workdir",  "env",    "gpus",           "gpu_type",           "memory_mib",
-    "priority",   "deadline", "qos",    "max_run_time_s", "runtime_estimate_s", "framework",
-    "iterations", "selector", "prefer", "kind",           "service_load",       "idempotency_key"};
+constexpr std::array<std::string_view, 26> kKnownFields = {"name",
+                                                           "user",
+                                                           "queue",
+                                                           "model",
+                                                           "batch_size",
+                                                           "command",
+                                                           "script",
+                                                           "workdir",
+                                                           "env",
+                                                           "gpus",
+                                                           "gpu_type",
+                                                           "memory_mib",
+                                                           "priority",
+                                                           "deadline",
+                                                           "qos",
+                                                           "max_run_time_s",
+                                                           "runtime_estimate_s",
+                                                           "framework",
+                                                           "iterations",
+                                                           "selector",
+                                                           "prefer",
+                                                           "kind",
+                                                           "service_load",
+                                                           "idempotency_key",
+                                                           "cpus",
+                                                           "host_memory_mib"};
 
 std::string OutOfRange(std::string_view text) {
   return Echo(text) + " is outside 1970-01-01T00:00:00Z .. 9999-12-31T23:59:59.999999Z";
@@ -479,10 +500,11 @@ Status ReadCommand(const json& doc, const RequestLimits& limits, JobRequest& r) 
   return Status::Ok();
 }
 
-// What the job needs: gpus, gpu_type, selector, prefer, memory_mib.
+// What the job needs: gpus, gpu_type, selector, prefer, memory_mib, cpus, host_memory_mib
+// (gpus 0, a CPU job, only with cpus).
 Status ReadResources(const json& doc, JobSpec& spec) {
   if (doc.contains("gpus")) {
-    DS_ASSIGN_OR_RETURN(int64_t gpus, GetInt(doc, "gpus", 1, kMaxGpusPerNode * 1024));
+    DS_ASSIGN_OR_RETURN(int64_t gpus, GetInt(doc, "gpus", 0, kMaxGpusPerNode * 1024));
     spec.num_gpus = static_cast<int>(gpus);
   }
   if (doc.contains("gpu_type")) {
@@ -496,6 +518,17 @@ Status ReadResources(const json& doc, JobSpec& spec) {
   }
   if (doc.contains("memory_mib")) {
     DS_ASSIGN_OR_RETURN(spec.memory_mib, GetInt(doc, "memory_mib", 0, int64_t{1} << 40));
+  }
+  if (doc.contains("cpus")) {
+    DS_ASSIGN_OR_RETURN(int64_t cpus, GetInt(doc, "cpus", 0, kMaxRequestCpus));
+    spec.cpus = static_cast<int>(cpus);
+  }
+  if (doc.contains("host_memory_mib")) {
+    DS_ASSIGN_OR_RETURN(spec.host_memory_mib,
+                        GetInt(doc, "host_memory_mib", 0, kMaxRequestHostMemoryMib));
+  }
+  if (spec.num_gpus == 0 && spec.cpus == 0) {
+    return FieldError("gpus", "0 (a CPU job) needs cpus of at least 1");
   }
   return Status::Ok();
 }
@@ -561,6 +594,9 @@ Status ReadKind(const json& doc, JobRequest& r) {
     DS_ASSIGN_OR_RETURN(std::string kind, GetString(doc, "kind", kMaxIdentBytes));
     if (kind != "training" && kind != "service") {
       return FieldError("kind", "must be training or service, got " + Echo(kind));
+    }
+    if (kind == "service" && spec.num_gpus == 0) {
+      return FieldError("kind", "a service needs at least one GPU");
     }
     if (kind == "service") spec.service = ServiceLoad{};
   }
@@ -629,6 +665,41 @@ Result<JobRequest> ParseJobRequestJson(const json& doc, std::string_view default
   return r;
 }
 
+Result<int64_t> ParseMemoryMib(std::string_view text) {
+  const std::string quoted = Echo(text);
+  int shift = 0;
+  if (!text.empty()) {
+    switch (text.back()) {
+      case 'm':
+      case 'M':
+        text.remove_suffix(1);
+        break;
+      case 'g':
+      case 'G':
+        shift = 10;
+        text.remove_suffix(1);
+        break;
+      case 't':
+      case 'T':
+        shift = 20;
+        text.remove_suffix(1);
+        break;
+      default:
+        break;
+    }
+  }
+  int64_t value = -1;
+  const auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || ec != std::errc() || p != text.data() + text.size() || value < 0) {
+    return InvalidArgument(quoted + " is not a memory size (512m, 64g, 1t; bare numbers are MiB)");
+  }
+  if (value > (kMaxRequestHostMemoryMib >> shift)) {
+    return InvalidArgument(quoted + " is more than " +
+                           std::to_string(kMaxRequestHostMemoryMib >> 20) + " TiB");
+  }
+  return value << shift;
+}
+
 Status ValidateIdempotencyKey(std::string_view key, std::string_view field) {
   if (key.empty()) return FieldError(field, "must not be empty");
   if (key.size() > kMaxIdempotencyKeyBytes) {
@@ -641,6 +712,43 @@ Status ValidateIdempotencyKey(std::string_view key, std::string_view field) {
   return Status::Ok();
 }
 
+namespace {
+
+// The most of a host resource (`of` reads it from a node; 0 = unstated, no limit) a job can
+// get: on one node, or summed over the cluster. nullopt: unlimited.
+std::optional<int64_t> MostHost(const Cluster& cluster, bool multi_node_gangs,
+                                int64_t (*of)(const NodeSpec&)) {
+  int64_t most = 0;
+  for (const NodeSpec& node : cluster.nodes()) {
+    if (of(node) == 0) return std::nullopt;
+    most = multi_node_gangs ? most + of(node) : std::max(most, of(node));
+  }
+  return most;
+}
+
+Status CheckHostFits(const JobSpec& spec, const Cluster& cluster, bool multi_node_gangs) {
+  const HostRequest host = EffectiveHostRequest(spec, cluster.host_defaults());
+  const std::string where = multi_node_gangs ? "; the cluster has " : "; the largest node has ";
+  const std::optional<int64_t> cpus =
+      MostHost(cluster, multi_node_gangs, [](const NodeSpec& n) { return int64_t{n.cpus}; });
+  if (cpus && host.cpus > *cpus) {
+    return FieldError("cpus", "asks for " + std::to_string(host.cpus) + " CPUs" +
+                                  (spec.cpus == 0 ? " (the cluster's default per GPU)" : "") +
+                                  where + std::to_string(*cpus));
+  }
+  const std::optional<int64_t> memory =
+      MostHost(cluster, multi_node_gangs, [](const NodeSpec& n) { return n.memory_mib; });
+  if (memory && host.memory_mib > *memory) {
+    return FieldError("host_memory_mib",
+                      "asks for " + std::to_string(host.memory_mib) + " MiB" +
+                          (spec.host_memory_mib == 0 ? " (the cluster's default per GPU)" : "") +
+                          where + std::to_string(*memory) + " MiB");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
 Status CheckFitsCluster(const JobRequest& request, const Cluster& cluster, bool multi_node_gangs) {
   const JobSpec& spec = request.spec;
   if (!spec.selector.empty()) {
@@ -651,6 +759,7 @@ Status CheckFitsCluster(const JobRequest& request, const Cluster& cluster, bool 
       return FieldError("selector", "no node is labelled " + FormatLabels(spec.selector));
     }
   }
+  DS_RETURN_IF_ERROR(CheckHostFits(spec, cluster, multi_node_gangs));
   // The most GPUs of one type a gang can get: on one node, or across the cluster.
   const auto most_of = [&](GpuTypeId type) {
     return multi_node_gangs ? cluster.gpus_of_type(type) : cluster.max_gpus_of_type_per_node(type);
@@ -699,6 +808,8 @@ json JobRequestToJson(const JobRequest& r) {
   if (!spec.selector.empty()) doc["selector"] = spec.selector;
   if (!spec.preferences.empty()) doc["prefer"] = spec.preferences;
   if (spec.memory_mib != 0) doc["memory_mib"] = spec.memory_mib;
+  if (spec.cpus != 0) doc["cpus"] = spec.cpus;
+  if (spec.host_memory_mib != 0) doc["host_memory_mib"] = spec.host_memory_mib;
   doc["priority"] = spec.priority;
   if (spec.deadline) doc["deadline"] = FormatTime(*spec.deadline);
   doc["qos"] = std::string(QosClassName(spec.qos));

@@ -9,6 +9,7 @@
 // cannot read back. Error messages never echo raw input bytes: a byte outside printable ASCII is
 // written as \xNN, and echoed values are cut short.
 
+#include <cstdint>
 #include <map>
 #include <nlohmann/json_fwd.hpp>
 #include <optional>
@@ -33,8 +34,9 @@ Result<Framework> ParseFramework(std::string_view name);
 inline constexpr Duration kDefaultRuntimeEstimate = std::chrono::hours(1);
 
 struct JobRequest {
-  // name, user, queue, model, batch_size, num_gpus, gpu_type, priority, deadline, qos,
-  // memory_mib and runtime_estimate as the policies see them. submit_time is set when the
+  // name, user, queue, model, batch_size, num_gpus (0: a CPU job), gpu_type, priority,
+  // deadline, qos, memory_mib, cpus, host_memory_mib and runtime_estimate as the policies see
+  // them. submit_time is set when the
   // scheduler accepts the job. iterations = the run-time estimate in seconds at 1 iteration/s
   // (the daemon's jobs do not declare work in iterations).
   JobSpec spec;
@@ -64,6 +66,9 @@ inline constexpr size_t kMaxLabelBytes = 256;  // a label key or value
 inline constexpr size_t kMaxServiceLoadBytes = 4096;
 inline constexpr size_t kMaxIdempotencyKeyBytes = 255;
 inline constexpr int kMaxJsonDepth = 16;  // nesting of arrays and objects in a request body
+// Bounds on the host resources a request may state: cpus (cores) and host_memory_mib (1 PiB).
+inline constexpr int64_t kMaxRequestCpus = 1 << 16;
+inline constexpr int64_t kMaxRequestHostMemoryMib = int64_t{1} << 30;
 
 // The times a request may name (deadline): 1970-01-01T00:00:00Z to 9999-12-31T23:59:59.999999Z,
 // after any UTC offset, in the scheduler's microseconds.
@@ -88,7 +93,9 @@ Result<JobRequest> ParseJobRequestJson(const nlohmann::json& doc, std::string_vi
                                        const RequestLimits& limits = {});
 
 // InvalidArgument naming the field when the cluster can never run the job: an unknown
-// gpu_type, or more GPUs than one node (of that type) has. The process executor runs a job's
+// gpu_type, more GPUs than one node (of that type) has, or more CPUs or host memory (the
+// request's, or the cluster's per-GPU defaults for what it leaves unstated) than one node
+// states (nodes that state none never limit). The process executor runs a job's
 // gang on one node, so a gang larger than the largest node is refused here; with
 // `multi_node_gangs` (the Slurm executor) the limit is the cluster's GPUs of one type instead.
 Status CheckFitsCluster(const JobRequest& request, const Cluster& cluster,
@@ -106,6 +113,12 @@ Status ValidateIdempotencyKey(std::string_view key, std::string_view field = "Id
 // of output (then "..."): what a message may quote of untrusted bytes (a JSON body cannot carry
 // invalid UTF-8, and control bytes have no place in a message).
 std::string Escaped(std::string_view text, size_t max_bytes);
+
+// A host memory size as flags write it (`submit --mem`, `serve --mem-per-gpu`), in MiB: digits
+// with an optional unit, m (MiB, also the unit of bare digits), g (GiB) or t (TiB), either case
+// ("512m", "64g", "64G", "2048"). InvalidArgument on anything else or above
+// kMaxRequestHostMemoryMib.
+Result<int64_t> ParseMemoryMib(std::string_view text);
 
 // RFC 3339 UTC with seconds ("2024-05-01T12:00:00Z") for Unix-epoch timestamps; sub-second
 // parts are written as a fraction when non-zero.

@@ -77,6 +77,13 @@ TEST(JobRequestTest, RejectsBadInputNamingTheField) {
       {"load without service", R"({"command": ["a"], "service_load": "0:1"})", "service_load"},
       {"malformed load", R"({"command": ["a"], "kind": "service", "service_load": "x"})",
        "service_load"},
+      {"negative cpus", R"({"command": ["a"], "cpus": -1})", "cpus"},
+      {"too many cpus", R"({"command": ["a"], "cpus": 65537})", "cpus"},
+      {"string host memory", R"({"command": ["a"], "host_memory_mib": "4g"})", "host_memory_mib"},
+      {"too much host memory", R"({"command": ["a"], "host_memory_mib": 1073741825})",
+       "host_memory_mib"},
+      {"cpu job without cpus", R"({"command": ["a"], "gpus": 0, "host_memory_mib": 10})", "gpus"},
+      {"cpu service", R"({"command": ["a"], "gpus": 0, "cpus": 2, "kind": "service"})", "kind"},
       {"load above the gang",
        R"({"command": ["a"], "gpus": 2, "kind": "service", "service_load": "0:1;3600:3"})",
        "service_load"},
@@ -161,6 +168,83 @@ TEST(JobRequestTest, ChecksTheClusterCanEverRunIt) {
       ASSERT_FALSE(fits.ok());
       EXPECT_EQ(fits.message().rfind(c.field + ":", 0), 0u) << fits.message();
     }
+  }
+}
+
+TEST(JobRequestTest, HostResourcesAndCpuJobsRoundTrip) {
+  Result<JobRequest> r = ParseJobRequest(
+      R"({"script": "make", "gpus": 0, "cpus": 6, "host_memory_mib": 4096})", "ann");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->spec.num_gpus, 0);
+  EXPECT_EQ(r->spec.cpus, 6);
+  EXPECT_EQ(r->spec.host_memory_mib, 4096);
+  const nlohmann::json doc = JobRequestToJson(*r);
+  EXPECT_EQ(doc["gpus"], 0);
+  EXPECT_EQ(doc["cpus"], 6);
+  EXPECT_EQ(doc["host_memory_mib"], 4096);
+  Result<JobRequest> again = ParseJobRequestJson(doc, "ann");
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(JobRequestToJson(*again), doc);
+  // Unstated: no key, as stored before these fields existed.
+  Result<JobRequest> plain = ParseJobRequest(R"({"script": "t"})", "ann");
+  ASSERT_TRUE(plain.ok());
+  EXPECT_FALSE(JobRequestToJson(*plain).contains("cpus"));
+  EXPECT_FALSE(JobRequestToJson(*plain).contains("host_memory_mib"));
+}
+
+TEST(JobRequestTest, ChecksTheNodesCanEverHoldItsCpusAndMemory) {
+  Cluster cluster = testing::MakeCluster("2x4xV100");
+  Cluster stated;
+  for (const NodeSpec& node : cluster.nodes()) {
+    NodeSpec copy = node;
+    copy.cpus = 16;
+    copy.memory_mib = 65536;
+    copy.gpus.clear();
+    for (int g = 0; g < 4; ++g) copy.gpus.push_back({stated.InternGpuType("V100"), 16384, 0});
+    copy.rack = stated.InternRack(cluster.rack_name(node.rack));
+    ASSERT_TRUE(stated.AddNode(copy).ok());
+  }
+  stated.set_host_defaults({.cpus_per_gpu = 5, .memory_mib_per_gpu = 0});
+  struct Case {
+    std::string name;
+    std::string body;
+    std::string message;  // empty: fits
+    bool multi_node = false;
+  };
+  const std::vector<Case> cases = {
+      {"fits", R"({"command": ["a"], "gpus": 2, "cpus": 16, "host_memory_mib": 65536})", ""},
+      {"too many cpus", R"({"command": ["a"], "gpus": 0, "cpus": 17})",
+       "cpus: asks for 17 CPUs; the largest node has 16"},
+      {"the default per GPU", R"({"command": ["a"], "gpus": 4})",
+       "cpus: asks for 20 CPUs (the cluster's default per GPU); the largest node has 16"},
+      {"across nodes", R"({"command": ["a"], "gpus": 4})", "", true},
+      {"too much memory", R"({"command": ["a"], "cpus": 1, "host_memory_mib": 70000})",
+       "host_memory_mib: asks for 70000 MiB; the largest node has 65536 MiB"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    Result<JobRequest> r = ParseJobRequest(c.body, "u");
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    const Status fits = CheckFitsCluster(*r, stated, c.multi_node);
+    EXPECT_EQ(fits.ok() ? "" : fits.message(), c.message);
+  }
+  // Nodes that state nothing never limit.
+  Result<JobRequest> big = ParseJobRequest(R"({"command": ["a"], "gpus": 0, "cpus": 999})", "u");
+  ASSERT_TRUE(big.ok());
+  EXPECT_TRUE(CheckFitsCluster(*big, cluster).ok());
+}
+
+TEST(JobRequestTest, MemorySizes) {
+  EXPECT_EQ(ParseMemoryMib("512m").value(), 512);
+  EXPECT_EQ(ParseMemoryMib("64g").value(), 65536);
+  EXPECT_EQ(ParseMemoryMib("64G").value(), 65536);
+  EXPECT_EQ(ParseMemoryMib("1t").value(), 1 << 20);
+  EXPECT_EQ(ParseMemoryMib("2048").value(), 2048);
+  EXPECT_EQ(ParseMemoryMib("0").value(), 0);
+  EXPECT_EQ(ParseMemoryMib("1024t").value(), kMaxRequestHostMemoryMib);
+  for (const char* bad : {"", "g", "-1g", "1.5g", "64k", "64gb", "1025t", "99999999999999999999"}) {
+    SCOPED_TRACE(bad);
+    EXPECT_FALSE(ParseMemoryMib(bad).ok());
   }
 }
 

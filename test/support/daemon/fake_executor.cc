@@ -134,7 +134,7 @@ void FakeExecutor::Flush() {
   }
 }
 
-void FakeExecutor::Adopt(JobId job, const std::string&, std::optional<Duration>) {
+void FakeExecutor::Adopt(JobId job, const std::string&, std::optional<Duration>, const Placement&) {
   machine_->log_.push_back("adopt " + std::to_string(job.value()));
   const auto it = machine_->segments_.find(job);
   if (it == machine_->segments_.end()) {

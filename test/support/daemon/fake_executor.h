@@ -105,7 +105,8 @@ class FakeExecutor final : public daemon::JobExecutor {
   void Kill(const Job& job, Timestamp now) override;
   std::vector<QueuedAction> Queued() const override;
   void Flush() override;
-  void Adopt(JobId job, const std::string& job_dir, std::optional<Duration> time_left) override;
+  void Adopt(JobId job, const std::string& job_dir, std::optional<Duration> time_left,
+             const Placement& placement) override;
   std::optional<ProcessInfo> Info(JobId job) const override;
   // Every running segment exits as if by SIGKILL (exit code 137).
   void KillAll() override;
