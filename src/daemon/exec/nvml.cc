@@ -1,6 +1,7 @@
 #include "daemon/exec/nvml.h"
 
 #include <dlfcn.h>
+#include <sched.h>
 #include <unistd.h>
 
 #include <cctype>
