@@ -407,6 +407,18 @@ int RunServe(const ServeFlags& flags, std::ostream& out, std::ostream& err) {
     HostEnforcer::Options host;
     host.choice = ParseHostEnforcerChoice(flags.host_enforcer).value();
     host.group_name = HostGroupName(options.workdir);
+    if (host.choice != HostEnforcerChoice::kNone) {
+      // The cores near each GPU, so a job's cores are those of its GPUs' NUMA node.
+      Result<GpuTopology> topology = DiscoverGpuTopology(flags.nvml_library);
+      if (topology.ok() && topology->known()) {
+        err << "dlsched serve: CPU topology known, jobs get the cores near their GPUs first: "
+            << topology->description << "\n";
+        host.gpu_cores = std::move(topology->cores);
+      } else {
+        err << "dlsched serve: CPU topology unknown, cores are not chosen by GPU ("
+            << (topology.ok() ? topology->description : topology.status().message()) << ")\n";
+      }
+    }
     Result<std::unique_ptr<HostEnforcer>> enforcer = HostEnforcer::Create(host);
     if (!enforcer.ok()) {
       err << "dlsched serve: --host-enforcer: " << enforcer.status().message()

@@ -7,6 +7,10 @@
 // The state file is named by the environment variable DLSCHED_FAKE_NVML_STATE; one line each:
 //   gpu <total_mib> <utilization_percent> <memory_utilization_percent> <name ...>
 //   process <gpu_index> <pid> <used_mib>
+//   busid <gpu_index> <pci bus id>     e.g. 00000000:3B:00.0 (nvmlDeviceGetPciInfo_v3)
+//   affinity <gpu_index> <core ...>    the cores near it (nvmlDeviceGetCpuAffinity)
+// A GPU with no busid line has none (nvmlDeviceGetPciInfo_v3 answers NVML_ERROR_NOT_SUPPORTED),
+// likewise one with no affinity line.
 // GPUs are numbered in the order of their lines; '#' starts a comment. A GPU's used memory is the
 // sum of its processes' (free = total - used). Without the variable, or when the file cannot be
 // read, nvmlInit_v2 fails with NVML_ERROR_DRIVER_NOT_LOADED and the other calls with
@@ -28,6 +32,7 @@ constexpr int kSuccess = 0;
 constexpr int kUninitialized = 1;
 constexpr int kInvalidArgument = 2;
 constexpr int kInsufficientSize = 7;
+constexpr int kNotSupported = 3;
 constexpr int kDriverNotLoaded = 9;
 constexpr int kUnknown = 999;
 
@@ -45,6 +50,8 @@ struct FakeGpu {
   unsigned utilization = 0;
   unsigned memory_utilization = 0;
   std::vector<FakeProcess> processes;
+  std::string bus_id;
+  std::vector<unsigned> affinity;
 };
 
 // An nvmlDevice_t is a pointer to one of these (the handle is opaque to callers).
@@ -79,6 +86,13 @@ bool ReadState(std::vector<FakeGpu>& gpus) {
       FakeProcess process;
       if (!(in >> gpu >> process.pid >> process.used_mib) || gpu >= gpus.size()) return false;
       gpus[gpu].processes.push_back(process);
+    } else if (kind == "busid") {
+      unsigned gpu = 0;
+      if (!(in >> gpu) || gpu >= gpus.size() || !(in >> gpus[gpu].bus_id)) return false;
+    } else if (kind == "affinity") {
+      unsigned gpu = 0;
+      if (!(in >> gpu) || gpu >= gpus.size()) return false;
+      for (unsigned core = 0; in >> core;) gpus[gpu].affinity.push_back(core);
     } else {
       return false;
     }
@@ -120,6 +134,17 @@ struct nvmlProcessInfo_t {
   unsigned int computeInstanceId;
 };
 
+// nvmlPciInfo_t as nvmlDeviceGetPciInfo_v3 fills it.
+struct nvmlPciInfo_t {
+  char busIdLegacy[16];
+  unsigned int domain;
+  unsigned int bus;
+  unsigned int device;
+  unsigned int pciDeviceId;
+  unsigned int pciSubSystemId;
+  char busId[32];
+};
+
 __attribute__((visibility("default"))) int nvmlInit_v2() {
   std::lock_guard lock(mu);
   std::vector<FakeGpu> gpus;
@@ -144,6 +169,8 @@ __attribute__((visibility("default"))) const char* nvmlErrorString(int result) {
       return "Uninitialized";
     case kInvalidArgument:
       return "Invalid Argument";
+    case kNotSupported:
+      return "Not Supported";
     case kInsufficientSize:
       return "Insufficient Size";
     case kDriverNotLoaded:
@@ -233,6 +260,38 @@ __attribute__((visibility("default"))) int nvmlDeviceGetComputeRunningProcesses_
     infos[i] = {gpu->processes[i].pid, gpu->processes[i].used_mib * kMiB, 0xFFFFFFFFu, 0xFFFFFFFFu};
   }
   *count = n;
+  return kSuccess;
+}
+
+__attribute__((visibility("default"))) int nvmlDeviceGetPciInfo_v3(void* device,
+                                                                   nvmlPciInfo_t* pci) {
+  std::lock_guard lock(mu);
+  std::vector<FakeGpu> gpus;
+  FakeGpu* gpu = nullptr;
+  if (pci == nullptr) return kInvalidArgument;
+  if (const int rc = Lookup(device, gpus, gpu); rc != kSuccess) return rc;
+  if (gpu->bus_id.empty()) return kNotSupported;
+  std::memset(pci, 0, sizeof(*pci));
+  std::strncpy(pci->busId, gpu->bus_id.c_str(), sizeof(pci->busId) - 1);
+  std::strncpy(pci->busIdLegacy, gpu->bus_id.c_str(), sizeof(pci->busIdLegacy) - 1);
+  return kSuccess;
+}
+
+// cpuSetSize counts unsigned longs; cores beyond them are left out, as NVML does.
+__attribute__((visibility("default"))) int nvmlDeviceGetCpuAffinity(void* device,
+                                                                    unsigned int cpuSetSize,
+                                                                    unsigned long* cpuSet) {
+  std::lock_guard lock(mu);
+  std::vector<FakeGpu> gpus;
+  FakeGpu* gpu = nullptr;
+  if (cpuSet == nullptr || cpuSetSize == 0) return kInvalidArgument;
+  if (const int rc = Lookup(device, gpus, gpu); rc != kSuccess) return rc;
+  if (gpu->affinity.empty()) return kNotSupported;
+  constexpr unsigned kBits = sizeof(unsigned long) * 8;
+  std::memset(cpuSet, 0, cpuSetSize * sizeof(unsigned long));
+  for (unsigned core : gpu->affinity) {
+    if (core / kBits < cpuSetSize) cpuSet[core / kBits] |= 1ul << (core % kBits);
+  }
   return kSuccess;
 }
 

@@ -410,6 +410,14 @@ bool HostEnforcer::Watches(JobId job) const {
   return it != held_.end() && it->second.grant.memory_mib > 0;
 }
 
+std::vector<int> HostEnforcer::CoresNear(GpuMask gpus) const {
+  std::set<int> near;
+  for (size_t i = 0; i < options_.gpu_cores.size() && i < size_t{kMaxGpusPerNode}; ++i) {
+    if (gpus >> i & 1) near.insert(options_.gpu_cores[i].begin(), options_.gpu_cores[i].end());
+  }
+  return std::vector<int>(near.begin(), near.end());
+}
+
 HostGrant HostEnforcer::Reserve(JobId job, int cpus, int64_t memory_mib,
                                 const std::vector<int>& near) {
   if (mode_ == HostEnforcement::kNone) return {};

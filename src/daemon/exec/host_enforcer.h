@@ -112,6 +112,9 @@ class HostEnforcer {
     std::optional<CgroupDirs> dirs;
     // The cores jobs may get; empty: those this process may run on (sched_getaffinity).
     std::vector<int> cores;
+    // The cores near each of this machine's GPUs ([GPU index] -> cores, DiscoverGpuTopology in
+    // nvml.h); empty, or an empty list for a GPU: its topology is unknown.
+    std::vector<std::vector<int>> gpu_cores;
     // How often the affinity mode's watchdog sums a job's resident memory.
     Duration memory_poll = std::chrono::milliseconds(250);
   };
@@ -133,6 +136,9 @@ class HostEnforcer {
   // or some group awaits removal.
   bool NeedsTicks() const;
 
+  // The cores near the GPUs of `gpus` (this machine's GPU indices), for Reserve's `near`:
+  // the union of their Options::gpu_cores, sorted; empty when none is known.
+  std::vector<int> CoresNear(GpuMask gpus) const;
   // Chooses the cores of `job` (`cpus` of them; `near`: cores to prefer, e.g. those near its
   // GPUs) and records them with its memory limit, until Release. A job already holding some
   // gets them back unchanged. In mode none, an empty grant.

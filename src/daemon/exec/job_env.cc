@@ -196,6 +196,7 @@ LaunchSpec BuildLaunchSpec(const JobRequest& request, const Job& job, const Plac
   if (!placement.parts.empty()) {
     launch.cpus = placement.parts.front().cpus;
     launch.host_memory_mib = placement.parts.front().memory_mib;
+    launch.gpus = placement.parts.front().gpus;
   }
   if (request.max_run_time) {
     launch.time_limit = std::max(Duration(0), *request.max_run_time - job.run_time);

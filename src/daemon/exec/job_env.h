@@ -67,6 +67,9 @@ struct LaunchSpec {
   // memory_mib; 0: none asked), which the process executor holds it to (host_enforcer.h).
   int cpus = 0;
   int64_t host_memory_mib = 0;
+  // Its GPUs on that node (this machine's GPU indices, as CUDA_VISIBLE_DEVICES lists them): the
+  // process executor prefers the cores near them.
+  GpuMask gpus = 0;
 };
 
 // The variables of source 1 above, read from the daemon's environment.

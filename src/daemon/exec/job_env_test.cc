@@ -43,6 +43,7 @@ TEST(JobEnvTest, SetsExactlyTheAssignedGpusAndDlschedVariables) {
                                           "/w/jobs/7", {{"PATH", "/bin"}}, 0);
   const auto env = EnvMap(spec);
   EXPECT_EQ(env.at("CUDA_VISIBLE_DEVICES"), "1,3");
+  EXPECT_EQ(spec.gpus, GpuMask{0b1010});  // the executor prefers the cores near them
   EXPECT_EQ(env.at("DLSCHED_JOB_ID"), "7");
   EXPECT_EQ(env.at("DLSCHED_CHECKPOINT_DIR"), "/w/jobs/7/checkpoint");
   EXPECT_EQ(env.at("DLSCHED_PROGRESS_FILE"), "/w/jobs/7/progress");

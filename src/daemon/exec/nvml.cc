@@ -1,11 +1,16 @@
 #include "daemon/exec/nvml.h"
 
 #include <dlfcn.h>
+#include <sched.h>
 #include <unistd.h>
 
 #include <cctype>
+#include <climits>
 #include <cstdlib>
+#include <fstream>
 #include <type_traits>
+
+#include "daemon/exec/host_enforcer.h"
 
 namespace dlsched::daemon {
 namespace {
@@ -32,6 +37,18 @@ struct NvmlProcessInfo {  // nvmlProcessInfo_t, as the _v3 query fills it
   unsigned int compute_instance_id;
 };
 
+struct NvmlPciInfo {       // nvmlPciInfo_t, as nvmlDeviceGetPciInfo_v3 fills it
+  char bus_id_legacy[16];  // NVML_DEVICE_PCI_BUS_ID_BUFFER_V2_SIZE
+  unsigned int domain;
+  unsigned int bus;
+  unsigned int device;
+  unsigned int pci_device_id;
+  unsigned int pci_sub_system_id;
+  char bus_id[32];  // NVML_DEVICE_PCI_BUS_ID_BUFFER_SIZE
+};
+// Words of the cpu set nvmlDeviceGetCpuAffinity fills: CPU_SETSIZE cores.
+constexpr unsigned kAffinityWords = CPU_SETSIZE / (sizeof(unsigned long) * CHAR_BIT);
+
 Status Unavailable(std::string message) {
   return Status(StatusCode::kUnavailable, std::move(message));
 }
@@ -52,6 +69,8 @@ struct Nvml::Api {
   NvmlReturn (*memory)(Device, NvmlMemory*) = nullptr;
   NvmlReturn (*utilization)(Device, NvmlUtilization*) = nullptr;           // optional
   NvmlReturn (*processes)(Device, unsigned*, NvmlProcessInfo*) = nullptr;  // optional
+  NvmlReturn (*pci_info)(Device, NvmlPciInfo*) = nullptr;                  // optional
+  NvmlReturn (*cpu_affinity)(Device, unsigned, unsigned long*) = nullptr;  // optional
 };
 
 std::string DefaultNvmlLibrary() {
@@ -85,6 +104,8 @@ Result<std::unique_ptr<Nvml>> Nvml::Open(const std::string& library) {
   bind(api->memory, "nvmlDeviceGetMemoryInfo");
   bind(api->utilization, "nvmlDeviceGetUtilizationRates");
   bind(api->processes, "nvmlDeviceGetComputeRunningProcesses_v3");
+  bind(api->pci_info, "nvmlDeviceGetPciInfo_v3");
+  bind(api->cpu_affinity, "nvmlDeviceGetCpuAffinity");
   if (!api->init || !api->shutdown || !api->count || !api->handle || !api->name || !api->memory) {
     dlclose(lib);
     return Unavailable("NVML (" + path + ") lacks the functions dlsched needs");
@@ -161,6 +182,122 @@ Result<std::vector<Nvml::Process>> Nvml::ComputeProcesses(Device device) const {
     return processes;
   }
   return Unavailable("NVML's process list kept growing while it was read");
+}
+
+Result<std::string> Nvml::PciBusId(Device device) const {
+  if (!api_->pci_info) return Unavailable("NVML lacks nvmlDeviceGetPciInfo_v3");
+  NvmlPciInfo info{};
+  if (const NvmlReturn rc = api_->pci_info(device, &info); rc != kNvmlSuccess) {
+    return CallFailed("nvmlDeviceGetPciInfo", rc);
+  }
+  info.bus_id[sizeof(info.bus_id) - 1] = '\0';
+  return std::string(info.bus_id);
+}
+
+Result<std::vector<int>> Nvml::CpuAffinity(Device device) const {
+  if (!api_->cpu_affinity) return Unavailable("NVML lacks nvmlDeviceGetCpuAffinity");
+  unsigned long words[kAffinityWords] = {0};
+  if (const NvmlReturn rc = api_->cpu_affinity(device, kAffinityWords, words); rc != kNvmlSuccess) {
+    return CallFailed("nvmlDeviceGetCpuAffinity", rc);
+  }
+  constexpr unsigned kBits = sizeof(unsigned long) * CHAR_BIT;
+  std::vector<int> cores;
+  for (unsigned w = 0; w < kAffinityWords; ++w) {
+    for (unsigned b = 0; b < kBits; ++b) {
+      if (words[w] >> b & 1ul) cores.push_back(static_cast<int>(w * kBits + b));
+    }
+  }
+  return cores;
+}
+
+Result<std::string> SysfsPciName(std::string_view id) {
+  const auto bad = [id] {
+    return Status(StatusCode::kInvalidArgument, "bad PCI bus id '" + std::string(id) + "'");
+  };
+  // <domain>:<bus>:<device>.<function>: 4 or 8, 2, 2 and 1 hex digits.
+  const size_t colon = id.find(':');
+  if (colon == std::string_view::npos || (colon != 4 && colon != 8)) return bad();
+  std::string name;
+  if (colon == 8) {
+    if (id.substr(0, 4) != "0000") return bad();  // sysfs domains have 4 digits
+    id.remove_prefix(4);
+  }
+  if (id.size() != 12 || id[4] != ':' || id[7] != ':' || id[10] != '.') return bad();
+  for (size_t i = 0; i < id.size(); ++i) {
+    const char c = id[i];
+    if (i == 4 || i == 7 || i == 10) {
+      name += c;
+    } else if (std::isxdigit(static_cast<unsigned char>(c))) {
+      name += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    } else {
+      return bad();
+    }
+  }
+  return name;
+}
+
+Result<std::vector<int>> LocalCpusOfPciDevice(const std::string& sysfs_root,
+                                              std::string_view nvml_bus_id) {
+  DS_ASSIGN_OR_RETURN(const std::string name, SysfsPciName(nvml_bus_id));
+  const std::string path = sysfs_root + "/bus/pci/devices/" + name + "/local_cpulist";
+  std::ifstream file(path);
+  if (!file) return Status(StatusCode::kNotFound, "cannot read " + path);
+  constexpr size_t kMaxBytes = 4096;
+  std::string text(kMaxBytes + 1, '\0');
+  file.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<size_t>(file.gcount()));
+  if (text.size() > kMaxBytes) {
+    return Status(StatusCode::kInvalidArgument, path + " is over 4 KiB");
+  }
+  Result<std::vector<int>> cores = ParseCpuList(text);
+  if (!cores.ok()) {
+    return Status(StatusCode::kInvalidArgument, path + ": " + cores.status().message());
+  }
+  return cores;
+}
+
+bool GpuTopology::known() const {
+  for (const std::vector<int>& near : cores) {
+    if (!near.empty()) return true;
+  }
+  return false;
+}
+
+Result<GpuTopology> DiscoverGpuTopology(const std::string& library, const std::string& sysfs_root) {
+  DS_ASSIGN_OR_RETURN(const std::unique_ptr<Nvml> nvml, Nvml::Open(library));
+  const Result<unsigned> count = nvml->DeviceCount();
+  if (!count.ok()) return count.status();
+  if (*count == 0) return Unavailable("NVML reports no GPU");
+  GpuTopology topology;
+  for (unsigned i = 0; i < *count && i < static_cast<unsigned>(kMaxGpusPerNode); ++i) {
+    std::vector<int> near;
+    std::string why;
+    const Result<Nvml::Device> device = nvml->DeviceAt(i);
+    if (!device.ok()) {
+      why = "unknown (" + device.status().message() + ")";
+    } else {
+      const Result<std::string> bus_id = nvml->PciBusId(*device);
+      Result<std::vector<int>> local =
+          bus_id.ok() ? LocalCpusOfPciDevice(sysfs_root, *bus_id) : bus_id.status();
+      if (local.ok() && !local->empty()) {
+        near = *std::move(local);
+        why = "(sysfs)";
+      } else if (Result<std::vector<int>> affinity = nvml->CpuAffinity(*device);
+                 affinity.ok() && !affinity->empty()) {
+        near = *std::move(affinity);
+        why = "(NVML)";
+      } else {
+        why = "unknown (" +
+              (local.ok() ? std::string("no local CPUs listed") : local.status().message()) + "; " +
+              (affinity.ok() ? std::string("NVML lists none") : affinity.status().message()) + ")";
+      }
+    }
+    if (!topology.description.empty()) topology.description += ", ";
+    topology.description += "GPU " + std::to_string(i) + ": ";
+    topology.description += near.empty() ? why : "cores " + FormatCpuList(near) + " " + why;
+    topology.cores.push_back(std::move(near));
+  }
+  return topology;
 }
 
 std::string ShortGpuTypeName(std::string_view name) {

@@ -59,6 +59,12 @@ class Nvml {
   // The compute processes on the device (nvmlDeviceGetComputeRunningProcesses_v3). Unavailable
   // also when the library lacks that entry point (drivers before R510).
   Result<std::vector<Process>> ComputeProcesses(Device device) const;
+  // The device's PCI bus id as NVML writes it ("00000000:3B:00.0"; nvmlDeviceGetPciInfo_v3).
+  // Unavailable also when the library lacks that entry point.
+  Result<std::string> PciBusId(Device device) const;
+  // The CPU cores NVML deems near the device (nvmlDeviceGetCpuAffinity: those of its NUMA
+  // node), sorted. Unavailable also when the library lacks that entry point.
+  Result<std::vector<int>> CpuAffinity(Device device) const;
 
  private:
   struct Api;
@@ -75,6 +81,32 @@ class Nvml {
 // Nvml::Open. Unavailable, saying why, when NVML cannot be loaded or initialised or reports no
 // GPU.
 Result<Cluster> DiscoverNvidiaGpus(const std::string& library = "");
+
+// NVML's bus id -> the name of the device's directory under /sys/bus/pci/devices: lower case,
+// the domain in 4 digits ("00000000:3B:00.0" -> "0000:3b:00.0"). InvalidArgument unless it is
+// <domain>:<bus>:<device>.<function> in hex (so it is never a path of its own).
+Result<std::string> SysfsPciName(std::string_view nvml_bus_id);
+
+// The cores listed in <sysfs_root>/bus/pci/devices/<SysfsPciName(bus id)>/local_cpulist (the
+// kernel's, e.g. "0-15,32-47"). NotFound when the file cannot be read; InvalidArgument, naming
+// the file, when it is not a CPU list (ParseCpuList) or is over 4 KiB.
+Result<std::vector<int>> LocalCpusOfPciDevice(const std::string& sysfs_root,
+                                              std::string_view nvml_bus_id);
+
+// The cores near each of this machine's GPUs, in NVML index order (the local executor's GPU
+// indices): the kernel's local_cpulist of the GPU's PCI device under `sysfs_root` (normally
+// "/sys"; tests give a directory of their own), else NVML's CPU affinity, else none (an empty
+// list: that GPU's topology is unknown). `library` as for Nvml::Open.
+struct GpuTopology {
+  std::vector<std::vector<int>> cores;  // [GPU index] -> cores near it, sorted
+  // One line for the start-up log: "GPU 0: cores 0-3 (sysfs), GPU 1: unknown (...)".
+  std::string description;
+  // Whether any GPU's cores are known.
+  bool known() const;
+};
+// Unavailable, saying why, when NVML cannot be opened or reports no GPU.
+Result<GpuTopology> DiscoverGpuTopology(const std::string& library,
+                                        const std::string& sysfs_root = "/sys");
 
 // "NVIDIA A100-SXM4-80GB" -> "A100", "Tesla V100-SXM2-32GB" -> "V100", "NVIDIA H200" -> "H200".
 std::string ShortGpuTypeName(std::string_view nvml_name);

@@ -443,7 +443,8 @@ ProcessExecutor::Prepared ProcessExecutor::Prepare(const LaunchSpec& spec) {
   if (!spare.ok()) return fail(spare.status().message());
   if (options_.host) {
     // Before it runs anything: what the job starts inherits its group or affinity.
-    options_.host->Reserve(spec.job, spec.cpus, spec.host_memory_mib);
+    options_.host->Reserve(spec.job, spec.cpus, spec.host_memory_mib,
+                           options_.host->CoresNear(spec.gpus));
     if (Status confined = options_.host->Confine(spec.job, spare->pid); !confined.ok()) {
       Discard(*spare);
       options_.host->Release(spec.job);

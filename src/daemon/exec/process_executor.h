@@ -52,9 +52,10 @@
 //             -> JobLaunchFailed (the scheduler requeues the job)
 //
 // CPUs and host memory (Options::host, host_enforcer.h): the launcher thread reserves the
-// job's cores and confines its spare before the spare gets its job (so everything the job
-// starts is confined from its first instruction); the monitor thread releases them when the
-// segment's outcome is known, and runs the affinity mode's memory watchdog.
+// job's cores (those near its GPUs first, LaunchSpec::gpus and HostEnforcer::CoresNear) and
+// confines its spare before the spare gets its job (so everything the job starts is confined from
+// its first instruction); the monitor thread releases them when the segment's outcome is known, and
+// runs the affinity mode's memory watchdog.
 //
 // Threading: the Executor methods, Flush and Adopt are called from the scheduler thread; the
 // launcher thread spawns spare wrappers; the monitor thread waits for processes (pidfd where

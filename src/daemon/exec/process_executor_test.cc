@@ -1,6 +1,7 @@
 #include "daemon/exec/process_executor.h"
 
 #include <gtest/gtest.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -14,6 +15,7 @@
 #include <set>
 #include <sstream>
 
+#include "daemon/exec/nvml.h"
 #include "support/builders.h"
 #include "support/test_files.h"
 
@@ -106,6 +108,7 @@ class ProcessExecutorTest : public ::testing::Test {
     spec.time_limit = time_limit_;
     spec.cpus = cpus_;
     spec.host_memory_mib = host_memory_mib_;
+    spec.gpus = gpus_;
     return spec;
   }
 
@@ -116,6 +119,7 @@ class ProcessExecutorTest : public ::testing::Test {
     options.choice = choice;
     options.group_name = "dlsched-exec-test-" + std::to_string(getpid());
     options.memory_poll = milliseconds(20);
+    options.gpu_cores = gpu_cores_;
     Result<std::unique_ptr<HostEnforcer>> made = HostEnforcer::Create(options);
     if (!made.ok()) return false;
     host_ = std::move(made).value();
@@ -146,6 +150,8 @@ class ProcessExecutorTest : public ::testing::Test {
   std::optional<Duration> time_limit_;
   int cpus_ = 0;
   int64_t host_memory_mib_ = 0;
+  GpuMask gpus_ = 0;
+  std::vector<std::vector<int>> gpu_cores_;  // HostEnforcer::Options::gpu_cores
   std::shared_ptr<HostEnforcer> host_;
   Reports reports_;
   std::unique_ptr<ProcessExecutor> executor_;
@@ -201,6 +207,49 @@ TEST_F(ProcessExecutorTest, JobsAreHeldToTheirCpusAndHostMemory) {
       fs::remove(fs::path(group).parent_path());
     }
   }
+}
+
+// Two fake GPUs whose PCI devices list disjoint cores (a sysfs tree of the test's own): a job
+// gets the cores near its GPU, not the lowest free ones.
+TEST_F(ProcessExecutorTest, JobsGetTheCoresNearTheirGpus) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  ASSERT_EQ(sched_getaffinity(0, sizeof(set), &set), 0);
+  std::vector<int> mine;
+  for (int c = 0; c < CPU_SETSIZE; ++c) {
+    if (CPU_ISSET(c, &set)) mine.push_back(c);
+  }
+  if (mine.size() < 2) GTEST_SKIP() << "one core: nothing to choose between";
+  const fs::path state = dir_ / "nvml-state";
+  std::ofstream(state) << "gpu 16384 0 0 Tesla V100\ngpu 16384 0 0 Tesla V100\n"
+                          "busid 0 00000000:3B:00.0\nbusid 1 00000000:5E:00.0\n";
+  fs::create_directories(dir_ / "sys/bus/pci/devices/0000:3b:00.0");
+  fs::create_directories(dir_ / "sys/bus/pci/devices/0000:5e:00.0");
+  std::ofstream(dir_ / "sys/bus/pci/devices/0000:3b:00.0/local_cpulist")
+      << FormatCpuList({mine.begin(), mine.begin() + mine.size() / 2}) << "\n";
+  std::ofstream(dir_ / "sys/bus/pci/devices/0000:5e:00.0/local_cpulist")
+      << FormatCpuList({mine.begin() + mine.size() / 2, mine.end()}) << "\n";
+  setenv("DLSCHED_FAKE_NVML_STATE", state.c_str(), 1);
+  Result<GpuTopology> topology = DiscoverGpuTopology(DLSCHED_FAKE_NVML, (dir_ / "sys").string());
+  unsetenv("DLSCHED_FAKE_NVML_STATE");
+  ASSERT_TRUE(topology.ok()) << topology.status().message();
+  gpu_cores_ = topology->cores;
+  ASSERT_TRUE(UseHostEnforcer(HostEnforcerChoice::kAffinity));
+  const std::string near_gpu1 = std::to_string(mine[mine.size() / 2]);
+  EXPECT_EQ(host_->CoresNear(0b10), topology->cores[1]);
+  EXPECT_EQ(host_->CoresNear(0b11), mine);
+  EXPECT_TRUE(host_->CoresNear(0b100).empty());
+
+  cpus_ = 1;
+  gpus_ = 0b10;
+  Run(40, "grep Cpus_allowed_list /proc/self/status > cpus");
+  ASSERT_TRUE(reports_.Next().has_value());
+  EXPECT_EQ(ReadTextFile(dir_ / "cpus"), "Cpus_allowed_list:\t" + near_gpu1 + "\n");
+
+  gpus_ = 0b01;
+  Run(41, "grep Cpus_allowed_list /proc/self/status > cpus");
+  ASSERT_TRUE(reports_.Next().has_value());
+  EXPECT_EQ(ReadTextFile(dir_ / "cpus"), "Cpus_allowed_list:\t" + std::to_string(mine[0]) + "\n");
 }
 
 TEST_F(ProcessExecutorTest, NonZeroExitFails) {
