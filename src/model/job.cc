@@ -4,6 +4,7 @@
 #include <array>
 #include <charconv>
 #include <cmath>
+#include <limits>
 
 namespace dlsched {
 namespace {
@@ -116,10 +117,27 @@ Status ValidateServiceLoad(const ServiceLoad& load, int reserved) {
 
 Duration JobSpec::ideal_duration() const { return Seconds(iterations / ref_iters_per_s); }
 
+namespace {
+
+// per_unit x units, capped at `cap` (both factors non-negative).
+int64_t TimesCapped(int64_t per_unit, int64_t units, int64_t cap) {
+  if (units > 0 && per_unit > cap / units) return cap;
+  return per_unit * units;
+}
+
+}  // namespace
+
 HostRequest EffectiveHostRequest(const JobSpec& spec, const HostDefaults& defaults) {
   HostRequest request{spec.cpus, spec.host_memory_mib};
-  if (request.cpus == 0) request.cpus = defaults.cpus_per_gpu * spec.num_gpus;
-  if (request.memory_mib == 0) request.memory_mib = defaults.memory_mib_per_gpu * spec.num_gpus;
+  // Capped: a gang no cluster holds must not overflow into a small request.
+  if (request.cpus == 0) {
+    request.cpus = static_cast<int>(
+        TimesCapped(defaults.cpus_per_gpu, spec.num_gpus, std::numeric_limits<int>::max()));
+  }
+  if (request.memory_mib == 0) {
+    request.memory_mib = TimesCapped(defaults.memory_mib_per_gpu, spec.num_gpus,
+                                     std::numeric_limits<int64_t>::max());
+  }
   return request;
 }
 

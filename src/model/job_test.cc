@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <limits>
+
 namespace dlsched {
 namespace {
 
@@ -102,6 +104,11 @@ TEST(EffectiveHostRequestTest, UnstatedResourcesComeFromThePerGpuDefaults) {
   spec.host_memory_mib = 100;
   EXPECT_EQ(EffectiveHostRequest(spec, defaults), (HostRequest{2, 100}));
   EXPECT_EQ(EffectiveHostRequest(JobSpec{}, HostDefaults{}), (HostRequest{0, 0}));
+  // A gang no cluster holds saturates rather than overflowing into a small request.
+  spec = JobSpec{};
+  spec.num_gpus = std::numeric_limits<int>::max();
+  EXPECT_EQ(EffectiveHostRequest(spec, defaults).cpus, std::numeric_limits<int>::max());
+  EXPECT_GT(EffectiveHostRequest(spec, defaults).memory_mib, 0);
 }
 
 TEST(SplitHostRequestTest, PartsTakeSharesInProportionToTheirGpusRoundedUp) {

@@ -254,9 +254,10 @@ int CountRunning(const Scheduler& scheduler, const std::vector<JobId>& ids) {
 // its GB of memory: 9 GPUs and 18 CPUs; user A's tasks take <1 GPU, 4 CPUs>, B's <3 GPUs,
 // 1 CPU>. Progressive filling on dominant shares gives A three tasks and B two (both at a
 // dominant share of 2/3), whatever order the queue sort gives their jobs (here all of A's
-// first). On GPU shares alone, or on a cluster that states no CPUs (where the dominant share is
-// the GPU share), A's tasks, small in GPUs, take all six of theirs and B gets one task; the
-// rank order (fifo) without the fair order starts the same.
+// first). On GPU shares alone, and in the rank order (fifo) without the fair order, A's tasks,
+// small in GPUs, take what the node's CPUs hold (four: 16 of 18 CPUs) and B gets one task; on a
+// cluster that states no CPUs (where the dominant share is the GPU share and CPUs limit
+// nothing) A takes all six.
 TEST(PipelineFairTest, ProgressiveFillingOnDominantSharesIsDrf) {
   using Measure = PipelineConfig::ShareMeasure;
   struct Case {
@@ -267,9 +268,9 @@ TEST(PipelineFairTest, ProgressiveFillingOnDominantSharesIsDrf) {
     int a, b;  // tasks running
   };
   for (const Case& c : {Case{"dominant share", true, Measure::kDominant, 18, 3, 2},
-                        Case{"gpu share", true, Measure::kGpu, 18, 6, 1},
+                        Case{"gpu share", true, Measure::kGpu, 18, 4, 1},
                         Case{"dominant, no CPUs stated", true, Measure::kDominant, 0, 6, 1},
-                        Case{"rank order", false, Measure::kDominant, 18, 6, 1}}) {
+                        Case{"rank order", false, Measure::kDominant, 18, 4, 1}}) {
     SCOPED_TRACE(c.name);
     const Cluster cluster = OneNode(9, c.cpus);
     RecordingExecutor executor;

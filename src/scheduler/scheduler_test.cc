@@ -352,23 +352,11 @@ TEST_F(SchedulerTest, ExplainsWhyAJobWaits) {
 }
 
 TEST_F(SchedulerTest, ExplainsEachCauseOfWaiting) {
-  // Starts `running` at t = 0, submits `waiting` at t = 1 s and explains it.
-  const auto explain = [&](const std::vector<JobSpec>& running, const JobSpec& waiting) {
-    for (const JobSpec& spec : running) Submit(spec);
-    scheduler_->RunCycle(kTimeZero);
-    const JobId id = Submit(waiting, AtSeconds(1));
-    scheduler_->RunCycle(AtSeconds(1));
-    for (const PendingReason& r : scheduler_->ExplainPending(AtSeconds(1))) {
-      if (r.job == id) return r;
-    }
-    ADD_FAILURE() << "no explanation for the waiting job";
-    return PendingReason{};
-  };
   {
     SCOPED_TRACE("no GPU with the required label is free");
     Start("2x4xV100", Profile("fifo", true), {"nvlink=true"});
-    const PendingReason r = explain({MakeJob(0).Gpus(4).Selector("nvlink=true").Spec()},
-                                    MakeJob(1).Gpus(1).Selector("nvlink=true").Spec());
+    const PendingReason r = ExplainWaiting({MakeJob(0).Gpus(4).Selector("nvlink=true").Spec()},
+                                           MakeJob(1).Gpus(1).Selector("nvlink=true").Spec());
     EXPECT_EQ(r.cause, PendingCause::kNoMatchingGpus);
     EXPECT_EQ(r.reason,
               "needs 1 GPU on nodes labelled nvlink=true: 0 free there (4 free in total)");
@@ -376,7 +364,7 @@ TEST_F(SchedulerTest, ExplainsEachCauseOfWaiting) {
   {
     SCOPED_TRACE("fragmentation across GPU types");
     Start("1x4xK80+1x4xV100", Profile("fifo", true));
-    const PendingReason r = explain(
+    const PendingReason r = ExplainWaiting(
         {MakeJob(0).Gpus(2).GpuType("K80").Spec(), MakeJob(1).Gpus(2).GpuType("V100").Spec()},
         MakeJob(2).Gpus(4).Spec());
     EXPECT_EQ(r.cause, PendingCause::kFragmentation);
@@ -387,45 +375,33 @@ TEST_F(SchedulerTest, ExplainsEachCauseOfWaiting) {
     profile.placement.min_spread_speed = 0.9;
     Start("2x4xV100", profile);
     // One GPU stays free on each node: a 2-GPU gang fits only spread, at 85% of its speed.
-    const PendingReason r =
-        explain({MakeJob(0).Gpus(3).Spec(), MakeJob(1).Gpus(3).Spec()}, MakeJob(2).Gpus(2).Spec());
+    const PendingReason r = ExplainWaiting({MakeJob(0).Gpus(3).Spec(), MakeJob(1).Gpus(3).Spec()},
+                                           MakeJob(2).Gpus(2).Spec());
     EXPECT_EQ(r.cause, PendingCause::kConsolidation);
   }
   {
     SCOPED_TRACE("head of line");
     Start("1x4xV100", Profile("fifo", false));
-    const PendingReason r =
-        explain({MakeJob(0).Gpus(3).Spec(), MakeJob(1).Gpus(4).Spec()}, MakeJob(2).Gpus(1).Spec());
+    const PendingReason r = ExplainWaiting({MakeJob(0).Gpus(3).Spec(), MakeJob(1).Gpus(4).Spec()},
+                                           MakeJob(2).Gpus(1).Spec());
     EXPECT_EQ(r.cause, PendingCause::kHeadOfLine);
   }
   {
     SCOPED_TRACE("the running jobs rank above it or are protected");
     Start("1x4xV100", Profile("las", true, /*preempt=*/true, /*min_run_s=*/3600));
-    const PendingReason r = explain({MakeJob(0).Gpus(4).Spec()}, MakeJob(1).Gpus(1).Spec());
+    const PendingReason r = ExplainWaiting({MakeJob(0).Gpus(4).Spec()}, MakeJob(1).Gpus(1).Spec());
     EXPECT_EQ(r.cause, PendingCause::kLowerPriority);
   }
 }
 
 TEST_F(SchedulerTest, ExplainsTheHostResourceCausesOfWaiting) {
-  // Starts `running` at t = 0, submits `waiting` at t = 1 s and explains it.
-  const auto explain = [&](const std::vector<JobSpec>& running, const JobSpec& waiting) {
-    for (const JobSpec& spec : running) Submit(spec);
-    scheduler_->RunCycle(kTimeZero);
-    const JobId id = Submit(waiting, AtSeconds(1));
-    scheduler_->RunCycle(AtSeconds(1));
-    for (const PendingReason& r : scheduler_->ExplainPending(AtSeconds(1))) {
-      if (r.job == id) return r;
-    }
-    ADD_FAILURE() << "no explanation for the waiting job";
-    return PendingReason{};
-  };
   {
     SCOPED_TRACE("GPUs free on nodes that lack the CPUs");
     Start("2x4xV100:8c", Profile("fifo", true));
     // Node 0 keeps 3 GPUs and no CPU free, node 1 3 GPUs and 2 CPUs: enough for 1 GPU's share.
     const PendingReason r =
-        explain({MakeJob(0).Gpus(1).Host(8).Spec(), MakeJob(1).Gpus(1).Host(6).Spec()},
-                MakeJob(2).Gpus(2).Host(4).Spec());
+        ExplainWaiting({MakeJob(0).Gpus(1).Host(8).Spec(), MakeJob(1).Gpus(1).Host(6).Spec()},
+                       MakeJob(2).Gpus(2).Host(4).Spec());
     EXPECT_EQ(r.cause, PendingCause::kHostShort);
     EXPECT_EQ(r.reason,
               "needs 2 GPUs with 4 CPUs: 6 GPUs free, but their nodes lack the CPUs or memory "
@@ -434,8 +410,8 @@ TEST_F(SchedulerTest, ExplainsTheHostResourceCausesOfWaiting) {
   {
     SCOPED_TRACE("CPUs free but no GPUs");
     Start("1x4xV100:32c:65536m", Profile("fifo", true));
-    const PendingReason r =
-        explain({MakeJob(0).Gpus(4).Host(8).Spec()}, MakeJob(1).Gpus(1).Host(2, 1024).Spec());
+    const PendingReason r = ExplainWaiting({MakeJob(0).Gpus(4).Host(8).Spec()},
+                                           MakeJob(1).Gpus(1).Host(2, 1024).Spec());
     EXPECT_EQ(r.cause, PendingCause::kGpusBusy);
     EXPECT_EQ(r.reason,
               "waiting for 1 GPU with 2 CPUs and 1024 MiB of host memory (0 free); CPUs free but "
@@ -445,7 +421,7 @@ TEST_F(SchedulerTest, ExplainsTheHostResourceCausesOfWaiting) {
     SCOPED_TRACE("a CPU job waiting for CPUs");
     Start("1x0xcpu:8c+1x4xV100:4c", Profile("fifo", true));
     const PendingReason r =
-        explain({MakeJob(0).Gpus(0).Host(6).Spec()}, MakeJob(1).Gpus(0).Host(6).Spec());
+        ExplainWaiting({MakeJob(0).Gpus(0).Host(6).Spec()}, MakeJob(1).Gpus(0).Host(6).Spec());
     EXPECT_EQ(r.cause, PendingCause::kCpusBusy);
     EXPECT_EQ(r.reason,
               "CPU job waiting for 6 CPUs on one node (6 CPUs free, at most 4 on a node)");

@@ -55,6 +55,18 @@ class SchedulerTest : public ::testing::Test {
     return *id;
   }
   const Job& job(JobId id) const { return scheduler_->jobs().at(id); }
+  // Starts `running` at t = 0, submits `waiting` at t = 1 s and returns why it waits.
+  PendingReason ExplainWaiting(const std::vector<JobSpec>& running, const JobSpec& waiting) {
+    for (const JobSpec& spec : running) Submit(spec);
+    scheduler_->RunCycle(kTimeZero);
+    const JobId id = Submit(waiting, AtSeconds(1));
+    scheduler_->RunCycle(AtSeconds(1));
+    for (const PendingReason& r : scheduler_->ExplainPending(AtSeconds(1))) {
+      if (r.job == id) return r;
+    }
+    ADD_FAILURE() << "no explanation for the waiting job";
+    return PendingReason{};
+  }
 
   Cluster cluster_;
   RecordingExecutor executor_;

@@ -152,6 +152,28 @@ TEST_F(DaemonIntegrationTest, SubmitTakesCpusAndHostMemory) {
             std::string::npos);
 }
 
+// Why pending, live: GPUs free on a node whose CPUs the running job holds is the host-short
+// cause under the default profile, with the pipeline's own text (the simulator's), not
+// "waiting for GPUs".
+TEST_F(DaemonIntegrationTest, WhyPendingNamesTheCpusShortBesideFreeGpus) {
+  StartServe({"--gpus", "1x2xV100:2c:4g", "--host-enforcer", "none"});
+  json hog = Script("sleep 60");
+  hog["cpus"] = 2;
+  const int64_t running = Submit(hog).second["id"];
+  ASSERT_TRUE(WaitForState(running, "running"));
+  json small = Script("true");
+  small["cpus"] = 1;
+  const int64_t waiting = Submit(small).second["id"];
+  const auto explained = [&] { return Get("/v1/jobs/" + std::to_string(waiting)).second; };
+  ASSERT_TRUE(Eventually([&] { return explained().contains("pending_cause"); }))
+      << explained().dump();
+  const json pending = explained();
+  EXPECT_EQ(pending["pending_cause"], "host-short") << pending.dump();
+  EXPECT_NE(pending["pending_reason"].get<std::string>().find("CPU"), std::string::npos)
+      << pending.dump();
+  EXPECT_EQ(Get("/v1/queue").second["jobs"][0]["cause"], "host-short");
+}
+
 INSTANTIATE_TEST_SUITE_P(Modes, MultiResourceLiveTest, ::testing::Values("cgroup", "affinity"),
                          [](const auto& info) { return info.param; });
 

@@ -82,6 +82,7 @@ Timestamp TiresiasSort::NextRankChange(const JobView& running, Timestamp now) co
   const Duration gpu_time_left = thresholds_[q] - attained;
   // Ceiling division: the first microsecond at which the threshold is reached.
   const int64_t gpus = running.num_gpus();
+  if (gpus == 0) return kTimeNever;  // a CPU job attains no GPU time: its queue never changes
   return now + Duration((gpu_time_left.count() + gpus - 1) / gpus);
 }
 

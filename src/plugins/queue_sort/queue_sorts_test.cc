@@ -101,6 +101,9 @@ TEST(TiresiasSortTest, WakesExactlyWhenAThresholdIsCrossed) {
   // Past the last threshold, nothing changes any more.
   const Job old = MakeJob(2).Attained(seconds(5000)).Running(AtSeconds(10)).Build();
   EXPECT_EQ(sort.NextRankChange(JobView(old, AtSeconds(10)), AtSeconds(10)), kTimeNever);
+  // A CPU job attains no GPU time: it stays in its queue.
+  const Job cpu_job = MakeJob(3).Gpus(0).Host(4).Running(AtSeconds(10)).Build();
+  EXPECT_EQ(sort.NextRankChange(JobView(cpu_job, AtSeconds(10)), AtSeconds(10)), kTimeNever);
 }
 
 TEST(PrioritySortTest, HigherPriorityFirst) {
