@@ -22,18 +22,18 @@ ClusterState::ClusterState(const Cluster& cluster)
   if (cluster.total_cpus() == 0 && cluster.total_host_memory_mib() == 0) return;
   const size_t nodes = free_.size();
   // Stated resources start at 0 so that SetHostFree counts them in; the rest are untracked.
-  free_cpus_.assign(nodes, kUntracked);
-  free_memory_.assign(nodes, kUntrackedMemory);
-  withheld_cpus_.assign(nodes, 0);
-  withheld_memory_.assign(nodes, 0);
-  free_cpus_per_class_.assign(cluster.num_label_classes(), 0);
-  free_memory_per_class_.assign(cluster.num_label_classes(), 0);
-  nodes_with_free_cpus_.assign(words_per_level_, 0);
+  host_.free_cpus.assign(nodes, kUntracked);
+  host_.free_memory.assign(nodes, kUntrackedMemory);
+  host_.withheld_cpus.assign(nodes, 0);
+  host_.withheld_memory.assign(nodes, 0);
+  host_.free_cpus_per_class.assign(cluster.num_label_classes(), 0);
+  host_.free_memory_per_class.assign(cluster.num_label_classes(), 0);
+  host_.nodes_with_free_cpus.assign(words_per_level_, 0);
   for (size_t i = 0; i < nodes; ++i) {
     const NodeId id(static_cast<uint32_t>(i));
     const NodeSpec& spec = cluster.node(id);
-    if (spec.cpus > 0) free_cpus_[i] = 0;
-    if (spec.memory_mib > 0) free_memory_[i] = 0;
+    if (spec.cpus > 0) host_.free_cpus[i] = 0;
+    if (spec.memory_mib > 0) host_.free_memory[i] = 0;
     SetHostFree(id, spec.cpus, spec.memory_mib);
   }
 }
@@ -52,44 +52,45 @@ void ClusterState::SetHostFree(NodeId node, int cpus, int64_t memory_mib) {
   const NodeSpec& spec = cluster_->node(node);
   const size_t c = cluster_->node_label_class(node).index();
   if (spec.cpus > 0) {
-    const int64_t delta = int64_t{cpus} - free_cpus_[i];
+    const int64_t delta = int64_t{cpus} - host_.free_cpus[i];
     free_cpus_total_ += delta;
-    free_cpus_per_class_[c] += delta;
-    free_cpus_[i] = cpus;
+    host_.free_cpus_per_class[c] += delta;
+    host_.free_cpus[i] = cpus;
     const uint64_t bit = uint64_t{1} << (i % 64);
     if (cpus > 0) {
-      nodes_with_free_cpus_[i / 64] |= bit;
+      host_.nodes_with_free_cpus[i / 64] |= bit;
     } else {
-      nodes_with_free_cpus_[i / 64] &= ~bit;
+      host_.nodes_with_free_cpus[i / 64] &= ~bit;
     }
   }
   if (spec.memory_mib > 0) {
-    free_memory_per_class_[c] += memory_mib - free_memory_[i];
-    free_memory_[i] = memory_mib;
+    host_.free_memory_per_class[c] += memory_mib - host_.free_memory[i];
+    host_.free_memory[i] = memory_mib;
   }
 }
 
 void ClusterState::MoveHost(const NodeGpus& part, int sign) {
-  if (free_cpus_.empty() || (part.cpus == 0 && part.memory_mib == 0)) return;
+  if (host_.free_cpus.empty() || (part.cpus == 0 && part.memory_mib == 0)) return;
   const size_t i = part.node.index();
   const NodeSpec& spec = cluster_->node(part.node);
   // What the node does not state, it does not track (Part never puts it in a part).
   const int cpus = spec.cpus > 0 ? part.cpus : 0;
   const int64_t memory = spec.memory_mib > 0 ? part.memory_mib : 0;
   if (sign < 0) {
-    DS_CHECK(free_cpus_[i] >= cpus && free_memory_[i] >= memory)
+    DS_CHECK(host_.free_cpus[i] >= cpus && host_.free_memory[i] >= memory)
         << "allocating CPUs or memory that are not free";
-    SetHostFree(part.node, free_cpus_[i] - cpus, free_memory_[i] - memory);
+    SetHostFree(part.node, host_.free_cpus[i] - cpus, host_.free_memory[i] - memory);
     return;
   }
   if (offline_[i]) {
-    withheld_cpus_[i] += cpus;
-    withheld_memory_[i] += memory;
+    host_.withheld_cpus[i] += cpus;
+    host_.withheld_memory[i] += memory;
   } else {
-    SetHostFree(part.node, free_cpus_[i] + cpus, free_memory_[i] + memory);
+    SetHostFree(part.node, host_.free_cpus[i] + cpus, host_.free_memory[i] + memory);
   }
-  DS_CHECK((spec.cpus == 0 || free_cpus_[i] + withheld_cpus_[i] <= spec.cpus) &&
-           (spec.memory_mib == 0 || free_memory_[i] + withheld_memory_[i] <= spec.memory_mib))
+  DS_CHECK(
+      (spec.cpus == 0 || host_.free_cpus[i] + host_.withheld_cpus[i] <= spec.cpus) &&
+      (spec.memory_mib == 0 || host_.free_memory[i] + host_.withheld_memory[i] <= spec.memory_mib))
       << "releasing CPUs or memory that are not allocated";
 }
 
@@ -142,12 +143,12 @@ void ClusterState::Release(const Placement& placement) {
     const GpuMask shared = shared_mask(part.node);
     if (in_trial_) {
       Released& record = trial_.emplace_back(Released{part, free, withheld, shared});
-      if (!free_cpus_.empty()) {
+      if (!host_.free_cpus.empty()) {
         const size_t i = part.node.index();
-        record.free_cpus = free_cpus_[i];
-        record.withheld_cpus = withheld_cpus_[i];
-        record.free_memory = free_memory_[i];
-        record.withheld_memory = withheld_memory_[i];
+        record.free_cpus = host_.free_cpus[i];
+        record.withheld_cpus = host_.withheld_cpus[i];
+        record.free_memory = host_.free_memory[i];
+        record.withheld_memory = host_.withheld_memory[i];
       }
     }
     MoveHost(part, +1);
@@ -187,10 +188,10 @@ void ClusterState::RollBackTrial() {
       ++Holders(node, std::countr_zero(m));
     }
     if (!shared_.empty()) shared_[node.index()] = it->shared;
-    if (!free_cpus_.empty()) {
+    if (!host_.free_cpus.empty()) {
       SetHostFree(node, it->free_cpus, it->free_memory);
-      withheld_cpus_[node.index()] = it->withheld_cpus;
-      withheld_memory_[node.index()] = it->withheld_memory;
+      host_.withheld_cpus[node.index()] = it->withheld_cpus;
+      host_.withheld_memory[node.index()] = it->withheld_memory;
     }
   }
   trial_.clear();
@@ -231,10 +232,10 @@ void ClusterState::SetOffline(NodeId node) {
   withheld_[node.index()] = free;
   offline_total_ += CountGpus(free);
   SetFree(node, 0);
-  if (free_cpus_.empty()) return;
+  if (host_.free_cpus.empty()) return;
   const NodeSpec& spec = cluster_->node(node);
-  if (spec.cpus > 0) withheld_cpus_[node.index()] = free_cpus_[node.index()];
-  if (spec.memory_mib > 0) withheld_memory_[node.index()] = free_memory_[node.index()];
+  if (spec.cpus > 0) host_.withheld_cpus[node.index()] = host_.free_cpus[node.index()];
+  if (spec.memory_mib > 0) host_.withheld_memory[node.index()] = host_.free_memory[node.index()];
   SetHostFree(node, 0, 0);
 }
 
@@ -246,12 +247,13 @@ void ClusterState::SetOnline(NodeId node) {
   SetFree(node, free_[node.index()] | withheld);
   offline_total_ -= CountGpus(withheld);
   withheld = 0;
-  if (free_cpus_.empty()) return;
+  if (host_.free_cpus.empty()) return;
   const size_t i = node.index();
   // (An unstated resource is untracked and withholds nothing: SetHostFree leaves it be.)
-  SetHostFree(node, free_cpus_[i] + withheld_cpus_[i], free_memory_[i] + withheld_memory_[i]);
-  withheld_cpus_[i] = 0;
-  withheld_memory_[i] = 0;
+  SetHostFree(node, host_.free_cpus[i] + host_.withheld_cpus[i],
+              host_.free_memory[i] + host_.withheld_memory[i]);
+  host_.withheld_cpus[i] = 0;
+  host_.withheld_memory[i] = 0;
 }
 
 }  // namespace dlsched

@@ -447,6 +447,36 @@ class PipelinePolicy final : public SchedulingPolicy {
   // Records why a job TryStart could not start is waiting (explain mode); `searched`: a victim
   // search ran for it and failed.
   void ExplainBlocked(Cycle& cycle, const JobView& job, bool searched) const;
+  // The host request ExplainBlocked explains: a CPU job's, or any job's on a cluster that states
+  // host resources; else none. Computed only where a text or a branch uses it (a GPU-only
+  // replay explains millions of blocked gangs).
+  static HostRequest ExplainedHost(const Cycle& cycle, const JobView& job) {
+    return job.num_gpus() == 0 || cycle.scratch.tracks_host()
+               ? EffectiveHostRequest(job.spec(), cycle.ctx.cluster.host_defaults())
+               : HostRequest{};
+  }
+  // Whether the cycle's nodes limit the job's host request `host` (ExplainedHost).
+  static bool HostLimited(const Cycle& cycle, const HostRequest& host) {
+    return cycle.scratch.tracks_host() && (host.cpus > 0 || host.memory_mib > 0);
+  }
+  // "8 CPUs and 4096 MiB of host memory" (the parts the request states).
+  static std::string HostNeedText(const HostRequest& host) {
+    std::string text = std::to_string(host.cpus) + " CPU" + (host.cpus == 1 ? "" : "s");
+    if (host.memory_mib > 0) {
+      text += " and " + std::to_string(host.memory_mib) + " MiB of host memory";
+    }
+    return text;
+  }
+  // "4 GPUs", with " with <HostNeedText>" where the nodes limit the job's host request.
+  static std::string GpuNeedText(const Cycle& cycle, const JobView& job) {
+    const int gpus = job.num_gpus();
+    const HostRequest host = ExplainedHost(cycle, job);
+    return std::to_string(gpus) + " GPU" + (gpus == 1 ? "" : "s") +
+           (HostLimited(cycle, host) ? " with " + HostNeedText(host) : "");
+  }
+  static std::string FreeText(const ClusterState& state) {
+    return std::to_string(state.free_total()) + " free";
+  }
   // Records a why-pending entry; `text()` builds its reason only when the context wants texts.
   template <typename Text>
   static void Explain(Cycle& cycle, JobId job, PendingCause cause, const Text& text) {
@@ -773,40 +803,22 @@ bool PipelinePolicy::TryStart(Cycle& cycle, const JobView& job) const {
 void PipelinePolicy::ExplainBlocked(Cycle& cycle, const JobView& job, bool searched) const {
   const ClusterState& state = cycle.scratch;
   const int gpus = job.num_gpus();
-  // (Only CPU jobs and clusters that state host resources need the request.)
-  const HostRequest host = gpus == 0 || state.tracks_host()
-                               ? EffectiveHostRequest(job.spec(), cycle.ctx.cluster.host_defaults())
-                               : HostRequest{};
-  // "8 CPUs and 4096 MiB of host memory" (the parts the request states).
-  const auto host_need = [&] {
-    std::string text = std::to_string(host.cpus) + " CPU" + (host.cpus == 1 ? "" : "s");
-    if (host.memory_mib > 0) {
-      text += " and " + std::to_string(host.memory_mib) + " MiB of host memory";
-    }
-    return text;
-  };
   if (gpus == 0) {
     Explain(cycle, job.id(), PendingCause::kCpusBusy, [&] {
       int most = 0;
       state.ForEachNodeWithFreeCpus(
           [&](NodeId node) { most = std::max(most, state.free_cpus(node)); });
-      return "CPU job waiting for " + host_need() + " on one node (" +
+      return "CPU job waiting for " + HostNeedText(ExplainedHost(cycle, job)) + " on one node (" +
              std::to_string(state.free_cpus_total()) + " CPUs free, at most " +
              std::to_string(most) + " on a node)" +
              (searched ? "; the running jobs holding the rest rank above it or are protected" : "");
     });
     return;
   }
-  const bool host_limited = state.tracks_host() && (host.cpus > 0 || host.memory_mib > 0);
-  const auto need = [&] {
-    return std::to_string(gpus) + " GPU" + (gpus == 1 ? "" : "s") +
-           (host_limited ? " with " + host_need() : "");
-  };
-  const auto free = [&] { return std::to_string(state.free_total()) + " free"; };
   if (gpus > state.free_total()) {
     if (searched) {
       Explain(cycle, job.id(), PendingCause::kLowerPriority, [&] {
-        return "needs " + need() + " (" + free() +
+        return "needs " + GpuNeedText(cycle, job) + " (" + FreeText(state) +
                "); the running jobs holding the rest rank above it or are protected (" +
                std::string(sort_->Name()) + " order)";
       });
@@ -814,8 +826,10 @@ void PipelinePolicy::ExplainBlocked(Cycle& cycle, const JobView& job, bool searc
     }
     Explain(cycle, job.id(), PendingCause::kGpusBusy, [&] {
       const int ahead = cycle.walked - 1;
-      return "waiting for " + need() + (gpus > 1 ? " at once (gang)" : "") + " (" + free() + ")" +
-             (host_limited && state.free_cpus_total() >= host.cpus
+      const HostRequest host = ExplainedHost(cycle, job);
+      return "waiting for " + GpuNeedText(cycle, job) + (gpus > 1 ? " at once (gang)" : "") + " (" +
+             FreeText(state) + ")" +
+             (HostLimited(cycle, host) && state.free_cpus_total() >= host.cpus
                   ? "; CPUs free but no GPUs: " + std::to_string(state.free_cpus_total()) +
                         " CPUs free"
                   : "") +
@@ -836,8 +850,9 @@ void PipelinePolicy::ExplainBlocked(Cycle& cycle, const JobView& job, bool searc
         wanted = refused.filter != nullptr ? "on nodes the profile's filters pass"
                                            : "of a type it can run on";
       }
-      std::string text = "needs " + need() + " " + wanted + ": " + std::to_string(eligible) +
-                         " free there (" + free() + " in total)";
+      std::string text = "needs " + GpuNeedText(cycle, job) + " " + wanted + ": " +
+                         std::to_string(eligible) + " free there (" + FreeText(state) +
+                         " in total)";
       if (refused.filter != nullptr) {
         text += "; filter " + std::string(refused.filter->Name()) + " refuses nodes with " +
                 std::to_string(refused.free) + " of them (" + refused.reason + ")";
@@ -846,10 +861,10 @@ void PipelinePolicy::ExplainBlocked(Cycle& cycle, const JobView& job, bool searc
     });
     return;
   }
-  if (host_limited) {
+  if (HostLimited(cycle, ExplainedHost(cycle, job))) {
     if (const int usable = cycle.placer.HostUsableFree(job, state); usable < gpus) {
       Explain(cycle, job.id(), PendingCause::kHostShort, [&] {
-        return "needs " + need() + ": " + std::to_string(eligible) +
+        return "needs " + GpuNeedText(cycle, job) + ": " + std::to_string(eligible) +
                " GPUs free, but their nodes lack the CPUs or memory for it (enough for " +
                std::to_string(usable) + ")";
       });

@@ -109,12 +109,17 @@ bool Placer::Eligible(const JobView& job, GpuTypeId required, NodeId node) const
 std::optional<Placement> Placer::Find(const JobView& job, const ClusterState& state) const {
   held_for_consolidation_ = false;
   const int gpus = job.num_gpus();
+  // First the common refusal (a replay refuses millions of gangs): one wider than the free GPUs
+  // fails whatever it asks of the hosts.
+  if (gpus > state.free_total()) {
+    limits_host_ = false;
+    return std::nullopt;
+  }
   SetHostRequest(job, state);
   if (gpus == 0) {
     PrepareLabels(job, GpuTypeId(), state);  // a CPU job's selector and preferences
     return FindCpuNode(job, state);
   }
-  if (gpus > state.free_total()) return std::nullopt;
   GpuTypeId required;
   if (!job.spec().gpu_type.empty()) {
     required = ctx_.cluster.FindGpuType(job.spec().gpu_type);

@@ -55,33 +55,33 @@ class ClusterState {
   static constexpr int kUntracked = std::numeric_limits<int>::max();
   static constexpr int64_t kUntrackedMemory = std::numeric_limits<int64_t>::max();
   // Whether any node states CPUs or memory (else there is no host bookkeeping).
-  bool tracks_host() const { return !free_cpus_.empty(); }
+  bool tracks_host() const { return !host_.free_cpus.empty(); }
   // Free CPU cores / host memory (MiB) of a node: kUntracked* when it does not state them, 0
   // while it is offline.
   int free_cpus(NodeId node) const {
-    return free_cpus_.empty() ? kUntracked : free_cpus_[node.index()];
+    return host_.free_cpus.empty() ? kUntracked : host_.free_cpus[node.index()];
   }
   int64_t free_memory_mib(NodeId node) const {
-    return free_memory_.empty() ? kUntrackedMemory : free_memory_[node.index()];
+    return host_.free_memory.empty() ? kUntrackedMemory : host_.free_memory[node.index()];
   }
   // Free CPUs / memory summed over the nodes that state them (0 when none does), in all and per
   // label class.
   int64_t free_cpus_total() const { return free_cpus_total_; }
   int64_t free_cpus_of_class(LabelClassId c) const {
-    return free_cpus_per_class_.empty() ? 0 : free_cpus_per_class_[c.index()];
+    return host_.free_cpus_per_class.empty() ? 0 : host_.free_cpus_per_class[c.index()];
   }
   int64_t free_memory_of_class(LabelClassId c) const {
-    return free_memory_per_class_.empty() ? 0 : free_memory_per_class_[c.index()];
+    return host_.free_memory_per_class.empty() ? 0 : host_.free_memory_per_class[c.index()];
   }
   // Whether the node has `share` free: every resource it states has at least that much free.
   bool HasHostRoom(NodeId node, const HostRequest& share) const {
-    return free_cpus_.empty() || (free_cpus_[node.index()] >= share.cpus &&
-                                  free_memory_[node.index()] >= share.memory_mib);
+    return host_.free_cpus.empty() || (host_.free_cpus[node.index()] >= share.cpus &&
+                                       host_.free_memory[node.index()] >= share.memory_mib);
   }
   // A job's part on `node`: the GPUs, and of `share` what the node states (the rest is 0).
   NodeGpus Part(NodeId node, GpuMask gpus, const HostRequest& share) const {
     NodeGpus part{node, gpus};
-    if (free_cpus_.empty()) return part;
+    if (host_.free_cpus.empty()) return part;
     const NodeSpec& spec = cluster_->node(node);
     if (spec.cpus > 0) part.cpus = share.cpus;
     if (spec.memory_mib > 0) part.memory_mib = share.memory_mib;
@@ -91,8 +91,8 @@ class ClusterState {
   // online), in ascending id order; O(nodes / 64 + nodes visited). CPU jobs search these.
   template <typename F>
   void ForEachNodeWithFreeCpus(F&& f) const {
-    for (size_t w = 0; w < nodes_with_free_cpus_.size(); ++w) {
-      for (uint64_t bits = nodes_with_free_cpus_[w]; bits != 0; bits &= bits - 1) {
+    for (size_t w = 0; w < host_.nodes_with_free_cpus.size(); ++w) {
+      for (uint64_t bits = host_.nodes_with_free_cpus[w]; bits != 0; bits &= bits - 1) {
         f(NodeId(static_cast<uint32_t>(w * 64 + std::countr_zero(bits))));
       }
     }
@@ -174,15 +174,32 @@ class ClusterState {
   std::vector<GpuMask> shared_;   // per node: GPUs held in shared mode
   std::vector<uint8_t> sharers_;  // per GPU (Cluster::first_gpu): jobs holding it shared
   // Host resources, sized only when tracks_host() (empty for clusters that state none). Per
-  // node: free (kUntracked* where not stated; 0 while offline) and withheld while offline.
-  std::vector<int> free_cpus_;
-  std::vector<int64_t> free_memory_;
-  std::vector<int> withheld_cpus_;
-  std::vector<int64_t> withheld_memory_;
-  std::vector<int64_t> free_cpus_per_class_;
-  std::vector<int64_t> free_memory_per_class_;
+  // node: free (kUntracked* where not stated; 0 while offline) and withheld while offline. All
+  // sized together, so free_cpus.empty() stands for them all.
+  struct HostVectors {
+    std::vector<int> free_cpus;
+    std::vector<int64_t> free_memory;
+    std::vector<int> withheld_cpus;
+    std::vector<int64_t> withheld_memory;
+    std::vector<int64_t> free_cpus_per_class;
+    std::vector<int64_t> free_memory_per_class;
+    std::vector<uint64_t> nodes_with_free_cpus;  // bit i: node i has a free CPU
+  };
+  // Copies as HostVectors, except that copying between two states that track no host
+  // resources does nothing: a policy copies the cluster state into its scratch every cycle,
+  // and a GPU-only replay runs hundreds of thousands of cycles.
+  struct Host : HostVectors {
+    Host() = default;
+    Host(const Host&) = default;
+    Host(Host&&) = default;
+    Host& operator=(Host&&) = default;
+    Host& operator=(const Host& other) {
+      if (!free_cpus.empty() || !other.free_cpus.empty()) HostVectors::operator=(other);
+      return *this;
+    }
+  };
+  Host host_;
   int64_t free_cpus_total_ = 0;
-  std::vector<uint64_t> nodes_with_free_cpus_;  // bit i: node i has a free CPU
   // The trial's record: each part released, with its node's masks and host resources before
   // the release.
   struct Released {
