@@ -52,6 +52,17 @@ const NodeSpec& NodeNamed(const Cluster& cluster, const std::string& name) {
   return kNone;
 }
 
+// `spec` is refused as InvalidArgument, naming `want` and the expected form `form`.
+void ExpectShorthandError(const std::string& spec, const std::string& want,
+                          const std::string& form) {
+  SCOPED_TRACE(spec);
+  Result<Cluster> c = ParseClusterSpec(spec, "");
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(c.status().message().find(want), std::string::npos) << c.status().message();
+  EXPECT_NE(c.status().message().find(form), std::string::npos) << c.status().message();
+}
+
 TEST(ClusterShorthandTest, BuildsNodesRacksAndLabels) {
   Result<Cluster> c = ParseClusterSpec("10x8xV100", "");
   ASSERT_TRUE(c.ok()) << c.status().ToString();
@@ -107,14 +118,7 @@ TEST(ClusterShorthandTest, BadTermsNameTheTermAndTheForm) {
       {"xV100", "GPUS"},
       {"15625x64xV100+1x1xT4", "more than 1000000 GPUs"},
   };
-  for (const auto& [spec, want] : cases) {
-    SCOPED_TRACE(spec);
-    Result<Cluster> c = ParseClusterSpec(spec, "");
-    ASSERT_FALSE(c.ok());
-    EXPECT_EQ(c.status().code(), StatusCode::kInvalidArgument);
-    EXPECT_NE(c.status().message().find(want), std::string::npos) << c.status().message();
-    EXPECT_NE(c.status().message().find("NODESxGPUSxTYPE"), std::string::npos);
-  }
+  for (const auto& [spec, want] : cases) ExpectShorthandError(spec, want, "NODESxGPUSxTYPE");
   EXPECT_FALSE(ParseClusterSpec("", "").ok());
 }
 
@@ -242,14 +246,7 @@ TEST(ClusterShorthandTest, BadHostTermsNameTheTerm) {
       {"1x8xV100+per-gpu:1025c", "CPU cores must be in [1, 1024] per GPU"},
       {"1x8xV100+per-gpu:1048577g", "memory must be in [1, 1048576] GiB per GPU"},
   };
-  for (const auto& [spec, want] : cases) {
-    SCOPED_TRACE(spec);
-    Result<Cluster> c = ParseClusterSpec(spec, "");
-    ASSERT_FALSE(c.ok());
-    EXPECT_EQ(c.status().code(), StatusCode::kInvalidArgument);
-    EXPECT_NE(c.status().message().find(want), std::string::npos) << c.status().message();
-    EXPECT_NE(c.status().message().find("NODESxcpu"), std::string::npos) << c.status().message();
-  }
+  for (const auto& [spec, want] : cases) ExpectShorthandError(spec, want, "NODESxcpu");
   Result<Cluster> no_nodes = ParseClusterSpec("per-gpu:12c", "");
   ASSERT_FALSE(no_nodes.ok());
   EXPECT_NE(no_nodes.status().message().find("'per-gpu:12c' has no nodes"), std::string::npos)
