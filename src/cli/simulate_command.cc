@@ -275,6 +275,11 @@ Status LoadData(const SimulateFlags& flags, Prepared& p, std::ostream& err) {
         << " by the format's rules (alibaba: pods that never ran)\n";
   }
   sim::ApplyHostAllocation(p.host_allocation, p.cluster, p.workload.jobs);
+  if (p.host_allocation == sim::HostAllocation::kCpuAware) {
+    err << "dlsched: --host-allocation cpu-aware: GPU jobs ask for the cores the simulator's own "
+           "CPU-sensitivity model says they can use (an oracle of their sensitivity; the JSON "
+           "says host_allocation)\n";
+  }
   const std::string truth = ResolveThroughput(flags);
   DS_ASSIGN_OR_RETURN(p.truth, MakeTruth(truth, TracesDir(flags), p.workload));
   // Where nodes state CPUs, data-loading models run slower with fewer cores than they can use
@@ -387,7 +392,11 @@ Status WriteOutputs(const std::vector<sim::RunResult>& runs, const Prepared& p,
                     std::ostream& out) {
   const std::string cluster = p.cluster.Describe();
   if (!flags.json_path.empty()) {
-    std::string json = sim::RunsToJson(runs, {flags.trace, cluster, flags.seed}, flags.timings);
+    const std::string allocation = p.host_allocation == sim::HostAllocation::kRequested
+                                       ? ""
+                                       : std::string(sim::HostAllocationName(p.host_allocation));
+    std::string json =
+        sim::RunsToJson(runs, {flags.trace, cluster, flags.seed, allocation}, flags.timings);
     if (partial) {
       // Marked at the top level; a complete run's JSON has no "partial" key.
       nlohmann::ordered_json doc = nlohmann::ordered_json::parse(json);

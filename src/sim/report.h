@@ -47,10 +47,13 @@ struct JsonMeta {
   std::string trace;    // the workload spec, e.g. "philly:traces/philly.csv"
   std::string cluster;  // the cluster spec or file
   uint64_t seed = 0;
+  // How GPU jobs' host CPUs were set (simulate --host-allocation) when not their own requests;
+  // "" = requested, and the key is left out.
+  std::string host_allocation;
 };
 
 // The JSON summary, pretty-printed with 2-space indents and a trailing newline:
-//   {"trace": str, "cluster": str, "seed": uint, "dlsched_version": str,
+//   {"trace": str, "cluster": str, "seed": uint[, "host_allocation": str], "dlsched_version": str,
 //    "runs": [{"policy": str, "oracle": bool, "runtime_estimator": str, "speed_estimator": str,
 //              "jobs": int, "completed": int, "rejected": int, "unfinished": int,
 //              "avg_jct_s", "p50_jct_s", "p95_jct_s", "p99_jct_s", "avg_queue_s", "makespan_s",
@@ -90,9 +93,9 @@ struct ReportMeta {
 // queue length over time, per-run slowdown percentiles (box p25-p75, median, whiskers p5-p95)
 // and a heat map of GPU allocation (one row per run, 60 time slices); then, where the runs have
 // them, a table of waiting by why-pending cause per run and one of each tenant's jobs, mean JCT
-// and GPU-time share per run. Time series are downsampled to at most 600 points per line by time-weighted bucket
-// means, so size grows with the number of runs, not jobs. All text is HTML-escaped. Returns
-// IoError when the stream fails.
+// and GPU-time share per run. Time series are downsampled to at most 600 points per line by
+// time-weighted bucket means, so size grows with the number of runs, not jobs. All text is
+// HTML-escaped. Returns IoError when the stream fails.
 Status WriteHtmlReport(const std::vector<RunResult>& runs, const ReportMeta& meta,
                        std::ostream& out);
 

@@ -17,6 +17,7 @@ std::string RunsToJson(const std::vector<RunResult>& runs, const JsonMeta& meta,
   doc["trace"] = meta.trace;
   doc["cluster"] = meta.cluster;
   doc["seed"] = meta.seed;
+  if (!meta.host_allocation.empty()) doc["host_allocation"] = meta.host_allocation;
   doc["dlsched_version"] = kVersion;
   Json& list = doc["runs"] = Json::array();
   const bool with_qos = AnyQos(runs);

@@ -26,6 +26,11 @@ TEST(RunsToJsonTest, HasTheContractKeysInOrderAndIsDeterministic) {
   EXPECT_EQ(doc["cluster"], "cluster.json");
   EXPECT_EQ(doc["seed"], 42u);
   EXPECT_EQ(doc["dlsched_version"], std::string(kVersion));
+  EXPECT_FALSE(doc.contains("host_allocation"));  // the jobs' own requests
+  JsonMeta cpu_aware = meta;
+  cpu_aware.host_allocation = "cpu-aware";
+  EXPECT_EQ(nlohmann::ordered_json::parse(RunsToJson(runs, cpu_aware))["host_allocation"],
+            "cpu-aware");
   ASSERT_EQ(doc["runs"].size(), 2u);
   const std::vector<std::string> want_keys = {"policy",
                                               "oracle",
