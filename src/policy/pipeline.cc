@@ -309,6 +309,11 @@ class PipelinePolicy final : public SchedulingPolicy {
     std::vector<FailedSearch> failed_by_rank;
     std::vector<FailedSearch> failed_reclaim;
     uint64_t epoch = 1;
+    // The first-ranked (least) key GuardedRetry answered for in this cycle; nullopt: none yet.
+    // After an answer for key k, every guarded job turning before the cycle's wake-up (which only
+    // comes earlier within a cycle) has a key at most k, so a job whose key is at least k
+    // outranks none of them and gets kTimeNever without a walk.
+    std::optional<RankKey> guarded_retry_key;
   };
   enum class Search { kByRank, kReclaim };
   // Whether a victim search of this kind for the job is known to fail (Cycle::failed_by_rank).
@@ -488,7 +493,10 @@ class PipelinePolicy final : public SchedulingPolicy {
   bool TryPreemptFor(Cycle& cycle, const JobView& job) const;
   // After a failed victim search for `job`: the earliest time a guarded job it outranks
   // becomes a victim, when that is before the cycle's wake-up; else kTimeNever.
-  Timestamp GuardedRetry(const Cycle& cycle, const JobView& job) const;
+  // The caller lowers the cycle's wake-up to the answer at once; then a job whose key is at
+  // least that of one answered for earlier in the cycle gets kTimeNever in O(1)
+  // (Cycle::guarded_retry_key).
+  Timestamp GuardedRetry(Cycle& cycle, const JobView& job) const;
   void PlanWakeUp(const SchedulingContext& ctx, Decisions& decisions) const;
   // reject_late_strict: rejects the waiting strict jobs past their latest start.
   void RejectLateStrict(const SchedulingContext& ctx, Decisions& decisions) const;
@@ -1118,13 +1126,18 @@ bool PipelinePolicy::TryReclaimFor(Cycle& cycle, const JobView& job) const {
   return false;
 }
 
-Timestamp PipelinePolicy::GuardedRetry(const Cycle& cycle, const JobView& job) const {
-  // Earliest first, so the first guarded job the job outranks gives the answer; none that turns
-  // at or after the cycle's wake-up could bring it forward.
+Timestamp PipelinePolicy::GuardedRetry(Cycle& cycle, const JobView& job) const {
   const RankKey mine = order_.KeyOf(job);
+  if (cycle.guarded_retry_key && !(mine < *cycle.guarded_retry_key)) return kTimeNever;
+  cycle.guarded_retry_key = mine;  // the least so far (the check above)
+  // Earliest first, so the first guarded job the job outranks gives the answer; none that turns
+  // at or after the cycle's wake-up could bring it forward. PlanWakeUp wakes the cycle at the
+  // running jobs' next rank change at the latest (a victim search implies a preempt plugin and
+  // a waiting job), so that bounds the walk too.
   const RunningIndex& running = cycle.ctx.running_by_rank;
+  const Timestamp until = std::min(cycle.decisions.wake_at, running.next_change());
   for (const auto& [at, id] : running.guarded()) {
-    if (at >= cycle.decisions.wake_at) break;
+    if (at >= until) break;
     if (mine < running.KeyAt(id, cycle.ctx.now)) return at;
   }
   return kTimeNever;
