@@ -53,12 +53,16 @@ void RunningIndex::Insert(JobId id, Timestamp now) {
   Grow(id);
   const size_t i = id.index();
   DS_CHECK(where_[i] == kOutside) << "job " << id << " is already in the running index";
-  const JobView view(jobs_->at(id), now);
+  const Job& job = jobs_->at(id);
+  const JobView view(job, now);
   drift_[i] = order_->RankDrift(view);
   stored_[i] = order_->KeyOf(view);
   stored_[i].rank -= drift_[i] * now.time_since_epoch().count();
   const Timestamp victim_at = order_->VictimFrom(view);
-  if (victim_at <= now) {
+  if (victim_at <= now && job.preempt_requested) {
+    ++stopping_victims_;
+    where_[i] = kStoppingVictim;
+  } else if (victim_at <= now) {
     DS_CHECK(victims_.insert(stored_[i]).second) << "job " << id << " is already running";
     where_[i] = kVictim;
   } else if (victim_at == kTimeNever) {
@@ -88,6 +92,9 @@ void RunningIndex::Take(JobId id) {
     case kNeverVictim:
       --never_victims_;
       break;
+    case kStoppingVictim:
+      --stopping_victims_;
+      break;
     case kOutside:
       break;
   }
@@ -103,6 +110,14 @@ void RunningIndex::Erase(JobId id) {
       << "job " << id << " is not in the running index";
   Take(id);
   due_at_[id.index()] = kTimeNever;  // its queued re-key is now stale
+}
+
+void RunningIndex::Stopping(JobId id) {
+  const size_t i = id.index();
+  if (i >= where_.size() || where_[i] != kVictim) return;  // guarded, never a victim, or deferred
+  victims_.erase(stored_[i]);
+  ++stopping_victims_;
+  where_[i] = kStoppingVictim;
 }
 
 void RunningIndex::Refresh(Timestamp now) {

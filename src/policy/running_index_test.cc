@@ -106,6 +106,37 @@ TEST_F(RunningIndexTest, KeepsADriftingOrderAndJoinsGuardedJobsWhenTheirTimeCome
   EXPECT_TRUE(index.CheckOrder(At(200)).ok());
 }
 
+TEST_F(RunningIndexTest, AJobAskedToStopLeavesTheVictimsAndJoinsThemNoMore) {
+  const Remaining sort;
+  const MinuteGuard guard;
+  const RankOrder order(&sort, {&guard}, /*by_tenant=*/false);
+  RunningIndex index(jobs_, order);
+  const JobId a = Start(500, -60);
+  const JobId b = Start(300, -60);
+  const JobId c = Start(400, 0);  // guarded until 60 s
+  index.Refresh(At(0));
+  for (JobId id : {a, b, c}) index.Insert(id, At(0));
+  ASSERT_THAT(Victims(index), ElementsAre(b, a));
+
+  jobs_.at(a).preempt_requested = true;
+  index.Stopping(a);
+  jobs_.at(c).preempt_requested = true;
+  index.Stopping(c);
+  EXPECT_THAT(Victims(index), ElementsAre(b));
+  ASSERT_EQ(index.guarded().size(), 1u);  // guarded until its time, as before
+  EXPECT_EQ(index.guarded().begin()->second, c);
+  EXPECT_EQ(index.size(), 3u);
+
+  index.Refresh(At(60));  // c's guard ends: it stays out of the victims
+  EXPECT_THAT(Victims(index), ElementsAre(b));
+  EXPECT_TRUE(index.guarded().empty());
+  EXPECT_EQ(index.size(), 3u);
+  index.Erase(a);
+  index.Erase(c);
+  EXPECT_EQ(index.size(), 1u);
+  EXPECT_TRUE(index.CheckOrder(At(60)).ok());
+}
+
 TEST_F(RunningIndexTest, CheckOrderFindsARankChangeTheOrderDidNotAnnounce) {
   const Unannounced sort;
   const MinuteGuard guard;

@@ -142,6 +142,7 @@ CycleResult Scheduler::RunCycle(Timestamp now) {
       continue;
     }
     job.preempt_requested = true;
+    running_by_rank_.Stopping(job.id);
     job.migrating = preempt.migration;
     executor_->Preempt(job, now);
     result.preemptions.push_back({job.id, preempt.migration, /*for_service=*/false});

@@ -169,6 +169,9 @@ TEST_F(SchedulerTest, PreemptionHoldsGpusUntilTheVictimHasStopped) {
   EXPECT_EQ(cycle.preempted(), 1);
   EXPECT_THAT(executor_.Preempted(), ElementsAre(old_job));
   EXPECT_EQ(job(newcomer).state, JobState::kQueued);
+  // Asked to stop, it is no victim for later searches to walk past (RunningIndex::Stopping).
+  EXPECT_TRUE(scheduler_->running_by_rank().victims().empty());
+  EXPECT_EQ(scheduler_->running_by_rank().size(), 1u);
   // Until the victim confirms, its GPUs are not free and nothing else is launched.
   cycle = scheduler_->RunCycle(AtSeconds(101));
   EXPECT_EQ(cycle.launched(), 0);

@@ -116,6 +116,7 @@ bool Scheduler::MakeRoomFor(Job& service, const Placer& placer, ClusterState& av
   for (size_t i = 0; i < victims; ++i) {
     Job& victim = jobs_.at(candidates[i].second);
     victim.preempt_requested = true;
+    running_by_rank_.Stopping(victim.id);
     executor_->Preempt(victim, now);
     result.preemptions.push_back({victim.id, /*migration=*/false, /*for_service=*/true});
     ++service_yields_;
@@ -207,6 +208,7 @@ void Scheduler::TakeBack(Job& service, int gpus, CycleResult& result, Timestamp 
     gpus -= Overlap(borrower.placement, lent);
     if (borrower.preempt_requested) continue;
     borrower.preempt_requested = true;
+    running_by_rank_.Stopping(borrower.id);
     executor_->Preempt(borrower, now);
     result.preemptions.push_back({id, /*migration=*/false, /*for_service=*/true});
     ++service_yields_;

@@ -25,7 +25,9 @@ namespace dlsched {
 // Only victims — jobs that may be preempted now — are kept in rank order. Guarded jobs (a
 // minimum run time, a spent preemption budget: the order's VictimFrom says until when, as a
 // job is filed) wait in the order of the time they become victims and join the rank order
-// then, so a victim search never walks a job it could not take.
+// then, so a victim search never walks a job it could not take. Nor does it walk a victim
+// already asked to stop (Job::preempt_requested: Stopping): under a long queue each cycle asks
+// for several, and while their checkpoints run they would pile up where searches begin.
 // Owned by the Scheduler; single-threaded.
 class RunningIndex {
  public:
@@ -38,6 +40,10 @@ class RunningIndex {
   void InsertAtNextRefresh(JobId id) { deferred_.push_back(id); }
   // Removes a job that stopped running. Safe at any time: it compares nothing.
   void Erase(JobId id);
+  // The running job was asked to stop (Job::preempt_requested is set): it leaves the victims
+  // until Erase, and joins them no more when re-keyed. A guarded job stays guarded (guarded()
+  // lists it until its time comes). Safe at any time: it compares nothing.
+  void Stopping(JobId id);
   // Re-keys every job whose rank may have changed by `now`, and moves the guarded jobs whose
   // time has come to the victims. Call before reading or inserting.
   void Refresh(Timestamp now);
@@ -58,7 +64,9 @@ class RunningIndex {
     key.rank += drift_[id.index()] * now.time_since_epoch().count();
     return key;
   }
-  size_t size() const { return victims_.size() + guarded_.size() + never_victims_; }
+  size_t size() const {
+    return victims_.size() + guarded_.size() + never_victims_ + stopping_victims_;
+  }
 
   // Whether the index agrees with its RankOrder at `now` (not before the last Refresh, nor past
   // the next announced change): every filed job's KeyAt is the key the order gives it, and the
@@ -75,7 +83,8 @@ class RunningIndex {
       return at != other.at ? at > other.at : job > other.job;
     }
   };
-  enum Where : uint8_t { kOutside, kVictim, kGuarded, kNeverVictim };
+  // kStoppingVictim: a victim asked to stop (Stopping), in no set.
+  enum Where : uint8_t { kOutside, kVictim, kGuarded, kNeverVictim, kStoppingVictim };
 
   void Grow(JobId id);
   // Takes a job out of whichever set holds it.
@@ -86,6 +95,7 @@ class RunningIndex {
   std::set<RankKey> victims_;
   std::set<std::pair<Timestamp, JobId>> guarded_;
   size_t never_victims_ = 0;
+  size_t stopping_victims_ = 0;
   // Per job:
   std::vector<Where> where_;          // which set holds it
   std::vector<RankKey> stored_;       // its key less drift x (time it was filed)
