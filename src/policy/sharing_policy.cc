@@ -244,12 +244,13 @@ class SharingPolicy final : public SchedulingPolicy {
     options.max_gpus = static_cast<int>(kept.size());
     // The local search's rounds as for every open GPU's holders (its default counts its input).
     options.max_rounds = static_cast<int>(std::bit_width(all_jobs));
-    Result<sharing::Packing> packing = config_.packer == SharingPolicyConfig::Packer::kHeuristic
-                                           ? sharing::HeuristicPack(jobs, model, options)
-                                           : sharing::GreedyPack(jobs, model, options);
-    if (!packing.ok()) return;  // a pinned slot the world changed under; try next cycle
+    std::vector<int>& gpu_of = pack_gpu_of_;
+    const Status packed = config_.packer == SharingPolicyConfig::Packer::kHeuristic
+                              ? sharing::HeuristicPlace(jobs, model, options, pack_scratch_, gpu_of)
+                              : sharing::GreedyPlace(jobs, model, options, pack_scratch_, gpu_of);
+    if (!packed.ok()) return;  // a pinned slot the world changed under; try next cycle
     for (size_t o = 0; o < offered.size(); ++o) {
-      const int slot = packing->gpu_of[first_candidate + o];
+      const int slot = gpu_of[first_candidate + o];
       if (slot < 0) continue;
       SharedGpu& gpu = gpus[kept[static_cast<size_t>(slot)]];
       const JobId id = candidates[offered[o]];
@@ -405,9 +406,11 @@ class SharingPolicy final : public SchedulingPolicy {
   SharingPolicyConfig config_;
   std::unique_ptr<SchedulingPolicy> base_;
   NoInterference no_interference_;
-  // Buffers kept between cycles (Decide runs on one thread at a time): CollectOpenGpus's, and
-  // PredictedSlowdowns'.
+  // Buffers kept between cycles (Decide runs on one thread at a time): CollectOpenGpus's, the
+  // packers' and their answer, and PredictedSlowdowns'.
   mutable std::vector<SharedGpu> open_gpus_;
+  mutable sharing::PackScratch pack_scratch_;
+  mutable std::vector<int> pack_gpu_of_;
   mutable std::vector<double> slowdowns_;
   mutable std::vector<sharing::SharingJob> group_;
   mutable std::vector<double> speeds_;
