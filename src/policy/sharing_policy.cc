@@ -73,8 +73,11 @@ class SharingPolicy final : public SchedulingPolicy {
                                                  ctx.queue.size() <= decisions.launches.size());
     if (candidates.empty() && !may_migrate) return decisions;
     DS_CHECK(ctx.shared_gpus != nullptr) << "a context with a SharingView names the shared GPUs";
-    // Candidates join only shared GPUs with room left.
-    const std::span<SharedGpu> open = CollectOpenGpus(ctx, decisions);
+    // Candidates join only shared GPUs with room left. Without candidates the open GPUs matter
+    // only to the interference migration, which runs once nothing waits.
+    const bool need_open = !candidates.empty() || ctx.queue.size() <= decisions.launches.size();
+    const std::span<SharedGpu> open =
+        need_open ? CollectOpenGpus(ctx, decisions) : std::span<SharedGpu>();
     PlaceCandidates(ctx, candidates, open, decisions);
     if (may_migrate) Migrate(ctx, open, base_launches, decisions);
     return decisions;
@@ -124,7 +127,8 @@ class SharingPolicy final : public SchedulingPolicy {
       shared.gpu = gpu;
       shared.type = spec.type;
       shared.memory_mib = spec.memory_mib;
-      shared.holders.assign(holders.begin(), holders.end());
+      shared.holders.clear();  // one or two ids: no call to copy them
+      for (JobId id : holders) shared.holders.push_back(id);
       shared.running = holders.size();
     });
     return std::span<SharedGpu>(gpus.data(), count);
@@ -222,17 +226,13 @@ class SharingPolicy final : public SchedulingPolicy {
     for (const size_t g : slots) {
       const std::vector<JobId>& holders = gpus[g].holders;
       all_jobs += holders.size();
-      const size_t first = jobs.size();
       int64_t used_mib = 0;
+      for (JobId holder : holders) used_mib += PackMemoryMib(ctx, holder);
+      if (capacity - used_mib < least_mib) continue;
       for (JobId holder : holders) {
         jobs.push_back(PackJobOf(ctx, holder, static_cast<int>(kept.size())));
-        used_mib += jobs.back().memory_mib;
       }
-      if (capacity - used_mib < least_mib) {
-        jobs.resize(first);
-      } else {
-        kept.push_back(g);
-      }
+      kept.push_back(g);
     }
     if (kept.empty()) return;
     const size_t first_candidate = jobs.size();
@@ -244,12 +244,13 @@ class SharingPolicy final : public SchedulingPolicy {
     options.max_gpus = static_cast<int>(kept.size());
     // The local search's rounds as for every open GPU's holders (its default counts its input).
     options.max_rounds = static_cast<int>(std::bit_width(all_jobs));
-    Result<sharing::Packing> packing = config_.packer == SharingPolicyConfig::Packer::kHeuristic
-                                           ? sharing::HeuristicPack(jobs, model, options)
-                                           : sharing::GreedyPack(jobs, model, options);
-    if (!packing.ok()) return;  // a pinned slot the world changed under; try next cycle
+    std::vector<int>& gpu_of = pack_gpu_of_;
+    const Status packed = config_.packer == SharingPolicyConfig::Packer::kHeuristic
+                              ? sharing::HeuristicPlace(jobs, model, options, pack_scratch_, gpu_of)
+                              : sharing::GreedyPlace(jobs, model, options, pack_scratch_, gpu_of);
+    if (!packed.ok()) return;  // a pinned slot the world changed under; try next cycle
     for (size_t o = 0; o < offered.size(); ++o) {
-      const int slot = packing->gpu_of[first_candidate + o];
+      const int slot = gpu_of[first_candidate + o];
       if (slot < 0) continue;
       SharedGpu& gpu = gpus[kept[static_cast<size_t>(slot)]];
       const JobId id = candidates[offered[o]];
@@ -284,11 +285,15 @@ class SharingPolicy final : public SchedulingPolicy {
   sharing::PackJob PackJobOf(const SchedulingContext& ctx, JobId id, int pinned_gpu) const {
     sharing::PackJob job;
     job.job = ctx.sharing->Features(id);
-    job.memory_mib = config_.mode == ShareMode::kTimeSliced
-                         ? 0
-                         : ctx.sharing->MemoryDemandMib(id, config_.memory_percentile);
+    job.memory_mib = PackMemoryMib(ctx, id);
     job.pinned_gpu = pinned_gpu;
     return job;
+  }
+  // The memory a job packs as (PackJobOf's memory_mib).
+  int64_t PackMemoryMib(const SchedulingContext& ctx, JobId id) const {
+    return config_.mode == ShareMode::kTimeSliced
+               ? 0
+               : ctx.sharing->MemoryDemandMib(id, config_.memory_percentile);
   }
 
   // Each holder's predicted slowdown on a GPU of `type`, in holder order. The result views
@@ -405,9 +410,11 @@ class SharingPolicy final : public SchedulingPolicy {
   SharingPolicyConfig config_;
   std::unique_ptr<SchedulingPolicy> base_;
   NoInterference no_interference_;
-  // Buffers kept between cycles (Decide runs on one thread at a time): CollectOpenGpus's, and
-  // PredictedSlowdowns'.
+  // Buffers kept between cycles (Decide runs on one thread at a time): CollectOpenGpus's, the
+  // packers' and their answer, and PredictedSlowdowns'.
   mutable std::vector<SharedGpu> open_gpus_;
+  mutable sharing::PackScratch pack_scratch_;
+  mutable std::vector<int> pack_gpu_of_;
   mutable std::vector<double> slowdowns_;
   mutable std::vector<sharing::SharingJob> group_;
   mutable std::vector<double> speeds_;

@@ -15,16 +15,32 @@ namespace {
 constexpr double kSlowdownTolerance = 1e-9;
 // A local-search step must lower the total slowdown by more than this.
 constexpr double kMinImprovement = 1e-9;
+// HeuristicPack remembers move costs while visited jobs x slots stays within this (16 MiB).
+constexpr size_t kMaxMoveMemo = size_t{1} << 20;
 
-// Predicted slowdowns of small groups, with scratch buffers reused across calls.
+// Predicted slowdowns of small groups, in scratch buffers the caller keeps (`group`, `speeds`).
 class GroupEvaluator {
  public:
-  GroupEvaluator(std::span<const PackJob> jobs, const InterferenceModel& model, double bound)
-      : jobs_(jobs), model_(model), bound_(bound) {}
+  GroupEvaluator(std::span<const PackJob> jobs, const InterferenceModel& model, double bound,
+                 std::vector<SharingJob>& group, std::vector<double>& speeds)
+      : jobs_(jobs), model_(model), bound_(bound), group_(group), speeds_(speeds) {}
 
   // Sum of slowdowns of `members` without `skip` and with `add` (-1 = none), or nullopt when a
   // job's slowdown exceeds the bound. 0 for an empty group.
   std::optional<double> Cost(std::span<const int> members, int skip, int add) {
+    // Groups of one and two, the packers' usual ones (k = 2, holders pinned alone), without the
+    // scratch group: the same products and sums as the general path.
+    if (members.size() <= 3) {
+      int few[4];
+      size_t count = 0;
+      for (int m : members) {
+        if (m != skip) few[count++] = m;
+      }
+      if (add >= 0) few[count++] = add;
+      if (count == 0) return 0.0;
+      if (count == 1) return 1.0;  // alone: speed 1 (an empty product), within any bound >= 1
+      if (count == 2) return PairCost(few[0], few[1]);
+    }
     group_.clear();
     for (int m : members) {
       if (m != skip) group_.push_back(jobs_[m].job);
@@ -43,6 +59,17 @@ class GroupEvaluator {
 
   // Writes each member's slowdown into `slowdown` (indexed by job).
   void Slowdowns(std::span<const int> members, std::vector<double>& slowdown) {
+    if (members.size() == 1) {
+      slowdown[members[0]] = 1.0;
+      return;
+    }
+    if (members.size() == 2) {
+      slowdown[members[0]] =
+          SlowdownOf(model_.PairSpeed(jobs_[members[0]].job, jobs_[members[1]].job));
+      slowdown[members[1]] =
+          SlowdownOf(model_.PairSpeed(jobs_[members[1]].job, jobs_[members[0]].job));
+      return;
+    }
     group_.clear();
     for (int m : members) group_.push_back(jobs_[m].job);
     speeds_.resize(group_.size());
@@ -51,11 +78,21 @@ class GroupEvaluator {
   }
 
  private:
+  // Cost of the group {a, b}, a first (the order of the sum).
+  std::optional<double> PairCost(int a, int b) const {
+    const double slowdown_a = SlowdownOf(model_.PairSpeed(jobs_[a].job, jobs_[b].job));
+    const double slowdown_b = SlowdownOf(model_.PairSpeed(jobs_[b].job, jobs_[a].job));
+    if (slowdown_a > bound_ + kSlowdownTolerance || slowdown_b > bound_ + kSlowdownTolerance) {
+      return std::nullopt;
+    }
+    return slowdown_a + slowdown_b;
+  }
+
   std::span<const PackJob> jobs_;
   const InterferenceModel& model_;
   double bound_;
-  std::vector<SharingJob> group_;
-  std::vector<double> speeds_;
+  std::vector<SharingJob>& group_;
+  std::vector<double>& speeds_;
 };
 
 // A max-tree over GPU slots' free memory (-1 for a slot nothing may join: unopened, full or
@@ -63,7 +100,9 @@ class GroupEvaluator {
 // start at -1.
 class FreeMemoryTree {
  public:
-  explicit FreeMemoryTree(size_t slots) : size_(std::bit_ceil(std::max<size_t>(slots, 1))) {
+  // `storage` is the caller's buffer, reused across calls.
+  FreeMemoryTree(size_t slots, std::vector<int64_t>& storage)
+      : size_(std::bit_ceil(std::max<size_t>(slots, 1))), tree_(storage) {
     tree_.assign(2 * size_, -1);
   }
 
@@ -86,7 +125,7 @@ class FreeMemoryTree {
   }
 
   size_t size_;
-  std::vector<int64_t> tree_;
+  std::vector<int64_t>& tree_;
 };
 
 // The GPU slots a packer may use, by position in ascending slot index: with max_gpus, slots
@@ -103,9 +142,43 @@ struct Slots {
   int first_new = 0;
 };
 
-// The slots with the pinned jobs on theirs; `jobs` and `options` are valid.
-Slots PinnedSlots(std::span<const PackJob> jobs, const PackOptions& options, GroupEvaluator& eval) {
+// A move's cost (GroupEvaluator::Cost of the slot with the job added), as of a slot version.
+struct MoveMemo {
+  int version = -1;
+  std::optional<double> cost;
+};
+
+}  // namespace
+
+// Every buffer of one packing, kept by a PackScratch between calls.
+struct PackScratch::Buffers {
   Slots slots;
+  std::vector<int> unplaced;
+  std::vector<int> order;         // GreedySlots' order of the unpinned jobs
+  std::vector<int64_t> tree;      // FreeMemoryTree's
+  std::vector<SharingJob> group;  // GroupEvaluator's
+  std::vector<double> speeds;
+  // HeuristicSlots': position per job, cost per position, slowdown per job, the jobs it visits,
+  // their rows in the move memo, the memo, and a version per position.
+  std::vector<int> position_of;
+  std::vector<double> cost;
+  std::vector<double> slowdown;
+  std::vector<int> visits;
+  std::vector<int> row_of;
+  std::vector<MoveMemo> memo;
+  std::vector<int> version;
+};
+
+PackScratch::PackScratch() : buffers_(std::make_unique<Buffers>()) {}
+PackScratch::~PackScratch() = default;
+
+namespace {
+
+// The slots with the pinned jobs on theirs, into `slots` (its buffers reused); `jobs` and
+// `options` are valid.
+void PinnedSlots(std::span<const PackJob> jobs, const PackOptions& options, GroupEvaluator& eval,
+                 Slots& slots) {
+  slots.index.clear();
   if (options.max_gpus > 0) {
     slots.index.resize(static_cast<size_t>(options.max_gpus));
     std::iota(slots.index.begin(), slots.index.end(), 0);
@@ -128,6 +201,7 @@ Slots PinnedSlots(std::span<const PackJob> jobs, const PackOptions& options, Gro
   }
   const size_t positions = slots.index.size();
   slots.members.resize(positions);
+  for (std::vector<int>& members : slots.members) members.clear();
   slots.used_mib.assign(positions, 0);
   slots.closed.assign(positions, false);
   for (size_t j = 0; j < jobs.size(); ++j) {
@@ -145,36 +219,47 @@ Slots PinnedSlots(std::span<const PackJob> jobs, const PackOptions& options, Gro
                       slots.used_mib[p] > options.gpu_memory_mib ||
                       !eval.Cost(members, -1, -1).has_value();
   }
-  return slots;
 }
 
-// Fills gpu_of, slowdowns and the total from the slots; sorts each list and drops empty ones.
-Packing Finish(Slots slots, std::vector<int> unplaced, GroupEvaluator& eval, size_t num_jobs) {
-  Packing packing;
-  packing.slowdown.assign(num_jobs, 0.0);
-  packing.gpu_of.assign(num_jobs, -1);
+// The slot index of each position's jobs: a position's own below first_new, the packer's new
+// ones renumbered without gaps in position order; -1 for an unplaced job.
+void Number(const Slots& slots, size_t num_jobs, std::vector<int>& gpu_of) {
+  gpu_of.assign(num_jobs, -1);
   int next_new = slots.first_new;
   for (size_t p = 0; p < slots.members.size(); ++p) {
-    std::vector<int>& members = slots.members[p];
+    const std::vector<int>& members = slots.members[p];
     if (members.empty()) continue;
     const int slot = slots.index[p] < slots.first_new ? slots.index[p] : next_new++;
+    for (int j : members) gpu_of[j] = slot;
+  }
+}
+
+// The Packing of the slots: gpu_of, each list sorted, slowdowns and their total.
+Packing Finish(Slots& slots, std::vector<int>& unplaced, GroupEvaluator& eval, size_t num_jobs) {
+  Packing packing;
+  packing.slowdown.assign(num_jobs, 0.0);
+  Number(slots, num_jobs, packing.gpu_of);
+  for (std::vector<int>& members : slots.members) {
+    if (members.empty()) continue;
     std::sort(members.begin(), members.end());
     eval.Slowdowns(members, packing.slowdown);
-    for (int j : members) packing.gpu_of[j] = slot;
-    packing.gpus.push_back(std::move(members));
+    packing.gpus.push_back(members);
   }
   std::sort(unplaced.begin(), unplaced.end());
-  packing.unplaced = std::move(unplaced);
+  packing.unplaced = unplaced;
   for (double s : packing.slowdown) packing.total_slowdown += s;
   return packing;
 }
 
-// GreedyPack before Finish.
-Slots GreedySlots(std::span<const PackJob> jobs, const PackOptions& options, GroupEvaluator& eval,
-                  std::vector<int>& unplaced) {
+// GreedyPack before Finish: the slots and the unplaced jobs into `b`.
+void GreedySlots(std::span<const PackJob> jobs, const PackOptions& options, GroupEvaluator& eval,
+                 PackScratch::Buffers& buf) {
   const int64_t capacity = options.gpu_memory_mib;
   const size_t k = static_cast<size_t>(options.max_jobs_per_gpu);
-  std::vector<int> order;
+  std::vector<int>& order = buf.order;
+  std::vector<int>& unplaced = buf.unplaced;
+  order.clear();
+  unplaced.clear();
   for (size_t j = 0; j < jobs.size(); ++j) {
     if (jobs[j].pinned_gpu < 0) order.push_back(static_cast<int>(j));
   }
@@ -185,9 +270,10 @@ Slots GreedySlots(std::span<const PackJob> jobs, const PackOptions& options, Gro
     return a < b;
   });
 
-  Slots slots = PinnedSlots(jobs, options, eval);
+  Slots& slots = buf.slots;
+  PinnedSlots(jobs, options, eval, slots);
   const size_t positions = slots.index.size();
-  FreeMemoryTree tree(positions);
+  FreeMemoryTree tree(positions, buf.tree);
   const auto update = [&](size_t p) {
     const bool open = !slots.closed[p] && slots.members[p].size() < k;
     tree.Set(p, open ? capacity - slots.used_mib[p] : -1);
@@ -238,7 +324,145 @@ Slots GreedySlots(std::span<const PackJob> jobs, const PackOptions& options, Gro
       }
     }
   }
-  return slots;
+}
+
+// HeuristicPack before Finish: the slots and the unplaced jobs into `b`; the rounds run.
+int HeuristicSlots(std::span<const PackJob> jobs, const PackOptions& options, GroupEvaluator& eval,
+                   PackScratch::Buffers& buf) {
+  const size_t n = jobs.size();
+  const size_t k = static_cast<size_t>(options.max_jobs_per_gpu);
+  const int64_t capacity = options.gpu_memory_mib;
+  GreedySlots(jobs, options, eval, buf);
+  Slots& slots = buf.slots;
+  if (options.max_gpus == 0) {
+    // Keep to the GPUs the greedy used: its new slots are a prefix of the new positions.
+    size_t used = slots.members.size();
+    while (used > 0 && slots.members[used - 1].empty()) --used;
+    slots.index.resize(used);
+    slots.members.resize(used);
+    slots.used_mib.resize(used);
+    slots.closed.resize(used);
+  }
+  std::vector<std::vector<int>>& gpus = slots.members;
+  const std::vector<int64_t>& used_mib = slots.used_mib;
+  std::vector<int>& gpu_of = buf.position_of;
+  std::vector<double>& cost = buf.cost;
+  std::vector<double>& slowdown = buf.slowdown;
+  gpu_of.assign(n, -1);
+  cost.assign(gpus.size(), 0.0);
+  slowdown.assign(n, 0.0);
+  for (size_t g = 0; g < gpus.size(); ++g) {
+    std::sort(gpus[g].begin(), gpus[g].end());
+    eval.Slowdowns(gpus[g], slowdown);
+    for (int j : gpus[g]) {
+      gpu_of[j] = static_cast<int>(g);
+      cost[g] += slowdown[j];
+    }
+  }
+  const int rounds = options.max_rounds > 0
+                         ? options.max_rounds
+                         : static_cast<int>(std::bit_width(static_cast<uint64_t>(n)));
+
+  // Pinned jobs are never visited, and never a swap partner below.
+  std::vector<int>& order = buf.visits;
+  order.clear();
+  for (size_t j = 0; j < n; ++j) {
+    if (gpu_of[j] >= 0 && jobs[j].pinned_gpu < 0) order.push_back(static_cast<int>(j));
+  }
+  // The cost of each move evaluated (eval.Cost(gpus[h], -1, i)) per visited job and slot, valid
+  // while the slot's members are the same (its version): a round after one that moved re-reads
+  // the unchanged slots. Kept within kMaxMoveMemo entries (else every move is evaluated).
+  std::vector<int>& row_of = buf.row_of;
+  row_of.assign(n, -1);
+  for (size_t r = 0; r < order.size(); ++r) row_of[order[r]] = static_cast<int>(r);
+  std::vector<MoveMemo>& memo = buf.memo;
+  const size_t memo_size = order.size() * gpus.size();
+  memo.assign(memo_size <= kMaxMoveMemo ? memo_size : 0, MoveMemo{});
+  std::vector<int>& version = buf.version;
+  version.assign(gpus.size(), 0);
+  const auto move_cost = [&](int i, size_t h) {
+    if (memo.empty()) return eval.Cost(gpus[h], -1, i);
+    MoveMemo& m = memo[static_cast<size_t>(row_of[i]) * gpus.size() + h];
+    if (m.version != version[h]) {
+      m.cost = eval.Cost(gpus[h], -1, i);
+      m.version = version[h];
+    }
+    return m.cost;
+  };
+  int rounds_run = 0;
+  for (int round = 0; round < rounds; ++round) {
+    ++rounds_run;
+    std::sort(order.begin(), order.end(), [&](int a, int b) {
+      return slowdown[a] != slowdown[b] ? slowdown[a] > slowdown[b] : a < b;
+    });
+    bool moved = false;
+    for (int i : order) {
+      const size_t g = static_cast<size_t>(gpu_of[i]);
+      const std::optional<double> without = eval.Cost(gpus[g], i, -1);
+      double best = -kMinImprovement;
+      int best_gpu = -1;
+      int best_partner = -1;  // -1: a move, else a swap with this job
+      const auto consider = [&](double delta, size_t h, int partner) {
+        if (delta >= best) return;
+        best = delta;
+        best_gpu = static_cast<int>(h);
+        best_partner = partner;
+      };
+      bool tried_empty = false;
+      for (size_t h = 0; h < gpus.size(); ++h) {
+        // A closed slot holds only its pinned group: nothing joins it, nothing there may move.
+        if (h == g || slots.closed[h]) continue;
+        const std::vector<int>& there = gpus[h];
+        if (there.empty()) {
+          // Every empty GPU is alike: evaluate one.
+          if (tried_empty || !without.has_value()) continue;
+          tried_empty = true;
+          consider(*without + 1.0 - cost[g], h, -1);
+          continue;
+        }
+        if (without.has_value() && there.size() < k &&
+            used_mib[h] + jobs[i].memory_mib <= capacity) {
+          if (const std::optional<double> c = move_cost(i, h); c.has_value()) {
+            consider(*without - cost[g] + *c - cost[h], h, -1);
+          }
+        }
+        for (int j : there) {
+          if (jobs[j].pinned_gpu >= 0) continue;
+          const int64_t diff = jobs[j].memory_mib - jobs[i].memory_mib;
+          if (used_mib[g] + diff > capacity || used_mib[h] - diff > capacity) continue;
+          const std::optional<double> cg = eval.Cost(gpus[g], i, j);
+          if (!cg.has_value()) continue;
+          const std::optional<double> ch = eval.Cost(there, j, i);
+          if (!ch.has_value()) continue;
+          consider(*cg + *ch - cost[g] - cost[h], h, j);
+        }
+      }
+      if (best_gpu < 0) continue;
+      const size_t h = static_cast<size_t>(best_gpu);
+      std::erase(gpus[g], i);
+      slots.used_mib[g] -= jobs[i].memory_mib;
+      if (best_partner >= 0) {
+        std::erase(gpus[h], best_partner);
+        slots.used_mib[h] -= jobs[best_partner].memory_mib;
+        gpus[g].push_back(best_partner);
+        slots.used_mib[g] += jobs[best_partner].memory_mib;
+        gpu_of[best_partner] = static_cast<int>(g);
+      }
+      gpus[h].push_back(i);
+      slots.used_mib[h] += jobs[i].memory_mib;
+      gpu_of[i] = static_cast<int>(h);
+      ++version[g];
+      ++version[h];
+      for (size_t slot : {g, h}) {
+        eval.Slowdowns(gpus[slot], slowdown);
+        cost[slot] = 0.0;
+        for (int j : gpus[slot]) cost[slot] += slowdown[j];
+      }
+      moved = true;
+    }
+    if (!moved) break;
+  }
+  return rounds_run;
 }
 
 }  // namespace
@@ -279,127 +503,46 @@ Result<Packing> GreedyPack(std::span<const PackJob> jobs, const InterferenceMode
                            const PackOptions& options) {
   DS_RETURN_IF_ERROR(ValidatePackOptions(options));
   DS_RETURN_IF_ERROR(ValidatePackJobs(jobs, options));
-  GroupEvaluator eval(jobs, model, options.max_slowdown);
-  std::vector<int> unplaced;
-  Slots slots = GreedySlots(jobs, options, eval, unplaced);
-  return Finish(std::move(slots), std::move(unplaced), eval, jobs.size());
+  PackScratch scratch;
+  PackScratch::Buffers& b = scratch.buffers();
+  GroupEvaluator eval(jobs, model, options.max_slowdown, b.group, b.speeds);
+  GreedySlots(jobs, options, eval, b);
+  return Finish(b.slots, b.unplaced, eval, jobs.size());
 }
 
 Result<Packing> HeuristicPack(std::span<const PackJob> jobs, const InterferenceModel& model,
                               const PackOptions& options) {
   DS_RETURN_IF_ERROR(ValidatePackOptions(options));
   DS_RETURN_IF_ERROR(ValidatePackJobs(jobs, options));
-  const size_t n = jobs.size();
-  const size_t k = static_cast<size_t>(options.max_jobs_per_gpu);
-  const int64_t capacity = options.gpu_memory_mib;
-  GroupEvaluator eval(jobs, model, options.max_slowdown);
-  std::vector<int> unplaced;
-  Slots slots = GreedySlots(jobs, options, eval, unplaced);
-  if (options.max_gpus == 0) {
-    // Keep to the GPUs the greedy used: its new slots are a prefix of the new positions.
-    size_t used = slots.members.size();
-    while (used > 0 && slots.members[used - 1].empty()) --used;
-    slots.index.resize(used);
-    slots.members.resize(used);
-    slots.used_mib.resize(used);
-    slots.closed.resize(used);
-  }
-  std::vector<std::vector<int>>& gpus = slots.members;
-  const std::vector<int64_t>& used_mib = slots.used_mib;
-  std::vector<int> gpu_of(n, -1);  // position
-  std::vector<double> cost(gpus.size(), 0.0);
-  std::vector<double> slowdown(n, 0.0);
-  for (size_t g = 0; g < gpus.size(); ++g) {
-    std::sort(gpus[g].begin(), gpus[g].end());
-    eval.Slowdowns(gpus[g], slowdown);
-    for (int j : gpus[g]) {
-      gpu_of[j] = static_cast<int>(g);
-      cost[g] += slowdown[j];
-    }
-  }
-  const int rounds = options.max_rounds > 0
-                         ? options.max_rounds
-                         : static_cast<int>(std::bit_width(static_cast<uint64_t>(n)));
-
-  // Pinned jobs are never visited, and never a swap partner below.
-  std::vector<int> order;
-  for (size_t j = 0; j < n; ++j) {
-    if (gpu_of[j] >= 0 && jobs[j].pinned_gpu < 0) order.push_back(static_cast<int>(j));
-  }
-  int rounds_run = 0;
-  for (int round = 0; round < rounds; ++round) {
-    ++rounds_run;
-    std::sort(order.begin(), order.end(), [&](int a, int b) {
-      return slowdown[a] != slowdown[b] ? slowdown[a] > slowdown[b] : a < b;
-    });
-    bool moved = false;
-    for (int i : order) {
-      const size_t g = static_cast<size_t>(gpu_of[i]);
-      const std::optional<double> without = eval.Cost(gpus[g], i, -1);
-      double best = -kMinImprovement;
-      int best_gpu = -1;
-      int best_partner = -1;  // -1: a move, else a swap with this job
-      const auto consider = [&](double delta, size_t h, int partner) {
-        if (delta >= best) return;
-        best = delta;
-        best_gpu = static_cast<int>(h);
-        best_partner = partner;
-      };
-      bool tried_empty = false;
-      for (size_t h = 0; h < gpus.size(); ++h) {
-        // A closed slot holds only its pinned group: nothing joins it, nothing there may move.
-        if (h == g || slots.closed[h]) continue;
-        const std::vector<int>& there = gpus[h];
-        if (there.empty()) {
-          // Every empty GPU is alike: evaluate one.
-          if (tried_empty || !without.has_value()) continue;
-          tried_empty = true;
-          consider(*without + 1.0 - cost[g], h, -1);
-          continue;
-        }
-        if (without.has_value() && there.size() < k &&
-            used_mib[h] + jobs[i].memory_mib <= capacity) {
-          if (const std::optional<double> c = eval.Cost(there, -1, i); c.has_value()) {
-            consider(*without - cost[g] + *c - cost[h], h, -1);
-          }
-        }
-        for (int j : there) {
-          if (jobs[j].pinned_gpu >= 0) continue;
-          const int64_t diff = jobs[j].memory_mib - jobs[i].memory_mib;
-          if (used_mib[g] + diff > capacity || used_mib[h] - diff > capacity) continue;
-          const std::optional<double> cg = eval.Cost(gpus[g], i, j);
-          if (!cg.has_value()) continue;
-          const std::optional<double> ch = eval.Cost(there, j, i);
-          if (!ch.has_value()) continue;
-          consider(*cg + *ch - cost[g] - cost[h], h, j);
-        }
-      }
-      if (best_gpu < 0) continue;
-      const size_t h = static_cast<size_t>(best_gpu);
-      std::erase(gpus[g], i);
-      slots.used_mib[g] -= jobs[i].memory_mib;
-      if (best_partner >= 0) {
-        std::erase(gpus[h], best_partner);
-        slots.used_mib[h] -= jobs[best_partner].memory_mib;
-        gpus[g].push_back(best_partner);
-        slots.used_mib[g] += jobs[best_partner].memory_mib;
-        gpu_of[best_partner] = static_cast<int>(g);
-      }
-      gpus[h].push_back(i);
-      slots.used_mib[h] += jobs[i].memory_mib;
-      gpu_of[i] = static_cast<int>(h);
-      for (size_t slot : {g, h}) {
-        eval.Slowdowns(gpus[slot], slowdown);
-        cost[slot] = 0.0;
-        for (int j : gpus[slot]) cost[slot] += slowdown[j];
-      }
-      moved = true;
-    }
-    if (!moved) break;
-  }
-  Packing packing = Finish(std::move(slots), std::move(unplaced), eval, n);
-  packing.rounds = rounds_run;
+  PackScratch scratch;
+  PackScratch::Buffers& b = scratch.buffers();
+  GroupEvaluator eval(jobs, model, options.max_slowdown, b.group, b.speeds);
+  const int rounds = HeuristicSlots(jobs, options, eval, b);
+  Packing packing = Finish(b.slots, b.unplaced, eval, jobs.size());
+  packing.rounds = rounds;
   return packing;
+}
+
+Status GreedyPlace(std::span<const PackJob> jobs, const InterferenceModel& model,
+                   const PackOptions& options, PackScratch& scratch, std::vector<int>& gpu_of) {
+  DS_RETURN_IF_ERROR(ValidatePackOptions(options));
+  DS_RETURN_IF_ERROR(ValidatePackJobs(jobs, options));
+  PackScratch::Buffers& b = scratch.buffers();
+  GroupEvaluator eval(jobs, model, options.max_slowdown, b.group, b.speeds);
+  GreedySlots(jobs, options, eval, b);
+  Number(b.slots, jobs.size(), gpu_of);
+  return Status::Ok();
+}
+
+Status HeuristicPlace(std::span<const PackJob> jobs, const InterferenceModel& model,
+                      const PackOptions& options, PackScratch& scratch, std::vector<int>& gpu_of) {
+  DS_RETURN_IF_ERROR(ValidatePackOptions(options));
+  DS_RETURN_IF_ERROR(ValidatePackJobs(jobs, options));
+  PackScratch::Buffers& b = scratch.buffers();
+  GroupEvaluator eval(jobs, model, options.max_slowdown, b.group, b.speeds);
+  HeuristicSlots(jobs, options, eval, b);
+  Number(b.slots, jobs.size(), gpu_of);
+  return Status::Ok();
 }
 
 Status CheckPacking(const Packing& packing, std::span<const PackJob> jobs,

@@ -481,5 +481,55 @@ TEST(PackingTest, RandomPinnedInstancesKeepTheInvariants) {
   }
 }
 
+// The placement entries answer what the packers' Packing says, with one scratch reused across
+// calls of growing and shrinking inputs (nothing of a call leaks into the next).
+TEST(PackingTest, PlaceMatchesPackWithOneScratchAcrossCalls) {
+  const FeatureModel model;
+  PackScratch scratch;
+  std::vector<int> gpu_of;
+  for (uint64_t seed = 1; seed <= 24; ++seed) {
+    Rng rng(seed);
+    const int n = 2 + static_cast<int>(rng.Below(seed % 2 == 0 ? 80 : 12));
+    const int max_gpus = seed % 3 == 0 ? 0 : 1 + n / 2 + static_cast<int>(rng.Below(n / 2 + 1));
+    const int pin_slots = max_gpus > 0 ? max_gpus : 2 * n;
+    std::vector<PackJob> jobs;
+    for (int i = 0; i < n; ++i) {
+      jobs.push_back(Job(static_cast<int>(rng.Below(5)),
+                         1000 + static_cast<int64_t>(rng.Below(15000)), rng.Uniform()));
+      if (rng.Uniform() < 0.4) jobs.back().pinned_gpu = static_cast<int>(rng.Below(pin_slots));
+    }
+    PackOptions options =
+        Options(1 + static_cast<int>(rng.Below(4)), 16384, 1.2 + rng.Uniform(0.0, 0.8));
+    options.max_gpus = max_gpus;
+    SCOPED_TRACE(testing::Message() << "seed " << seed << " n " << n << " k "
+                                    << options.max_jobs_per_gpu << " max_gpus " << max_gpus);
+    const Result<Packing> greedy = GreedyPack(jobs, model, options);
+    ASSERT_TRUE(greedy.ok());
+    ASSERT_TRUE(GreedyPlace(jobs, model, options, scratch, gpu_of).ok());
+    EXPECT_EQ(gpu_of, greedy->gpu_of);
+    const Result<Packing> heuristic = HeuristicPack(jobs, model, options);
+    ASSERT_TRUE(heuristic.ok());
+    ASSERT_TRUE(HeuristicPlace(jobs, model, options, scratch, gpu_of).ok());
+    EXPECT_EQ(gpu_of, heuristic->gpu_of);
+  }
+}
+
+TEST(PackingTest, PlaceRefusesWhatPackRefuses) {
+  const FeatureModel model;
+  PackScratch scratch;
+  std::vector<int> gpu_of;
+  const std::vector<PackJob> jobs = {Job(0, 1000), Pinned(0, 1000, 3)};
+  PackOptions options = Options(2);
+  options.max_gpus = 2;  // the pinned slot 3 is outside
+  EXPECT_EQ(GreedyPlace(jobs, model, options, scratch, gpu_of).code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(HeuristicPlace(jobs, model, options, scratch, gpu_of).code(),
+            StatusCode::kInvalidArgument);
+  options.max_gpus = 0;
+  options.max_jobs_per_gpu = 0;
+  EXPECT_EQ(HeuristicPlace(jobs, model, options, scratch, gpu_of).code(),
+            StatusCode::kInvalidArgument);
+}
+
 }  // namespace
 }  // namespace dlsched::sharing

@@ -13,6 +13,7 @@
 // migration). Pure functions; thread-safe when the model is.
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -104,6 +105,31 @@ Result<Packing> GreedyPack(std::span<const PackJob> jobs, const InterferenceMode
 // max_gpus the opened slots are renumbered without gaps (Packing's numbering rule).
 Result<Packing> HeuristicPack(std::span<const PackJob> jobs, const InterferenceModel& model,
                               const PackOptions& options);
+
+// The buffers of a packing, kept between calls of GreedyPlace and HeuristicPlace: a caller that
+// packs at every scheduling cycle passes the same one, so that a call allocates only where its
+// input is larger than any before. Holds no result. Not thread-safe: one per calling thread.
+class PackScratch {
+ public:
+  PackScratch();
+  ~PackScratch();
+  PackScratch(const PackScratch&) = delete;
+  PackScratch& operator=(const PackScratch&) = delete;
+
+  struct Buffers;  // the packers' own (packing.cc)
+  Buffers& buffers() { return *buffers_; }
+
+ private:
+  std::unique_ptr<Buffers> buffers_;
+};
+
+// GreedyPack's and HeuristicPack's placements alone: `gpu_of` (resized to jobs.size()) is the
+// Packing's gpu_of for the same input, without the lists, slowdowns or unplaced jobs that the
+// Packing also builds. The same errors.
+Status GreedyPlace(std::span<const PackJob> jobs, const InterferenceModel& model,
+                   const PackOptions& options, PackScratch& scratch, std::vector<int>& gpu_of);
+Status HeuristicPlace(std::span<const PackJob> jobs, const InterferenceModel& model,
+                      const PackOptions& options, PackScratch& scratch, std::vector<int>& gpu_of);
 
 // FailedPrecondition naming the first broken rule: a job placed twice or neither placed nor
 // unplaced, a GPU with more than k jobs or over its memory, a job over the slowdown bound, more
