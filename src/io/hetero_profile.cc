@@ -22,8 +22,14 @@ Result<hetero::Allocator> AllocatorByName(std::string_view name) {
   if (name == "finish-time-fairness") {
     return hetero::Allocator(hetero::AllocateFinishTimeFairness);
   }
-  return InvalidArgument("unknown allocator '" + std::string(name) +
-                         "' (known: max-min, min-jct, greedy, finish-time-fairness)");
+  if (name == "finish-time-fairness-minmax") {
+    return hetero::Allocator(hetero::AllocateFinishTimeFairnessMinMax);
+  }
+  if (name == "max-min-one-stage") return hetero::Allocator(hetero::AllocateMaxMinOneStage);
+  return InvalidArgument(
+      "unknown allocator '" + std::string(name) +
+      "' (known: max-min, min-jct, greedy, finish-time-fairness, finish-time-fairness-minmax, "
+      "max-min-one-stage)");
 }
 
 // The names of RoundPolicyOptions::TypeWalk in profiles.

@@ -17,7 +17,9 @@ namespace dlsched {
 //   {"name": "hetero-las", "description": "...", "allocator": "max-min",
 //    "round_s": 360, "agnostic": false}
 // allocator: "max-min" (AllocateMaxMin), "min-jct" (AllocateMinJct), "greedy"
-// (AllocateGreedy) or "finish-time-fairness" (AllocateFinishTimeFairness); round_s: the round
+// (AllocateGreedy), "finish-time-fairness" (AllocateFinishTimeFairness),
+// "finish-time-fairness-minmax" (AllocateFinishTimeFairnessMinMax) or "max-min-one-stage"
+// (AllocateMaxMinOneStage); round_s: the round
 // length, seconds (> 0, default 360); agnostic: plan with a type-blind throughput matrix (default
 // false); realloc_interval_s: the least time between two computations of the allocation (>= 0,
 // default 0 = at every change of the active set; RoundPolicyOptions::realloc_interval);

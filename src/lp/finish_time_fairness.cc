@@ -179,7 +179,9 @@ double MaxFinishTimeRatio(const AllocationProblem& problem, const Allocation& x)
   return worst;
 }
 
-Result<Allocation> AllocateFinishTimeFairness(const AllocationProblem& problem) {
+namespace {
+
+Result<Allocation> FinishTimeFairness(const AllocationProblem& problem, bool fill) {
   DS_RETURN_IF_ERROR(ValidateProblem(problem));
   const int n = problem.num_jobs();
   Allocation x{problem.num_types,
@@ -235,13 +237,46 @@ Result<Allocation> AllocateFinishTimeFairness(const AllocationProblem& problem) 
   // Fill: every job keeps its target at `hi` (to the solver's tolerance), the rest by the sum
   // of r_j / c_j. A failed fill keeps the bisection's X.
   const double fill_rho = MaxFinishTimeRatio(problem, x);
-  if (!std::isfinite(fill_rho)) return x;
+  if (!fill || !std::isfinite(fill_rho)) return x;
   lp.SetTargets(targets(fill_rho));
   lp.MaximiseSum(1 - 1e-9);
   if (lp.Solve().ok()) {
     lp.Extract(trial);
     if (MaxFinishTimeRatio(problem, trial) <= fill_rho * (1 + 1e-6)) x = std::move(trial);
   }
+  return x;
+}
+
+}  // namespace
+
+Result<Allocation> AllocateFinishTimeFairness(const AllocationProblem& problem) {
+  return FinishTimeFairness(problem, /*fill=*/true);
+}
+
+Result<Allocation> AllocateFinishTimeFairnessMinMax(const AllocationProblem& problem) {
+  return FinishTimeFairness(problem, /*fill=*/false);
+}
+
+Result<Allocation> AllocateMaxMinOneStage(const AllocationProblem& problem) {
+  DS_RETURN_IF_ERROR(ValidateProblem(problem));
+  const int n = problem.num_jobs();
+  Allocation x{problem.num_types,
+               std::vector<double>(static_cast<size_t>(n) * problem.num_types, 0.0)};
+  const Allocation equal = EqualShare(problem);
+  std::vector<int> jobs;
+  std::vector<double> fair;
+  for (int j = 0; j < n; ++j) {
+    const double rate = equal.EffectiveThroughput(problem, j);
+    if (rate <= 0) continue;
+    jobs.push_back(j);
+    fair.push_back(rate);
+  }
+  if (jobs.empty()) return x;
+  std::lock_guard lock(GlpkMutex());
+  FtfLp lp(problem, jobs);
+  lp.SetTargets(std::move(fair));
+  DS_RETURN_IF_ERROR(lp.Solve());
+  lp.Extract(x);
   return x;
 }
 

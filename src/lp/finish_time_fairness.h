@@ -25,6 +25,20 @@ namespace dlsched::hetero {
 // error means the solver failed.
 Result<Allocation> AllocateFinishTimeFairness(const AllocationProblem& problem);
 
+// `finish-time-fairness-minmax`: the same min-max optimum without the last fill: X as the
+// bisection's last achieving LP leaves it (max z only), so the jobs off the bottleneck get what
+// that vertex gives them and capacity may idle (the round mechanism's work-conserving pass
+// hands it out). Gavel's program has this one objective (solved by ECOS, an interior-point
+// method, whose optimum leaves slack likewise); docs/fidelity.md measures both.
+Result<Allocation> AllocateFinishTimeFairnessMinMax(const AllocationProblem& problem);
+
+// `max-min-one-stage`: AllocateMaxMin's first LP alone (maximise z subject to r_j(X) / eq_j >= z,
+// lp_allocators.h), one LP over all the jobs, without the second stage that fills the capacity
+// the worst-off jobs leave: the jobs off the bottleneck get what the simplex vertex gives them.
+// Gavel's max_min_fairness programs have this one objective. For fidelity runs (docs/fidelity.md);
+// one LP over the jobs, so meant for hundreds of active jobs, not AllocateMaxMin's thousands.
+Result<Allocation> AllocateMaxMinOneStage(const AllocationProblem& problem);
+
 // max_j rho_j(X) over the jobs with an equal-share rate (the objective above; 0 when none has
 // one, +infinity when such a job gets no rate under X). Needs the same per-job inputs.
 double MaxFinishTimeRatio(const AllocationProblem& problem, const Allocation& x);

@@ -29,6 +29,7 @@ TEST(AllocateFinishTimeFairnessTest, WaitedJobGetsMoreAtTheKnownOptimum) {
 // With no time elapsed and no work done, rho_j = eq_j / r_j(X): minimising the worst ratio is
 // max-min fairness, so the optimum is 1 / AllocateMaxMin's (an exact LP) on random problems with
 // gangs and types some jobs cannot use. Work left does not matter there, so it is random too.
+// AllocateMaxMinOneStage's optimum is max-min's too.
 TEST(AllocateFinishTimeFairnessTest, MatchesMaxMinWithoutHistory) {
   Rng rng(19);
   for (int trial = 0; trial < 20; ++trial) {
@@ -46,16 +47,24 @@ TEST(AllocateFinishTimeFairnessTest, MatchesMaxMinWithoutHistory) {
       problem.elapsed_s.push_back(0);
       problem.done_iters.push_back(0);
     }
-    Result<Allocation> ftf = AllocateFinishTimeFairness(problem);
-    ASSERT_TRUE(ftf.ok()) << ftf.status().ToString();
-    EXPECT_TRUE(CheckAllocation(problem, *ftf).ok());
     Result<Allocation> max_min = AllocateMaxMin(problem);
     ASSERT_TRUE(max_min.ok());
-    EXPECT_NEAR(MaxFinishTimeRatio(problem, *ftf), 1 / MinNormalisedRate(problem, *max_min), 1e-5);
+    for (const auto allocate : {AllocateFinishTimeFairness, AllocateFinishTimeFairnessMinMax}) {
+      Result<Allocation> ftf = allocate(problem);
+      ASSERT_TRUE(ftf.ok()) << ftf.status().ToString();
+      EXPECT_TRUE(CheckAllocation(problem, *ftf).ok());
+      EXPECT_NEAR(MaxFinishTimeRatio(problem, *ftf), 1 / MinNormalisedRate(problem, *max_min),
+                  1e-5);
+    }
+    // max-min's first stage alone reaches the same optimum.
+    Result<Allocation> one_stage = AllocateMaxMinOneStage(problem);
+    ASSERT_TRUE(one_stage.ok()) << one_stage.status().ToString();
+    EXPECT_TRUE(CheckAllocation(problem, *one_stage).ok());
+    EXPECT_NEAR(MinNormalisedRate(problem, *one_stage), MinNormalisedRate(problem, *max_min), 1e-6);
   }
 }
 
-// Two 1-GPU jobs on 4 GPUs each run all the time,
+// Two 1-GPU jobs on 4 GPUs each run all the time (the fill: the min-max optimum needs less),
 // and a job that can run nowhere gets nothing and does not count.
 TEST(AllocateFinishTimeFairnessTest, RunnableJobsUseFreeGpusOthersGetNothing) {
   AllocationProblem problem{1, {4}, {1, 1, 1}, {1, 2, 0}, {10, 50, 5}, {30, 0, 7}, {5, 0, 0}};
