@@ -6,6 +6,7 @@
 #include <string_view>
 #include <utility>
 
+#include "lp/finish_time_fairness.h"
 #include "lp/lp_allocators.h"
 
 namespace dlsched {
@@ -18,8 +19,17 @@ Result<hetero::Allocator> AllocatorByName(std::string_view name) {
   if (name == "max-min") return hetero::Allocator(hetero::AllocateMaxMin);
   if (name == "min-jct") return hetero::Allocator(hetero::AllocateMinJct);
   if (name == "greedy") return hetero::Allocator(hetero::AllocateGreedy);
-  return InvalidArgument("unknown allocator '" + std::string(name) +
-                         "' (known: max-min, min-jct, greedy)");
+  if (name == "finish-time-fairness") {
+    return hetero::Allocator(hetero::AllocateFinishTimeFairness);
+  }
+  if (name == "finish-time-fairness-minmax") {
+    return hetero::Allocator(hetero::AllocateFinishTimeFairnessMinMax);
+  }
+  if (name == "max-min-one-stage") return hetero::Allocator(hetero::AllocateMaxMinOneStage);
+  return InvalidArgument(
+      "unknown allocator '" + std::string(name) +
+      "' (known: max-min, min-jct, greedy, finish-time-fairness, finish-time-fairness-minmax, "
+      "max-min-one-stage)");
 }
 
 // The names of RoundPolicyOptions::TypeWalk in profiles.
@@ -56,6 +66,11 @@ Result<RoundProfile> ParseRoundProfile(const json& doc) {
       options.backfill_between_rounds = value.get<bool>();
     } else if (key == "reset_counts_at_allocation" && value.is_boolean()) {
       options.reset_counts_at_allocation = value.get<bool>();
+    } else if (key == "initial_rounds_received" && value.is_number() && value.get<double>() >= 0 &&
+               value.get<double>() <= 1e6) {
+      options.initial_rounds_received = value.get<double>();
+    } else if (key == "spread_tied_types" && value.is_boolean()) {
+      options.spread_tied_types = value.get<bool>();
     } else if (key == "agnostic" && value.is_boolean()) {
       options.agnostic = value.get<bool>();
     } else if (key == "type_walk" && value.is_string() &&
@@ -84,6 +99,10 @@ json RoundProfileJson(const RoundProfile& profile) {
   }
   if (!profile.options.backfill_between_rounds) doc["backfill_between_rounds"] = false;
   if (profile.options.reset_counts_at_allocation) doc["reset_counts_at_allocation"] = true;
+  if (profile.options.spread_tied_types) doc["spread_tied_types"] = true;
+  if (profile.options.initial_rounds_received > 0) {
+    doc["initial_rounds_received"] = profile.options.initial_rounds_received;
+  }
   if (profile.options.type_walk != hetero::RoundPolicyOptions::TypeWalk::kRanked) {
     for (const auto& [name, walk] : kTypeWalks) {
       if (walk == profile.options.type_walk) doc["type_walk"] = std::string(name);

@@ -16,15 +16,19 @@ namespace dlsched {
 // pipeline (io/profile.h), told apart by the "allocator" key:
 //   {"name": "hetero-las", "description": "...", "allocator": "max-min",
 //    "round_s": 360, "agnostic": false}
-// allocator: "max-min" (AllocateMaxMin), "min-jct" (AllocateMinJct) or "greedy"
-// (AllocateGreedy); round_s: the round length, seconds (> 0, default 360); agnostic: plan with
-// a type-blind throughput matrix (default false); realloc_interval_s: the least time between
-// two computations of the allocation (>= 0, default 0 = at every change of the active set;
-// RoundPolicyOptions::realloc_interval); backfill_between_rounds: give GPUs idle between round
-// boundaries to waiting jobs (default true; RoundPolicyOptions::backfill_between_rounds);
-// reset_counts_at_allocation (default false; RoundPolicyOptions::reset_counts_at_allocation);
-// type_walk: "ranked" (the default), "type-order" or "shuffled" (RoundPolicyOptions::type_walk).
-// Unknown keys are errors.
+// allocator: "max-min" (AllocateMaxMin), "min-jct" (AllocateMinJct), "greedy"
+// (AllocateGreedy), "finish-time-fairness" (AllocateFinishTimeFairness),
+// "finish-time-fairness-minmax" (AllocateFinishTimeFairnessMinMax) or "max-min-one-stage"
+// (AllocateMaxMinOneStage); round_s: the round
+// length, seconds (> 0, default 360); agnostic: plan with a type-blind throughput matrix (default
+// false); realloc_interval_s: the least time between two computations of the allocation (>= 0,
+// default 0 = at every change of the active set; RoundPolicyOptions::realloc_interval);
+// backfill_between_rounds: give GPUs idle between round boundaries to waiting jobs (default true;
+// RoundPolicyOptions::backfill_between_rounds); reset_counts_at_allocation (default false;
+// RoundPolicyOptions::reset_counts_at_allocation); type_walk: "ranked" (the default), "type-order"
+// or "shuffled" (RoundPolicyOptions::type_walk); spread_tied_types (default false;
+// RoundPolicyOptions::spread_tied_types); initial_rounds_received (>= 0, default 0;
+// RoundPolicyOptions::initial_rounds_received). Unknown keys are errors.
 struct RoundProfile {
   hetero::RoundPolicyOptions options;
   std::string allocator;  // one AllocatorByName knows

@@ -43,7 +43,8 @@ TEST(HeteroProfileTest, TheBuiltinRoundProfilesLoadAsRoundPolicies) {
 }
 
 TEST(HeteroProfileTest, TheGavelProfilesSetItsReallocInterval) {
-  for (const std::string name : {"gavel-max-min-perf", "gavel-max-min"}) {
+  for (const std::string name :
+       {"gavel-max-min-perf", "gavel-max-min", "gavel-finish-time-fairness"}) {
     SCOPED_TRACE(name);
     Result<PolicyProfile> profile = LoadPolicyProfile(name);
     ASSERT_TRUE(profile.ok()) << profile.status().ToString();
@@ -69,8 +70,9 @@ TEST(HeteroProfileTest, TheGavelProfilesSetItsReallocInterval) {
 
 TEST(HeteroProfileTest, ItsJsonReadsBackEqual) {
   Result<PolicyProfile> custom = ParsePolicyProfile(
-      R"({"name": "x", "description": "d", "allocator": "min-jct", "round_s": 0.25,
-          "agnostic": true, "type_walk": "shuffled"})",
+      R"({"name": "x", "description": "d", "allocator": "finish-time-fairness", "round_s": 0.25,
+          "agnostic": true, "type_walk": "shuffled", "spread_tied_types": true,
+          "initial_rounds_received": 0.5})",
       "x.json");
   ASSERT_TRUE(custom.ok()) << custom.status().ToString();
   const std::string text = PolicyProfileToJson(*custom);
@@ -79,8 +81,10 @@ TEST(HeteroProfileTest, ItsJsonReadsBackEqual) {
   const RoundProfile& round = std::get<RoundProfile>(back->kind);
   EXPECT_EQ(round.options.name, "x");
   EXPECT_EQ(round.options.description, "d");
-  EXPECT_EQ(round.allocator, "min-jct");
+  EXPECT_EQ(round.allocator, "finish-time-fairness");
   EXPECT_EQ(round.options.round, std::chrono::milliseconds(250));
+  EXPECT_TRUE(round.options.spread_tied_types);
+  EXPECT_EQ(round.options.initial_rounds_received, 0.5);
   EXPECT_TRUE(round.options.agnostic);
   EXPECT_EQ(round.options.type_walk, hetero::RoundPolicyOptions::TypeWalk::kShuffled);
   EXPECT_EQ(PolicyProfileToJson(*back), text);

@@ -13,15 +13,10 @@
 #include <unordered_map>
 #include <vector>
 
+#include "lp/glpk_lock.h"
+
 namespace dlsched::hetero {
 namespace {
-
-// GLPK keeps per-thread environments only when built with thread-local storage; one lock keeps
-// the allocators safe on any build (policies run on parallel threads in `dlsched simulate`).
-std::mutex& GlpkMutex() {
-  static std::mutex mutex;
-  return mutex;
-}
 
 struct ProbDeleter {
   void operator()(glp_prob* p) const { glp_delete_prob(p); }

@@ -30,6 +30,14 @@ Status ValidateProblem(const AllocationProblem& problem) {
   if (!problem.remaining_iters.empty() && static_cast<int>(problem.remaining_iters.size()) != n) {
     return InvalidArgument("remaining_iters has not one entry per job");
   }
+  for (const auto* per_job : {&problem.elapsed_s, &problem.done_iters}) {
+    if (!per_job->empty() && static_cast<int>(per_job->size()) != n) {
+      return InvalidArgument("elapsed_s or done_iters has not one entry per job");
+    }
+    for (double v : *per_job) {
+      if (!(v >= 0)) return InvalidArgument("negative or NaN elapsed_s or done_iters");
+    }
+  }
   for (int t = 0; t < problem.num_types; ++t) {
     if (problem.gpus_per_type[t] < 0) return InvalidArgument("negative capacity");
   }

@@ -20,6 +20,10 @@ struct AllocationProblem {
   std::vector<double> iters_per_s;
   // Per job: iterations left (> 0). Read only by the min-jct allocator; may be empty otherwise.
   std::vector<double> remaining_iters;
+  // Per job: seconds since it arrived, and iterations done so far (>= 0). Read only by the
+  // finish-time-fairness allocator (with remaining_iters); may be empty otherwise.
+  std::vector<double> elapsed_s;
+  std::vector<double> done_iters;
 
   int num_jobs() const { return static_cast<int>(gang.size()); }
   double thr(int job, int type) const { return iters_per_s[job * num_types + type]; }

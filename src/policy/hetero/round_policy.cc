@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "dlsched/policy/placement.h"
+#include "policy/hetero/tied_types.h"
 
 namespace dlsched::hetero {
 namespace {
@@ -134,6 +135,8 @@ void RoundPolicy::ComputeAllocation(const SchedulingContext& ctx) const {
   problem.gang.reserve(n);
   problem.iters_per_s.reserve(n * types);
   problem.remaining_iters.reserve(n);
+  problem.elapsed_s.reserve(n);
+  problem.done_iters.reserve(n);
   int index = 0;
   for (auto& [id, record] : state_.jobs) {
     const Job& job = ctx.jobs.at(id);
@@ -150,10 +153,16 @@ void RoundPolicy::ComputeAllocation(const SchedulingContext& ctx) const {
     const double remaining_iters = ToSeconds(job.estimated_remaining) * job.spec.ref_iters_per_s;
     problem.remaining_iters.push_back(
         std::max(remaining_iters, 1e-6 * std::max(1.0, job.spec.ref_iters_per_s)));
+    // For finish-time fairness: time since arrival, and the work done by that estimate.
+    problem.elapsed_s.push_back(std::max(0.0, ToSeconds(ctx.now - job.spec.submit_time)));
+    problem.done_iters.push_back(
+        std::max(0.0, ToSeconds(job.estimated_total - job.estimated_remaining)) *
+        job.spec.ref_iters_per_s);
   }
   Result<Allocation> x = allocate_(problem);
   if (!x.ok()) x = AllocateGreedy(problem);
   DS_CHECK(x.ok()) << x.status().ToString();
+  if (options_.spread_tied_types) SpreadOverTiedTypes(problem, *x);
   state_.x = std::move(x).value();
   ++state_.allocations_computed;
   state_.last_allocation = ctx.now;
@@ -209,9 +218,10 @@ void RoundPolicy::Assign(const SchedulingContext& ctx, const std::vector<Candida
     for (int t = 0; t < types; ++t) {
       const double x = state_.x.at(record.index, t);
       if (x <= 0 || record.row[t] <= 0) continue;
-      const double received = record.rounds_active > 0
-                                  ? static_cast<double>(record.rounds_on[t]) / record.rounds_active
-                                  : 0.0;
+      const double received =
+          record.rounds_active > 0
+              ? (record.rounds_on[t] + options_.initial_rounds_received) / record.rounds_active
+              : 0.0;
       const double priority = received > 0 ? x / received : std::numeric_limits<double>::infinity();
       entries.push_back({walk[t], priority, x, running_on == t, id, t});
     }

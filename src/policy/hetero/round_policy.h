@@ -45,6 +45,17 @@ struct RoundPolicyOptions {
   // heterogeneity-agnostic policies). The work-conserving pass takes ties in the same order.
   enum class TypeWalk { kRanked, kTypeOrder, kShuffled };
   TypeWalk type_walk = TypeWalk::kRanked;
+  // Each computed X is passed through SpreadOverTiedTypes (tied_types.h): a job's time on GPU
+  // types no job can tell apart (all of them, when agnostic) is split over them in proportion to
+  // their GPUs, as an interior-point solver's optimum would rather than a simplex vertex's.
+  // False (the default): X as the allocator returns it.
+  bool spread_tied_types = false;
+  // Rounds every job is taken to have received on every type when its counts start (at its
+  // arrival, or at each computation of X with reset_counts_at_allocation), in the ranking's
+  // X[j][t] / (rounds_on[j][t] / rounds_active[j]): Gavel's simulator starts each job's time
+  // on every type at half a round (0.5), so a job never served ranks by its X rather than
+  // first. Zero (the default): never served ranks first.
+  double initial_rounds_received = 0;
 };
 
 // The order in which a round of `options.type_walk` walks `types` GPU types: type indices,

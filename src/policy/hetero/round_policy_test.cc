@@ -49,13 +49,16 @@ class RoundPolicyTest : public ::testing::Test {
   void Start(const std::string& cluster_spec, Allocator allocator, bool agnostic = false,
              Duration realloc_interval = Duration::zero(), bool backfill = true,
              bool reset_counts = false) {
-    cluster_ = MakeCluster(cluster_spec);
     RoundPolicyOptions options;
     options.name = "test";
     options.agnostic = agnostic;
     options.realloc_interval = realloc_interval;
     options.backfill_between_rounds = backfill;
     options.reset_counts_at_allocation = reset_counts;
+    StartWith(cluster_spec, std::move(allocator), std::move(options));
+  }
+  void StartWith(const std::string& cluster_spec, Allocator allocator, RoundPolicyOptions options) {
+    cluster_ = MakeCluster(cluster_spec);
     auto policy = std::make_unique<RoundPolicy>(std::move(options), std::move(allocator));
     policy_ = policy.get();
     scheduler_ = std::make_unique<Scheduler>(cluster_, std::move(policy), executor_, kModel,
@@ -329,6 +332,48 @@ TEST_F(RoundPolicyTest, CpuJobsRunBesideTheRoundsOnTheCpusTheyLeave) {
   // A round boundary passes it by.
   EXPECT_EQ(scheduler_->RunCycle(AtSeconds(360)).preempted(), 0);
   EXPECT_EQ(scheduler_->jobs().at(*cpu_job).state, JobState::kRunning);
+}
+
+// spread_tied_types: the agnostic matrix ties every type, so each job's X is split over them by
+// their GPUs (1:3) rather than left on the type the allocator chose.
+TEST_F(RoundPolicyTest, SpreadTiedTypesSplitsAnAgnosticAllocationByCapacity) {
+  StartWith("1x1xK80+1x3xV100", AllocateGreedy,
+            {.name = "spread", .agnostic = true, .spread_tied_types = true});
+  const JobId a = Submit("fast");
+  const JobId b = Submit("flat");
+  scheduler_->RunCycle(kTimeZero);
+  for (JobId id : {a, b}) EXPECT_THAT(policy_->AllocationOf(id), ElementsAre(0.25, 0.75));
+}
+
+// initial_rounds_received: one GPU, X = 0.9 and 0.1. With no initial count, the job never served
+// ranks first (round 2 goes to b); with Gavel's half round, a's 0.9 / (1.5 / 2) beats
+// b's 0.1 / (0.5 / 2) until b lags far enough behind its X.
+TEST_F(RoundPolicyTest, AnInitialCountRanksNewJobsByTheirAllocation) {
+  const Allocator fixed = [](const AllocationProblem& problem) -> Result<Allocation> {
+    Allocation x{1, std::vector<double>(problem.num_jobs(), 0.0)};
+    if (problem.num_jobs() == 2) x.fraction = {0.9, 0.1};
+    return x;
+  };
+  for (const double initial : {0.0, 0.5}) {
+    SCOPED_TRACE(initial);
+    StartWith("1x1xV100", fixed, {.name = "fixed", .initial_rounds_received = initial});
+    const JobId a = Submit("flat");
+    const JobId b = Submit("flat");
+    std::string schedule;
+    for (int round = 0; round < 4; ++round) {
+      const Timestamp boundary = AtSeconds(360.0 * round);
+      scheduler_->RunCycle(boundary);
+      for (JobId id : {a, b}) {
+        if (scheduler_->jobs().at(id).preempt_requested) {
+          ASSERT_TRUE(
+              scheduler_->Handle(JobSuspended{id, 1}, boundary + std::chrono::seconds(30)).ok());
+          scheduler_->RunCycle(boundary + std::chrono::seconds(30));
+        }
+      }
+      schedule += TypeOf(a) != "-" ? "a" : "b";
+    }
+    EXPECT_EQ(schedule, initial == 0 ? "abaa" : "aaaa");
+  }
 }
 
 }  // namespace
