@@ -16,6 +16,7 @@
 // BM_DaemonHistory: the daemon's resident memory with DLSCHED_BENCH_HISTORY (default 100,000)
 //   jobs in its history (submitted, then cancelled), and again after a restart that restores
 //   them all from SQLite (with the restore time).
+// BM_DaemonScale/<profile>: 10,000 fake GPUs and 100,000 queued jobs (issue 19; see the function).
 
 #include <benchmark/benchmark.h>
 #include <fcntl.h>
