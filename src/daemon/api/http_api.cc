@@ -490,7 +490,7 @@ std::vector<std::optional<Timestamp>> QueueStarts(const Call& call, const Snapsh
   if (s.cluster->num_gpu_types() != 1) return std::vector<std::optional<Timestamp>>(order.size());
   std::map<JobId, int> held;  // running job -> GPUs it holds alone
   std::set<JobId> sharing;
-  for (const std::vector<GpuHolding>& node : s.gpus) {
+  for (const std::vector<GpuHolding>& node : s.nodes->gpus) {
     for (const GpuHolding& gpu : node) {
       for (JobId h : gpu.holders) {
         ++held[h];

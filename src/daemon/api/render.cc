@@ -166,16 +166,18 @@ json NodesJson(const Snapshot& s, const Principal& viewer) {
     const JobRecord* job = s.jobs.Find(id);
     return job != nullptr && viewer.MayAccess(job->user()) ? job : nullptr;
   };
+  const NodeHoldings& holdings = *s.nodes;
   json nodes = json::array();
   int total_allocated = 0;
   for (int n = 0; n < cluster.num_nodes(); ++n) {
     const NodeSpec& node = cluster.node(NodeId(n));
-    const bool offline = n < static_cast<int>(s.node_offline.size()) && s.node_offline[n];
+    const bool offline = n < static_cast<int>(holdings.offline.size()) && holdings.offline[n];
     json gpus = json::array();
     int allocated = 0;
     for (size_t g = 0; g < node.gpus.size(); ++g) {
       static const GpuHolding kFree;
-      const GpuHolding& gpu = n < static_cast<int>(s.gpus.size()) ? s.gpus[n][g] : kFree;
+      const GpuHolding& gpu =
+          n < static_cast<int>(holdings.gpus.size()) ? holdings.gpus[n][g] : kFree;
       json holder = nullptr;
       json id = nullptr;
       json ids = json::array();
@@ -215,8 +217,9 @@ json NodesJson(const Snapshot& s, const Principal& viewer) {
     total_allocated += allocated;
     json labels = json::object();
     for (const auto& [k, v] : node.labels) labels[k] = v;
-    const Snapshot::HostHeld held =
-        static_cast<size_t>(n) < s.host_held.size() ? s.host_held[n] : Snapshot::HostHeld{};
+    const NodeHoldings::HostHeld held = static_cast<size_t>(n) < holdings.host_held.size()
+                                            ? holdings.host_held[n]
+                                            : NodeHoldings::HostHeld{};
     nodes.push_back({{"name", node.name},
                      {"rack", cluster.rack_name(node.rack)},
                      {"labels", labels},
@@ -315,6 +318,10 @@ std::string MetricsText(const Snapshot& s, Timestamp now, int64_t resident_bytes
   out << "dlsched_scheduling_cycle_seconds_bucket{le=\"+Inf\"} " << cumulative << "\n";
   out << "dlsched_scheduling_cycle_seconds_sum " << Number(s.metrics.cycle_seconds_sum) << "\n";
   out << "dlsched_scheduling_cycle_seconds_count " << s.metrics.cycles << "\n";
+  // The histogram's buckets stop at 2.5 s; this says how slow the slowest was.
+  metric("dlsched_scheduling_cycle_max_seconds", "gauge",
+         "Wall time of the slowest scheduling cycle since the daemon started.");
+  out << "dlsched_scheduling_cycle_max_seconds " << Number(s.metrics.cycle_seconds_max) << "\n";
   metric("dlsched_uptime_seconds", "gauge", "Seconds since the daemon started.");
   out << "dlsched_uptime_seconds " << Number(ToSeconds(now - s.started_at)) << "\n";
   if (resident_bytes > 0) {

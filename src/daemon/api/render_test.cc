@@ -9,6 +9,13 @@ namespace {
 
 using nlohmann::json;
 
+std::shared_ptr<const NodeHoldings> Holdings(std::vector<std::vector<GpuHolding>> gpus,
+                                             std::vector<bool> offline = {},
+                                             std::vector<NodeHoldings::HostHeld> host_held = {}) {
+  return std::make_shared<const NodeHoldings>(
+      NodeHoldings{std::move(gpus), std::move(offline), std::move(host_held)});
+}
+
 JobRecord Running() {
   Result<JobRequest> request = ParseJobRequest(
       R"({"command": ["train"], "gpus": 2, "name": "r", "iterations": 100})", "ann");
@@ -212,7 +219,7 @@ TEST(RenderTest, Metrics) {
   const Cluster cluster = testing::MakeCluster("1x4xV100");
   Snapshot s;
   s.cluster = &cluster;
-  s.gpus = {{{{JobId(4)}, {}}, {{JobId(4)}, {}}, {}, {}}};
+  s.nodes = Holdings({{{{JobId(4)}, {}}, {{JobId(4)}, {}}, {}, {}}});
   s.gpus_allocated = 2;
   s.jobs_by_state[static_cast<size_t>(JobState::kRunning)] = 1;
   s.jobs_by_state[static_cast<size_t>(JobState::kQueued)] = 3;
@@ -221,16 +228,17 @@ TEST(RenderTest, Metrics) {
   s.metrics.host_memory_kills = 2;
   s.host_enforcement = "cgroup-v1";
   const std::string text = MetricsText(s, AtSeconds(10), 1 << 20);
-  for (const char* line : {"dlsched_host_memory_kills_total 2\n",
-                           "dlsched_host_enforcement{mode=\"cgroup-v1\"} 1\n",
-                           "dlsched_queue_length 3\n", "dlsched_running_jobs 1\n",
-                           "dlsched_gpus_allocated 2\n", "dlsched_submissions_total 4\n",
-                           "dlsched_scheduling_cycle_seconds_bucket{le=\"0.00025\"} 0\n",
-                           "dlsched_scheduling_cycle_seconds_bucket{le=\"0.0005\"} 1\n",
-                           "dlsched_scheduling_cycle_seconds_bucket{le=\"+Inf\"} 1\n",
-                           "dlsched_scheduling_cycle_seconds_count 1\n",
-                           "# TYPE dlsched_scheduling_cycle_seconds histogram\n",
-                           "process_resident_memory_bytes 1048576\n"}) {
+  for (const char* line :
+       {"dlsched_host_memory_kills_total 2\n", "dlsched_host_enforcement{mode=\"cgroup-v1\"} 1\n",
+        "dlsched_queue_length 3\n", "dlsched_running_jobs 1\n", "dlsched_gpus_allocated 2\n",
+        "dlsched_submissions_total 4\n",
+        "dlsched_scheduling_cycle_seconds_bucket{le=\"0.00025\"} 0\n",
+        "dlsched_scheduling_cycle_seconds_bucket{le=\"0.0005\"} 1\n",
+        "dlsched_scheduling_cycle_seconds_bucket{le=\"+Inf\"} 1\n",
+        "dlsched_scheduling_cycle_seconds_count 1\n",
+        "dlsched_scheduling_cycle_max_seconds 0.0003\n",
+        "# TYPE dlsched_scheduling_cycle_seconds histogram\n",
+        "process_resident_memory_bytes 1048576\n"}) {
     EXPECT_NE(text.find(line), std::string::npos) << line;
   }
 }
@@ -246,18 +254,16 @@ TEST(RenderTest, NodesAndJobsShowCpusAndHostMemory) {
   ASSERT_TRUE(cluster.AddNode(node).ok());
   Snapshot s;
   s.cluster = &cluster;
-  s.gpus = {{{}}};
-  s.node_offline = {false};
+  s.nodes = Holdings({{{}}}, {false}, {{6, 4096}});
   s.host_enforcement = "affinity";
-  s.host_held = {{6, 4096}};
   const json nodes = NodesJson(s, Principal{"root", Role::kAdmin});
   EXPECT_EQ(nodes["host_enforcement"], "affinity");
   EXPECT_EQ(nodes["nodes"][0]["cpus"], 16);
   EXPECT_EQ(nodes["nodes"][0]["cpus_allocated"], 6);
   EXPECT_EQ(nodes["nodes"][0]["memory_mib"], 65536);
   EXPECT_EQ(nodes["nodes"][0]["memory_mib_allocated"], 4096);
-  Result<JobRequest> request =
-      ParseJobRequest(R"({"command": ["x"], "gpus": 0, "cpus": 6, "host_memory_mib": 4096})", "ann");
+  Result<JobRequest> request = ParseJobRequest(
+      R"({"command": ["x"], "gpus": 0, "cpus": 6, "host_memory_mib": 4096})", "ann");
   ASSERT_TRUE(request.ok()) << request.status().ToString();
   JobRecord record;
   record.id = JobId(0);
@@ -287,7 +293,7 @@ TEST(RenderTest, NodesShowServicesAndHideOtherUsersJobs) {
   add("ann", "");                                               // job 0
   add("bob", R"(, "kind": "service", "service_load": "0:1")");  // job 1
   s.jobs.Seal();
-  s.gpus = {{{{JobId(0)}, {}}, {{JobId(1)}, {}}}, {{}, {{JobId(0)}, {}}}};
+  s.nodes = Holdings({{{{JobId(0)}, {}}, {{JobId(1)}, {}}}, {{}, {{JobId(0)}, {}}}});
   s.gpus_allocated = 2;  // the scheduler's count may lag (a service's held room); not shown
 
   const json admin = NodesJson(s, Principal{"root", Role::kAdmin});
@@ -335,8 +341,9 @@ TEST(RenderTest, NodesShowEachGpusStateHoldersAndDevice) {
   }
   s.jobs.Seal();
   // GPU 0: jobs 0 and 1 share it; 1: job 0 alone; 2: service 2's, lent and free; 3: free.
-  s.gpus = {{{{JobId(0), JobId(1)}, {}}, {{JobId(0)}, {}}, {{}, JobId(2)}, {}}};
-  s.node_offline = {false};
+  const std::vector<std::vector<GpuHolding>> gpus = {
+      {{{JobId(0), JobId(1)}, {}}, {{JobId(0)}, {}}, {{}, JobId(2)}, {}}};
+  s.nodes = Holdings(gpus, {false});
   GpuSample sample;
   sample.devices = {{0, 3000, 16384, 0.5, 0.25, {}}, {1, 1000, 16384, 0.125, 0.0, {}}};
   s.gpu_devices = std::make_shared<const GpuSample>(sample);
@@ -373,7 +380,7 @@ TEST(RenderTest, NodesShowEachGpusStateHoldersAndDevice) {
   EXPECT_TRUE(b[2]["lent_by"].is_null());
 
   // An offline node's GPUs are offline, its jobs still listed.
-  s.node_offline = {true};
+  s.nodes = Holdings(gpus, {true});
   const json down = NodesJson(s, Principal{"root", Role::kAdmin});
   EXPECT_TRUE(down["nodes"][0]["offline"].get<bool>());
   for (const json& gpu : down["nodes"][0]["gpus"]) EXPECT_EQ(gpu["state"], "offline");

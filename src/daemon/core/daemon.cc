@@ -790,6 +790,70 @@ void Daemon::ReadRunningProgress(Timestamp now) {
   if (read || next->size() != predictions_->size()) predictions_ = std::move(next);
 }
 
+std::shared_ptr<const NodeHoldings> Daemon::Holdings() {
+  // The key: the offline nodes, every running job and service with its placement, and the free
+  // GPUs of the services' nodes (a free GPU of a service's placement is lent).
+  const ClusterState& state = scheduler_->state();
+  std::vector<uint64_t> key;
+  key.reserve(holdings_key_.size());
+  for (int n = 0; n < cluster_.num_nodes(); ++n) {
+    if (state.offline(NodeId(n))) key.push_back(static_cast<uint64_t>(n));
+  }
+  const auto add_job = [&](JobId id, bool service) {
+    key.push_back(uint64_t{id.value()} << 1 | uint64_t{service});
+    for (const NodeGpus& part : scheduler_->jobs().at(id).placement.parts) {
+      key.insert(key.end(),
+                 {static_cast<uint64_t>(part.node.index()), uint64_t{part.gpus},
+                  static_cast<uint64_t>(part.cpus), static_cast<uint64_t>(part.memory_mib)});
+      if (service) key.push_back(uint64_t{state.free_mask(part.node)});
+    }
+  };
+  key.push_back(~uint64_t{0});
+  for (JobId id : scheduler_->running()) add_job(id, false);
+  key.push_back(~uint64_t{0});
+  for (JobId id : scheduler_->running_services()) add_job(id, true);
+  if (holdings_ && key == holdings_key_) return holdings_;
+  holdings_key_ = std::move(key);
+  auto h = std::make_shared<NodeHoldings>();
+  h->gpus.resize(cluster_.num_nodes());
+  h->offline.resize(cluster_.num_nodes());
+  for (int n = 0; n < cluster_.num_nodes(); ++n) {
+    h->gpus[n].resize(cluster_.node(NodeId(n)).gpus.size());
+    h->offline[n] = scheduler_->state().offline(NodeId(n));
+  }
+  h->host_held.resize(cluster_.num_nodes());
+  for (JobId id : scheduler_->running()) {
+    for (const NodeGpus& part : scheduler_->jobs().at(id).placement.parts) {
+      h->host_held[part.node.index()].cpus += part.cpus;
+      h->host_held[part.node.index()].memory_mib += part.memory_mib;
+      for (size_t g = 0; g < h->gpus[part.node.index()].size(); ++g) {
+        if ((part.gpus >> g) & 1) h->gpus[part.node.index()][g].holders.push_back(id);
+      }
+    }
+  }
+  // A service holds the GPUs of its placement that it has not lent (lent ones are free, or held
+  // by their borrower above).
+  for (JobId id : scheduler_->running_services()) {
+    for (const NodeGpus& part : scheduler_->jobs().at(id).placement.parts) {
+      const GpuMask free = scheduler_->state().free_mask(part.node);
+      for (size_t g = 0; g < h->gpus[part.node.index()].size(); ++g) {
+        if (!((part.gpus >> g) & 1)) continue;
+        GpuHolding& gpu = h->gpus[part.node.index()][g];
+        if (((free >> g) & 1) || !gpu.holders.empty()) {
+          gpu.lent_by = id;
+        } else {
+          gpu.holders.push_back(id);
+        }
+      }
+    }
+  }
+  for (std::vector<GpuHolding>& node : h->gpus) {
+    for (GpuHolding& gpu : node) std::sort(gpu.holders.begin(), gpu.holders.end());
+  }
+  holdings_ = std::move(h);
+  return holdings_;
+}
+
 void Daemon::Publish(Timestamp now) {
   index_.Seal();
   auto s = std::make_shared<Snapshot>();
@@ -799,42 +863,8 @@ void Daemon::Publish(Timestamp now) {
   s->cluster = &cluster_;
   s->profile = options_.profile.name();
   s->jobs = index_;
-  s->gpus.resize(cluster_.num_nodes());
-  s->node_offline.resize(cluster_.num_nodes());
-  for (int n = 0; n < cluster_.num_nodes(); ++n) {
-    s->gpus[n].resize(cluster_.node(NodeId(n)).gpus.size());
-    s->node_offline[n] = scheduler_->state().offline(NodeId(n));
-  }
+  s->nodes = Holdings();
   s->host_enforcement = host_enforcement_;
-  s->host_held.resize(cluster_.num_nodes());
-  for (JobId id : scheduler_->running()) {
-    for (const NodeGpus& part : scheduler_->jobs().at(id).placement.parts) {
-      s->host_held[part.node.index()].cpus += part.cpus;
-      s->host_held[part.node.index()].memory_mib += part.memory_mib;
-      for (size_t g = 0; g < s->gpus[part.node.index()].size(); ++g) {
-        if ((part.gpus >> g) & 1) s->gpus[part.node.index()][g].holders.push_back(id);
-      }
-    }
-  }
-  // A service holds the GPUs of its placement that it has not lent (lent ones are free, or held
-  // by their borrower above).
-  for (JobId id : scheduler_->running_services()) {
-    for (const NodeGpus& part : scheduler_->jobs().at(id).placement.parts) {
-      const GpuMask free = scheduler_->state().free_mask(part.node);
-      for (size_t g = 0; g < s->gpus[part.node.index()].size(); ++g) {
-        if (!((part.gpus >> g) & 1)) continue;
-        GpuHolding& gpu = s->gpus[part.node.index()][g];
-        if (((free >> g) & 1) || !gpu.holders.empty()) {
-          gpu.lent_by = id;
-        } else {
-          gpu.holders.push_back(id);
-        }
-      }
-    }
-  }
-  for (std::vector<GpuHolding>& node : s->gpus) {
-    for (GpuHolding& gpu : node) std::sort(gpu.holders.begin(), gpu.holders.end());
-  }
   s->jobs_by_state = by_state_;
   s->gpus_allocated = scheduler_->state().allocated_total();
   s->inbox_length = inbox_.size();

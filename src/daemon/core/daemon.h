@@ -406,6 +406,9 @@ class Daemon {
   // refreshes predictions_.
   void ReadRunningProgress(Timestamp now);
   void Publish(Timestamp now);
+  // The snapshot's GPU holdings: holdings_ again while what they are built from is unchanged,
+  // else rebuilt (O(running jobs) to check, O(GPUs) to rebuild).
+  std::shared_ptr<const NodeHoldings> Holdings();
   void FailStop(Status why, std::vector<Item>& items);
   Result<QueueView> ComputeQueue(Timestamp now);
   void Post(Item item);
@@ -454,6 +457,8 @@ class Daemon {
   std::optional<std::string> draining_;
   Timestamp started_at_;
   uint64_t version_ = 0;
+  std::shared_ptr<const NodeHoldings> holdings_;  // the last snapshot's
+  std::vector<uint64_t> holdings_key_;            // what holdings_ was built from (Holdings)
   std::optional<QueueView> queue_cache_;
   std::unique_ptr<ProgressFeed> feed_;  // with a predictor only
   GpuUsageBook gpu_usage_;

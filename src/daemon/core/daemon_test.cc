@@ -124,6 +124,28 @@ TEST_F(DaemonTest, APreemptedJobHoldsItsGpusUntilItHasStopped) {
                                                 "launch " + Record(low).placement_text}));
 }
 
+// The snapshot's GPU holdings are rebuilt when a placement changes, and shared by the
+// snapshots in between (a submission that starts nothing rebuilds nothing).
+TEST_F(DaemonTest, TheGpuHoldingsChangeWithPlacementsOnly) {
+  StartDaemon("1x2xV100");
+  const std::shared_ptr<const NodeHoldings> idle = daemon_->snapshot()->nodes;
+  ASSERT_EQ(idle->gpus.size(), 1u);
+  EXPECT_EQ(idle->gpus[0], (std::vector<GpuHolding>{{}, {}}));
+  const JobId first = Submit(2);
+  const std::shared_ptr<const NodeHoldings> held = daemon_->snapshot()->nodes;
+  EXPECT_NE(held, idle);
+  EXPECT_EQ(held->gpus[0], (std::vector<GpuHolding>{{{first}, {}}, {{first}, {}}}));
+  const JobId second = Submit(2);  // waits
+  EXPECT_EQ(State(second), JobState::kQueued);
+  EXPECT_EQ(daemon_->snapshot()->nodes, held);
+  machine_.Exit(first, 0);
+  Step();
+  ASSERT_EQ(State(second), JobState::kRunning);
+  EXPECT_EQ(daemon_->snapshot()->nodes->gpus[0],
+            (std::vector<GpuHolding>{{{second}, {}}, {{second}, {}}}));
+  EXPECT_EQ(held->gpus[0], (std::vector<GpuHolding>{{{first}, {}}, {{first}, {}}}));  // as it was
+}
+
 // The running list's order depends on history (a job that ends leaves its slot to the last
 // one): it is stored, and a restart restores it rather than id order.
 TEST_F(DaemonTest, ARestartKeepsTheRunningListsOrder) {

@@ -31,6 +31,7 @@ void JobIndex::Set(std::shared_ptr<const JobRecord> record) {
 void DaemonMetrics::RecordCycle(double seconds) {
   ++cycles;
   cycle_seconds_sum += seconds;
+  cycle_seconds_max = std::max(cycle_seconds_max, seconds);
   size_t b = 0;
   while (b < kCycleBuckets.size() && seconds > kCycleBuckets[b]) ++b;
   ++cycle_buckets[b];

@@ -101,7 +101,8 @@ struct DaemonMetrics {
   uint64_t cycles = 0;
   std::array<uint64_t, kCycleBuckets.size() + 1> cycle_buckets{};  // not cumulative
   double cycle_seconds_sum = 0;
-  uint64_t events = 0;  // executor reports handled
+  double cycle_seconds_max = 0;  // the slowest cycle's
+  uint64_t events = 0;           // executor reports handled
   uint64_t store_commits = 0;
   uint64_t launches = 0;
   uint64_t preemptions = 0;
@@ -132,6 +133,22 @@ struct GpuHolding {
   friend bool operator==(const GpuHolding&, const GpuHolding&) = default;
 };
 
+// Who holds each GPU, and what each node's jobs hold of it (GET /v1/nodes). The daemon rebuilds
+// it only when a placement, a node's service or a lent GPU changed, and the snapshots in between
+// share it: at 10,000 GPUs, rebuilding it at every publish cost more than the cycle.
+struct NodeHoldings {
+  // Per node, per GPU: who holds it.
+  std::vector<std::vector<GpuHolding>> gpus;
+  // Per node: out of service (ClusterState::offline; its executor reported it down or drained).
+  std::vector<bool> offline;
+  // Per node: the CPUs and host memory (MiB) its running jobs hold (their placements' parts).
+  struct HostHeld {
+    int64_t cpus = 0;
+    int64_t memory_mib = 0;
+  };
+  std::vector<HostHeld> host_held;
+};
+
 struct Snapshot {
   uint64_t version = 0;
   Timestamp published_at;
@@ -139,21 +156,13 @@ struct Snapshot {
   const Cluster* cluster = nullptr;  // lives as long as the daemon
   std::string profile;               // policy profile name
   JobIndex jobs;
-  // Per node, per GPU: who holds it (GET /v1/nodes).
-  std::vector<std::vector<GpuHolding>> gpus;
-  // Per node: out of service (ClusterState::offline; its executor reported it down or drained).
-  std::vector<bool> node_offline;
+  // Never null; empty (every GPU free, every node online) in a snapshot built by hand.
+  std::shared_ptr<const NodeHoldings> nodes = std::make_shared<const NodeHoldings>();
   std::array<int64_t, 8> jobs_by_state{};  // indexed by JobState
   int gpus_allocated = 0;
   // How jobs are held to their CPUs and host memory: a HostEnforcementName ("cgroup-v1", ...),
   // "executor" (the Slurm executor: Slurm's own), or "none".
   std::string host_enforcement;
-  // Per node: the CPUs and host memory (MiB) its running jobs hold (their placements' parts).
-  struct HostHeld {
-    int64_t cpus = 0;
-    int64_t memory_mib = 0;
-  };
-  std::vector<HostHeld> host_held;
   size_t inbox_length = 0;
   DaemonMetrics metrics;
   // Running jobs the predictor predicts (never null; empty without --predictor).

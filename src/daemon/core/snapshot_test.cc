@@ -45,6 +45,7 @@ TEST(DaemonMetricsTest, CycleHistogramBuckets) {
   EXPECT_EQ(m.cycle_buckets[5], 1u);
   EXPECT_EQ(m.cycle_buckets.back(), 1u);
   EXPECT_DOUBLE_EQ(m.cycle_seconds_sum, 100.00305);
+  EXPECT_DOUBLE_EQ(m.cycle_seconds_max, 100);
 }
 
 }  // namespace

@@ -709,9 +709,13 @@ void ProcessExecutor::WatchHostMemory() {
 
 void ProcessExecutor::MonitorLoop() {
   std::vector<pollfd> fds;
+  std::vector<JobId> fd_jobs;  // fd_jobs[i]'s pidfd is fds[i + 1]
+  std::set<JobId> ready;
   while (true) {
     int timeout_ms = -1;
     fds.clear();
+    fd_jobs.clear();
+    ready.clear();
     fds.push_back({wake_fd_, POLLIN, 0});
     {
       std::lock_guard lock(mu_);
@@ -721,6 +725,7 @@ void ProcessExecutor::MonitorLoop() {
       for (const auto& [job, proc] : procs_) {
         if (proc.pidfd >= 0) {
           fds.push_back({proc.pidfd, POLLIN, 0});
+          fd_jobs.push_back(job);
         } else {
           next = std::min(
               next, now + std::chrono::duration_cast<Clock::duration>(options_.poll_interval));
@@ -746,12 +751,25 @@ void ProcessExecutor::MonitorLoop() {
       [[maybe_unused]] const ssize_t r = read(wake_fd_, &count, sizeof(count));
     }
     if (options_.host) WatchHostMemory();
+    for (size_t i = 1; n > 0 && i < fds.size(); ++i) {
+      if (fds[i].revents != 0) ready.insert(fd_jobs[i - 1]);
+    }
     std::vector<ExecutorReport> reports;
     {
       std::lock_guard lock(mu_);
       if (stopping_) return;
       const auto now = Clock::now();
       for (auto it = procs_.begin(); it != procs_.end();) {
+        // Only what may have changed: a process whose pidfd says it ended, one without a pidfd
+        // (polled), one whose deadline or kill time is due. Checking every process at every
+        // wake-up read /proc for each adopted one: O(running) per exit, quadratic as a
+        // restarted daemon's thousands of adopted jobs end.
+        const Proc& proc = it->second;
+        if (proc.pidfd >= 0 && !ready.contains(it->first) && now < proc.deadline &&
+            now < proc.kill_at) {
+          ++it;
+          continue;
+        }
         std::optional<ExecutorReport> report = CheckLocked(it->second, now);
         if (!report) {
           ++it;
