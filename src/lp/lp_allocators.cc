@@ -13,6 +13,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "lp/min_jct_flow.h"
+
 namespace dlsched::hetero {
 namespace {
 
@@ -404,7 +406,7 @@ Result<Allocation> AllocateMaxMin(const AllocationProblem& problem) {
 }
 
 Result<Allocation> AllocateMinJct(const AllocationProblem& problem) {
-  return AllocateMinJctPartitioned(problem, kJobsPerLp);
+  return AllocateMinJctFlow(problem);
 }
 
 Result<Allocation> AllocateMaxMinPartitioned(const AllocationProblem& problem, int jobs_per_lp) {

@@ -28,7 +28,9 @@ Result<Allocation> AllocateMaxMin(const AllocationProblem& problem);
 //                                                       per second)
 // under the same constraints as max-min. Fast GPUs go to the jobs closest to finishing and to
 // the jobs that gain most from them; jobs with a long way to go get what is left. Needs
-// remaining_iters.
+// remaining_iters. Solved exactly as a transportation problem, without GLPK, by
+// AllocateMinJctFlow (min_jct_flow.h), at any number of jobs; AllocateMinJctPartitioned(p, 0)
+// is the same LP solved by GLPK (the tests compare the two).
 Result<Allocation> AllocateMinJct(const AllocationProblem& problem);
 
 // Above kClassLpAbove jobs max-min groups *like jobs*: same gang and the same normalised rates
@@ -36,7 +38,7 @@ Result<Allocation> AllocateMinJct(const AllocationProblem& problem);
 // only per-type speed ratios), and when there are fewer classes than jobs and at most
 // kJobsPerLp of them it solves one LP over the classes (exact: the same optimal value; like jobs
 // can share one rate at the optimum), splitting each class's X so that its jobs keep the optimum
-// but most run on one type. Otherwise, above kJobsPerLp jobs, both allocators solve POP-style
+// but most run on one type. Otherwise, above kJobsPerLp jobs, max-min solves POP-style
 // partitions (below) of at most kJobsPerLp jobs each; up to it, one LP over the jobs.
 inline constexpr int kJobsPerLp = 400;
 inline constexpr int kClassLpAbove = 150;
@@ -51,7 +53,7 @@ inline constexpr int kClassLpAbove = 150;
 // tests measure how close). Solve time grows with k x (n / k)^2 instead of n^2. When
 // jobs_per_lp > 0 and n > kClassLpAbove, max-min first tries one LP over the classes of like jobs
 // (above).
-// AllocateMaxMin(p) is AllocateMaxMinPartitioned(p, kJobsPerLp), likewise min-jct.
+// AllocateMaxMin(p) is AllocateMaxMinPartitioned(p, kJobsPerLp).
 Result<Allocation> AllocateMaxMinPartitioned(const AllocationProblem& problem, int jobs_per_lp);
 Result<Allocation> AllocateMinJctPartitioned(const AllocationProblem& problem, int jobs_per_lp);
 

@@ -134,7 +134,7 @@ TEST(PartitionedAllocatorsTest, OnePartitionIsTheExactLp) {
   ASSERT_TRUE(exact.ok() && whole.ok() && unlimited.ok());
   EXPECT_EQ(exact->fraction, whole->fraction);
   EXPECT_EQ(exact->fraction, unlimited->fraction);
-  Result<Allocation> jct = AllocateMinJct(p);
+  Result<Allocation> jct = AllocateMinJctPartitioned(p, 0);
   Result<Allocation> jct_whole = AllocateMinJctPartitioned(p, 100);
   ASSERT_TRUE(jct.ok() && jct_whole.ok());
   EXPECT_EQ(jct->fraction, jct_whole->fraction);
