@@ -380,7 +380,7 @@ Status SolveMaxMin(const AllocationProblem& problem, const Partition& part,
   return Status::Ok();
 }
 
-// The min-jct LP of one partition, objective coefficients thr / remaining / `largest`.
+// The min-jct LP over `part`, objective coefficients thr / remaining / `largest`.
 Status SolveMinJct(const AllocationProblem& problem, const Partition& part, double largest,
                    Allocation& x) {
   LpBuilder lp(problem, part);
@@ -447,7 +447,7 @@ Result<Allocation> AllocateMaxMinPartitioned(const AllocationProblem& problem, i
   return x;
 }
 
-Result<Allocation> AllocateMinJctPartitioned(const AllocationProblem& problem, int jobs_per_lp) {
+Result<Allocation> AllocateMinJctLp(const AllocationProblem& problem) {
   DS_RETURN_IF_ERROR(ValidateProblem(problem));
   if (static_cast<int>(problem.remaining_iters.size()) != problem.num_jobs()) {
     return InvalidArgument("min-jct needs remaining_iters for every job");
@@ -461,9 +461,7 @@ Result<Allocation> AllocateMinJctPartitioned(const AllocationProblem& problem, i
   }
   Allocation x = Empty(problem);
   std::lock_guard lock(GlpkMutex());
-  for (const Partition& part : MakePartitions(problem, jobs_per_lp)) {
-    DS_RETURN_IF_ERROR(SolveMinJct(problem, part, largest, x));
-  }
+  DS_RETURN_IF_ERROR(SolveMinJct(problem, MakePartitions(problem, 0).front(), largest, x));
   return x;
 }
 

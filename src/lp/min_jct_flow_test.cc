@@ -16,7 +16,7 @@ namespace {
 // relative 1e-9, and its allocation feasible.
 void ExpectOptimal(const AllocationProblem& p) {
   Result<Allocation> flow = AllocateMinJctFlow(p);
-  Result<Allocation> lp = AllocateMinJctPartitioned(p, 0);
+  Result<Allocation> lp = AllocateMinJctLp(p);
   ASSERT_TRUE(flow.ok()) << flow.status().ToString();
   ASSERT_TRUE(lp.ok()) << lp.status().ToString();
   const Status feasible = CheckAllocation(p, *flow, 1e-9);
