@@ -112,6 +112,12 @@ class LpBuilder {
     glp_smcp parm;
     glp_init_smcp(&parm);
     parm.msg_lev = GLP_MSG_OFF;
+    // Above kClassLpAbove jobs, Dantzig's rule (the largest reduced cost) instead of the
+    // projected steepest edge: more pivots, each far cheaper on these LPs of n jobs x T types
+    // (the max-min LP of 1,000 jobs 1.5x faster; BENCHMARKS.md, issue 19 next step). The same
+    // LP and optimum; where the optimum is not unique the vertex can differ, so the small LPs,
+    // cheap either way, keep GLPK's default and their vertices (the goldens).
+    if (static_cast<int>(jobs_.size()) > kClassLpAbove) parm.pricing = GLP_PT_STD;
     parm.presolve = solved_once_ ? GLP_OFF : GLP_ON;
     int ret = glp_simplex(lp_.get(), &parm);
     if (ret != 0) {
@@ -402,7 +408,7 @@ Status SolveMinJct(const AllocationProblem& problem, const Partition& part, doub
 }  // namespace
 
 Result<Allocation> AllocateMaxMin(const AllocationProblem& problem) {
-  return AllocateMaxMinPartitioned(problem, kJobsPerLp);
+  return AllocateMaxMinWithLimits(problem, kJobsPerLp, kJobsPerPartition);
 }
 
 Result<Allocation> AllocateMinJct(const AllocationProblem& problem) {
@@ -410,6 +416,11 @@ Result<Allocation> AllocateMinJct(const AllocationProblem& problem) {
 }
 
 Result<Allocation> AllocateMaxMinPartitioned(const AllocationProblem& problem, int jobs_per_lp) {
+  return AllocateMaxMinWithLimits(problem, jobs_per_lp, jobs_per_lp);
+}
+
+Result<Allocation> AllocateMaxMinWithLimits(const AllocationProblem& problem, int jobs_per_lp,
+                                            int jobs_per_partition) {
   DS_RETURN_IF_ERROR(ValidateProblem(problem));
   const Allocation equal = EqualShare(problem);
   std::vector<double> weight(problem.num_jobs(), 0.0);
@@ -441,7 +452,9 @@ Result<Allocation> AllocateMaxMinPartitioned(const AllocationProblem& problem, i
     }
     return x;
   }
-  for (const Partition& part : MakePartitions(problem, jobs_per_lp)) {
+  const int per_part =
+      jobs_per_lp > 0 && problem.num_jobs() > jobs_per_lp ? jobs_per_partition : jobs_per_lp;
+  for (const Partition& part : MakePartitions(problem, per_part)) {
     DS_RETURN_IF_ERROR(SolveMaxMin(problem, part, weight, x));
   }
   return x;

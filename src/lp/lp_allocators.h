@@ -40,8 +40,11 @@ Result<Allocation> AllocateMinJct(const AllocationProblem& problem);
 // kJobsPerLp of them it solves one LP over the classes (exact: the same optimal value; like jobs
 // can share one rate at the optimum), splitting each class's X so that its jobs keep the optimum
 // but most run on one type. Otherwise, above kJobsPerLp jobs, max-min solves POP-style
-// partitions (below) of at most kJobsPerLp jobs each; up to it, one LP over the jobs.
+// partitions (below) of at most kJobsPerPartition jobs each; up to it, one LP over the jobs.
+// (250 jobs per partition: one allocation of 10,000 distinct jobs in under 1 s, about 0.7%
+// below 400 per partition and 1% below the exact LP at 1,000 jobs; BENCHMARKS.md.)
 inline constexpr int kJobsPerLp = 400;
+inline constexpr int kJobsPerPartition = 250;
 inline constexpr int kClassLpAbove = 150;
 
 // The max-min LP on POP-style partitions (Narayanan et al., "Solving Large-Scale Granular
@@ -54,8 +57,12 @@ inline constexpr int kClassLpAbove = 150;
 // tests measure how close). Solve time grows with k x (n / k)^2 instead of n^2. When
 // jobs_per_lp > 0 and n > kClassLpAbove, max-min first tries one LP over the classes of like jobs
 // (above).
-// AllocateMaxMin(p) is AllocateMaxMinPartitioned(p, kJobsPerLp).
+// AllocateMaxMinPartitioned(p, k) is AllocateMaxMinWithLimits(p, k, k), and AllocateMaxMin(p)
+// AllocateMaxMinWithLimits(p, kJobsPerLp, kJobsPerPartition): one LP (or the class LP) up to
+// jobs_per_lp jobs (and classes), above it partitions of at most jobs_per_partition jobs.
 Result<Allocation> AllocateMaxMinPartitioned(const AllocationProblem& problem, int jobs_per_lp);
+Result<Allocation> AllocateMaxMinWithLimits(const AllocationProblem& problem, int jobs_per_lp,
+                                            int jobs_per_partition);
 
 // The min-jct LP over all the jobs, solved by GLPK's simplex (before issue 19's flow, the
 // allocator itself, partitioned above kJobsPerLp jobs): optimal to GLPK's tolerances, about
