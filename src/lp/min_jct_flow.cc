@@ -45,7 +45,6 @@ class MinJctFlow {
         generation_(static_cast<size_t>(n_) * types_, 0),
         supply_left_(n_),
         room_(problem.gpus_per_type.begin(), problem.gpus_per_type.end()),
-        free_(types_),
         exchange_(static_cast<size_t>(types_) * types_) {
     double largest = 0;
     for (int j = 0; j < n_; ++j) {
@@ -53,15 +52,18 @@ class MinJctFlow {
         largest = std::max(largest, problem.thr(j, t) / problem.remaining_iters[j]);
       }
     }
+    std::vector<std::vector<Entry>> free(types_);
     for (int j = 0; j < n_; ++j) {
       supply_left_[j] = problem.gang[j];
       for (int t = 0; t < types_; ++t) {
         if (problem.thr(j, t) <= 0) continue;
         const double p = problem.thr(j, t) / problem.remaining_iters[j] / largest / problem.gang[j];
         profit_[index(j, t)] = p;
-        free_[t].push({p, j, 0});
+        free[t].push_back({p, j, 0});
       }
     }
+    // Heapified at once: O(n) per type, where n pushes cost O(n log n).
+    for (int t = 0; t < types_; ++t) free_.emplace_back(EntryLess{}, std::move(free[t]));
   }
 
   // Augments until no path gains; false if the step limit (a guard, far above what the bound
