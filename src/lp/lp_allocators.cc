@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "lp/glpk_lock.h"
+#include "lp/min_jct_flow.h"
 
 namespace dlsched::hetero {
 namespace {
@@ -105,6 +106,12 @@ class LpBuilder {
     glp_smcp parm;
     glp_init_smcp(&parm);
     parm.msg_lev = GLP_MSG_OFF;
+    // Above kClassLpAbove jobs, Dantzig's rule (the largest reduced cost) instead of the
+    // projected steepest edge: more pivots, each far cheaper on these LPs of n jobs x T types
+    // (the max-min LP of 1,000 jobs 1.5x faster; BENCHMARKS.md, issue 19 next step). The same
+    // LP and optimum; where the optimum is not unique the vertex can differ, so the small LPs,
+    // cheap either way, keep GLPK's default and their vertices (the goldens).
+    if (static_cast<int>(jobs_.size()) > kClassLpAbove) parm.pricing = GLP_PT_STD;
     parm.presolve = solved_once_ ? GLP_OFF : GLP_ON;
     int ret = glp_simplex(lp_.get(), &parm);
     if (ret != 0) {
@@ -373,7 +380,7 @@ Status SolveMaxMin(const AllocationProblem& problem, const Partition& part,
   return Status::Ok();
 }
 
-// The min-jct LP of one partition, objective coefficients thr / remaining / `largest`.
+// The min-jct LP over `part`, objective coefficients thr / remaining / `largest`.
 Status SolveMinJct(const AllocationProblem& problem, const Partition& part, double largest,
                    Allocation& x) {
   LpBuilder lp(problem, part);
@@ -395,14 +402,19 @@ Status SolveMinJct(const AllocationProblem& problem, const Partition& part, doub
 }  // namespace
 
 Result<Allocation> AllocateMaxMin(const AllocationProblem& problem) {
-  return AllocateMaxMinPartitioned(problem, kJobsPerLp);
+  return AllocateMaxMinWithLimits(problem, kJobsPerLp, kJobsPerPartition);
 }
 
 Result<Allocation> AllocateMinJct(const AllocationProblem& problem) {
-  return AllocateMinJctPartitioned(problem, kJobsPerLp);
+  return AllocateMinJctFlow(problem);
 }
 
 Result<Allocation> AllocateMaxMinPartitioned(const AllocationProblem& problem, int jobs_per_lp) {
+  return AllocateMaxMinWithLimits(problem, jobs_per_lp, jobs_per_lp);
+}
+
+Result<Allocation> AllocateMaxMinWithLimits(const AllocationProblem& problem, int jobs_per_lp,
+                                            int jobs_per_partition) {
   DS_RETURN_IF_ERROR(ValidateProblem(problem));
   const Allocation equal = EqualShare(problem);
   std::vector<double> weight(problem.num_jobs(), 0.0);
@@ -434,13 +446,15 @@ Result<Allocation> AllocateMaxMinPartitioned(const AllocationProblem& problem, i
     }
     return x;
   }
-  for (const Partition& part : MakePartitions(problem, jobs_per_lp)) {
+  const int per_part =
+      jobs_per_lp > 0 && problem.num_jobs() > jobs_per_lp ? jobs_per_partition : jobs_per_lp;
+  for (const Partition& part : MakePartitions(problem, per_part)) {
     DS_RETURN_IF_ERROR(SolveMaxMin(problem, part, weight, x));
   }
   return x;
 }
 
-Result<Allocation> AllocateMinJctPartitioned(const AllocationProblem& problem, int jobs_per_lp) {
+Result<Allocation> AllocateMinJctLp(const AllocationProblem& problem) {
   DS_RETURN_IF_ERROR(ValidateProblem(problem));
   if (static_cast<int>(problem.remaining_iters.size()) != problem.num_jobs()) {
     return InvalidArgument("min-jct needs remaining_iters for every job");
@@ -454,9 +468,7 @@ Result<Allocation> AllocateMinJctPartitioned(const AllocationProblem& problem, i
   }
   Allocation x = Empty(problem);
   std::lock_guard lock(GlpkMutex());
-  for (const Partition& part : MakePartitions(problem, jobs_per_lp)) {
-    DS_RETURN_IF_ERROR(SolveMinJct(problem, part, largest, x));
-  }
+  DS_RETURN_IF_ERROR(SolveMinJct(problem, MakePartitions(problem, 0).front(), largest, x));
   return x;
 }
 

@@ -5,9 +5,10 @@
 
 namespace dlsched::hetero {
 
-// The LP allocators of the heterogeneity-aware round-based policies (docs/hetero.md), solved
-// with GLPK's simplex. Pure functions of the problem; safe to call from several threads (calls
-// into GLPK are serialised). An error means the solver failed, never that jobs do not fit.
+// The LP allocators of the heterogeneity-aware round-based policies (docs/hetero.md): max-min
+// solved with GLPK's simplex, min-jct as a transportation problem (min_jct_flow.h). Pure
+// functions of the problem; safe to call from several threads (calls into GLPK are serialised).
+// An error means the solver failed, never that jobs do not fit.
 
 // `max-min`: Gavel's heterogeneity-aware LAS (max-min fairness). With eq_j the rate of job j
 // under EqualShare (its 1/n share of every type) and r_j(X) = sum_t X[j][t] * thr(j, t):
@@ -28,7 +29,9 @@ Result<Allocation> AllocateMaxMin(const AllocationProblem& problem);
 //                                                       per second)
 // under the same constraints as max-min. Fast GPUs go to the jobs closest to finishing and to
 // the jobs that gain most from them; jobs with a long way to go get what is left. Needs
-// remaining_iters.
+// remaining_iters. Solved exactly as a transportation problem, without GLPK, by
+// AllocateMinJctFlow (min_jct_flow.h), at any number of jobs; AllocateMinJctLp is the same LP
+// solved by GLPK (the reference the tests and the bench compare it with).
 Result<Allocation> AllocateMinJct(const AllocationProblem& problem);
 
 // Above kClassLpAbove jobs max-min groups *like jobs*: same gang and the same normalised rates
@@ -36,23 +39,34 @@ Result<Allocation> AllocateMinJct(const AllocationProblem& problem);
 // only per-type speed ratios), and when there are fewer classes than jobs and at most
 // kJobsPerLp of them it solves one LP over the classes (exact: the same optimal value; like jobs
 // can share one rate at the optimum), splitting each class's X so that its jobs keep the optimum
-// but most run on one type. Otherwise, above kJobsPerLp jobs, both allocators solve POP-style
-// partitions (below) of at most kJobsPerLp jobs each; up to it, one LP over the jobs.
+// but most run on one type. Otherwise, above kJobsPerLp jobs, max-min solves POP-style
+// partitions (below) of at most kJobsPerPartition jobs each; up to it, one LP over the jobs.
+// (250 jobs per partition: one allocation of 10,000 distinct jobs in under 1 s, about 0.7%
+// below 400 per partition and 1% below the exact LP at 1,000 jobs; BENCHMARKS.md.)
 inline constexpr int kJobsPerLp = 400;
+inline constexpr int kJobsPerPartition = 250;
 inline constexpr int kClassLpAbove = 150;
 
-// The same LPs on POP-style partitions (Narayanan et al., "Solving Large-Scale Granular
+// The max-min LP on POP-style partitions (Narayanan et al., "Solving Large-Scale Granular
 // Resource Allocation Problems Efficiently with POP", SOSP'21): the jobs are dealt into
 // k = ceil(n / jobs_per_lp) groups, stratified by gang size and fastest type, each given the
 // share of every type's GPUs that its jobs' GPU demand (sum of gangs) is of the whole, and each
-// group's LP is solved on its own (max-min: with the fair rates eq_j of the whole problem). The
+// group's LP is solved on its own, with the fair rates eq_j of the whole problem. The
 // union is feasible for the whole problem; it is optimal when k = 1 (n <= jobs_per_lp, or
 // jobs_per_lp <= 0), and otherwise close to it when each group holds many jobs (the bench and
 // tests measure how close). Solve time grows with k x (n / k)^2 instead of n^2. When
 // jobs_per_lp > 0 and n > kClassLpAbove, max-min first tries one LP over the classes of like jobs
 // (above).
-// AllocateMaxMin(p) is AllocateMaxMinPartitioned(p, kJobsPerLp), likewise min-jct.
+// AllocateMaxMinPartitioned(p, k) is AllocateMaxMinWithLimits(p, k, k), and AllocateMaxMin(p)
+// AllocateMaxMinWithLimits(p, kJobsPerLp, kJobsPerPartition): one LP (or the class LP) up to
+// jobs_per_lp jobs (and classes), above it partitions of at most jobs_per_partition jobs.
 Result<Allocation> AllocateMaxMinPartitioned(const AllocationProblem& problem, int jobs_per_lp);
-Result<Allocation> AllocateMinJctPartitioned(const AllocationProblem& problem, int jobs_per_lp);
+Result<Allocation> AllocateMaxMinWithLimits(const AllocationProblem& problem, int jobs_per_lp,
+                                            int jobs_per_partition);
+
+// The min-jct LP over all the jobs, solved by GLPK's simplex (before issue 19's flow, the
+// allocator itself, partitioned above kJobsPerLp jobs): optimal to GLPK's tolerances, about
+// 5.7 s at 10,000 jobs where the flow takes milliseconds (BENCHMARKS.md).
+Result<Allocation> AllocateMinJctLp(const AllocationProblem& problem);
 
 }  // namespace dlsched::hetero

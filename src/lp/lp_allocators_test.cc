@@ -134,10 +134,6 @@ TEST(PartitionedAllocatorsTest, OnePartitionIsTheExactLp) {
   ASSERT_TRUE(exact.ok() && whole.ok() && unlimited.ok());
   EXPECT_EQ(exact->fraction, whole->fraction);
   EXPECT_EQ(exact->fraction, unlimited->fraction);
-  Result<Allocation> jct = AllocateMinJct(p);
-  Result<Allocation> jct_whole = AllocateMinJctPartitioned(p, 100);
-  ASSERT_TRUE(jct.ok() && jct_whole.ok());
-  EXPECT_EQ(jct->fraction, jct_whole->fraction);
 }
 
 // Four like jobs on two GPUs in two partitions of two: each partition gets one GPU, each job half
@@ -146,12 +142,6 @@ TEST(PartitionedAllocatorsTest, KnownOptima) {
   Result<Allocation> x = AllocateMaxMinPartitioned({1, {2}, {1, 1, 1, 1}, {1, 1, 1, 1}, {}}, 2);
   ASSERT_TRUE(x.ok()) << x.status().ToString();
   ExpectAllocation(*x, {0.5, 0.5, 0.5, 0.5});
-  Result<Allocation> jct =
-      AllocateMinJctPartitioned({1, {2}, {1, 1, 1, 1}, {1, 1, 1, 1}, {1, 2, 3, 4}}, 2);
-  ASSERT_TRUE(jct.ok()) << jct.status().ToString();
-  // Dealt in index order (like gangs and types): {0, 2} and {1, 3}; each partition's GPU goes
-  // to its job with the least work left.
-  ExpectAllocation(*jct, {1, 1, 0, 0});
 }
 
 // Partitions are feasible for the whole problem and close to the exact LP's objective (POP
@@ -162,18 +152,27 @@ TEST(PartitionedAllocatorsTest, FeasibleAndNearTheExactOptimum) {
     const AllocationProblem p = RandomProblem(400, seed);
     Result<Allocation> exact = AllocateMaxMinPartitioned(p, 0);
     Result<Allocation> parts = AllocateMaxMinPartitioned(p, 100);
-    Result<Allocation> jct_exact = AllocateMinJctPartitioned(p, 0);
-    Result<Allocation> jct_parts = AllocateMinJctPartitioned(p, 100);
-    ASSERT_TRUE(exact.ok() && parts.ok() && jct_exact.ok() && jct_parts.ok());
-    for (const Allocation* x : {&*parts, &*jct_parts}) {
-      const Status feasible = CheckAllocation(p, *x);
-      EXPECT_TRUE(feasible.ok()) << feasible.ToString();
-    }
+    ASSERT_TRUE(exact.ok() && parts.ok());
+    const Status feasible = CheckAllocation(p, *parts);
+    EXPECT_TRUE(feasible.ok()) << feasible.ToString();
     EXPECT_LE(MinNormalisedRate(p, *parts), MinNormalisedRate(p, *exact) + 1e-6);
     EXPECT_GE(MinNormalisedRate(p, *parts), 0.95 * MinNormalisedRate(p, *exact));
-    EXPECT_LE(CompletionRate(p, *jct_parts), CompletionRate(p, *jct_exact) * (1 + 1e-6));
-    EXPECT_GE(CompletionRate(p, *jct_parts), 0.98 * CompletionRate(p, *jct_exact));
   }
+}
+
+// The policies' allocator above kJobsPerLp distinct jobs: partitions of kJobsPerPartition,
+// feasible and within 2% of the exact LP (BENCHMARKS.md measures about 1% at 1,000 jobs).
+TEST(PartitionedAllocatorsTest, AboveTheLpLimitPartitionsNearTheExactOptimum) {
+  const AllocationProblem p = RandomProblem(1000, 4);
+  Result<Allocation> exact = AllocateMaxMinPartitioned(p, 0);
+  Result<Allocation> x = AllocateMaxMin(p);
+  Result<Allocation> limits = AllocateMaxMinWithLimits(p, kJobsPerLp, kJobsPerPartition);
+  ASSERT_TRUE(exact.ok() && x.ok() && limits.ok());
+  EXPECT_EQ(x->fraction, limits->fraction);
+  const Status feasible = CheckAllocation(p, *x);
+  EXPECT_TRUE(feasible.ok()) << feasible.ToString();
+  EXPECT_LE(MinNormalisedRate(p, *x), MinNormalisedRate(p, *exact) + 1e-6);
+  EXPECT_GE(MinNormalisedRate(p, *x), 0.98 * MinNormalisedRate(p, *exact));
 }
 
 // Many jobs of few kinds (Gavel's workloads: a few dozen model, batch size and gang
