@@ -372,12 +372,12 @@ class PipelinePolicy final : public SchedulingPolicy {
     // With quotas: RunningIndex::victims_by_tenant by tenant index (nullptr: no victims), set
     // up by the cycle's first victim search (VictimsByTenant); and the searches' walk.
     std::vector<const RunningIndex::TenantVictims*> victims_by_tenant;
+    bool victims_by_tenant_set = false;
+    TenantVictimWalk victim_walk;
     // With quotas: the tenants with jobs waiting, by index, with their JobQueue::by_tenant_order
     // entry, set up by the cycle's first WalkTenants.
     std::vector<std::pair<int, const JobQueue::GangOrder*>> waiting_tenants;
     bool waiting_tenants_set = false;
-    bool victims_by_tenant_set = false;
-    TenantVictimWalk victim_walk;
   };
   enum class Search { kByRank, kReclaim };
   // Whether a victim search of this kind for the job is known to fail (Cycle::failed_by_rank).
