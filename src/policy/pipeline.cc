@@ -4,11 +4,13 @@
 #include <limits>
 #include <map>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 #include <unordered_set>
 
 #include "dlsched/policy/placement.h"
+#include "dlsched/policy/running_index.h"
 
 namespace dlsched {
 namespace {
@@ -84,6 +86,11 @@ struct TenantUse {
            (!measure_host || (held_cpus - host.cpus < guaranteed_cpus &&
                               held_memory_mib - host.memory_mib < guaranteed_memory_mib));
   }
+  // Whether BelowGuaranteeWithout holds for every job it runs, given whether some of them use
+  // no GPU: they all run within its guarantee, which shields them from other tenants' jobs.
+  bool ShieldsAll(bool has_cpu_jobs, bool measure_host) const {
+    return BelowGuaranteeWithout(has_cpu_jobs ? 0 : 1, HostRequest{}, measure_host);
+  }
   // Whether it holds more than its guarantee in some resource (a borrower; without a quota,
   // anything).
   bool Borrowing(bool measure_host) const {
@@ -127,10 +134,28 @@ struct TenantUse {
 class TenantWalk {
  public:
   using Room = int (TenantUse::*)() const;
+  // One gang size of one tenant: its waiting jobs, from the next one to meet.
+  struct Head {
+    int tenant = 0;
+    int gang = 0;
+    const JobQueue::OrderIndex* index = nullptr;
+    JobQueue::OrderIndex::const_iterator it;
+  };
+  // The walk's working memory, kept by its owner across walks so that a walk allocates nothing
+  // once the buffers have grown (a cycle makes two walks).
+  struct Buffers {
+    std::vector<Head> heap;  // in the fair order, unordered
+    std::vector<Head> parked;
+  };
   // `tenants` (indexed by Add's tenant) is read at every step; it may grow meanwhile. `fair`
-  // (nullptr: policy order) must outlive the walk.
-  TenantWalk(const std::vector<TenantUse>& tenants, Room room, const ShareTotals* fair = nullptr)
-      : tenants_(&tenants), room_(room), fair_(fair) {}
+  // (nullptr: policy order) must outlive the walk; so must `buffers`, which the walk clears and
+  // uses (one walk at a time).
+  TenantWalk(const std::vector<TenantUse>& tenants, Room room, Buffers& buffers,
+             const ShareTotals* fair = nullptr)
+      : tenants_(&tenants), room_(room), fair_(fair), heap_(buffers.heap), parked_(buffers.parked) {
+    heap_.clear();
+    parked_.clear();
+  }
 
   // Adds the waiting jobs of one gang size of tenant `tenant`; only before the first Next.
   void Add(int tenant, int gang, const JobQueue::OrderIndex& index) {
@@ -188,12 +213,6 @@ class TenantWalk {
   }
 
  private:
-  struct Head {
-    int tenant = 0;
-    int gang = 0;
-    const JobQueue::OrderIndex* index = nullptr;
-    JobQueue::OrderIndex::const_iterator it;
-  };
   bool Fits(const Head& head) const { return head.gang <= ((*tenants_)[head.tenant].*room_)(); }
   // Next in the fair order: heap_ holds the heads unordered.
   std::optional<RankKey> NextFair(int max_gang) {
@@ -226,9 +245,50 @@ class TenantWalk {
   const std::vector<TenantUse>* tenants_;
   Room room_;
   const ShareTotals* fair_;
-  std::vector<Head> heap_;  // in the fair order, unordered
-  std::vector<Head> parked_;
+  std::vector<Head>& heap_;  // in the fair order, unordered
+  std::vector<Head>& parked_;
   std::optional<RankKey> last_;
+};
+
+// A victim search's walk over the victims of some tenants (RunningIndex::victims_by_tenant),
+// lowest rank first: the reverse walk of RunningIndex::victims() restricted to their jobs (each
+// tenant's victims are ordered by the same stored keys, so merging them by key gives that
+// order). O(tenants added) a step; a search adds the few tenants whose jobs it may take.
+class TenantVictimWalk {
+ public:
+  // Forgets the tenants added; keeps the buffer, so a cycle's searches allocate once.
+  void Reset() { heads_.clear(); }
+  void Add(int tenant, const std::set<RankKey>& victims) {
+    if (!victims.empty()) heads_.push_back({tenant, victims.rbegin(), victims.rend()});
+  }
+  // Leaves the tenant's victims not met yet out of the walk.
+  void Drop(int tenant) {
+    std::erase_if(heads_, [&](const Head& head) { return head.tenant == tenant; });
+  }
+  // The next victim, lowest rank first, and its tenant.
+  struct Step {
+    JobId id;
+    int tenant = 0;
+  };
+  std::optional<Step> Next() {
+    if (heads_.empty()) return std::nullopt;
+    size_t lowest = 0;  // the head of the lowest rank: the largest key
+    for (size_t i = 1; i < heads_.size(); ++i) {
+      if (*heads_[lowest].it < *heads_[i].it) lowest = i;
+    }
+    Head& head = heads_[lowest];
+    const Step step{head.it->id, head.tenant};
+    if (++head.it == head.end) heads_.erase(heads_.begin() + static_cast<ptrdiff_t>(lowest));
+    return step;
+  }
+
+ private:
+  struct Head {
+    int tenant = 0;
+    std::set<RankKey>::const_reverse_iterator it;
+    std::set<RankKey>::const_reverse_iterator end;
+  };
+  std::vector<Head> heads_;
 };
 
 // The plugin pipeline of DESIGN.md: Admit -> QueueSort -> Filter/Score -> Preempt.
@@ -314,6 +374,15 @@ class PipelinePolicy final : public SchedulingPolicy {
     // comes earlier within a cycle) has a key at most k, so a job whose key is at least k
     // outranks none of them and gets kTimeNever without a walk.
     std::optional<RankKey> guarded_retry_key;
+    // With quotas: RunningIndex::victims_by_tenant by tenant index (nullptr: no victims), set
+    // up by the cycle's first victim search (VictimsByTenant); and the searches' walk.
+    std::vector<const RunningIndex::TenantVictims*> victims_by_tenant;
+    bool victims_by_tenant_set = false;
+    TenantVictimWalk victim_walk;
+    // With quotas: the tenants with jobs waiting, by index, with their JobQueue::by_tenant_order
+    // entry, set up by the cycle's first WalkTenants.
+    std::vector<std::pair<int, const JobQueue::GangOrder*>> waiting_tenants;
+    bool waiting_tenants_set = false;
   };
   enum class Search { kByRank, kReclaim };
   // Whether a victim search of this kind for the job is known to fail (Cycle::failed_by_rank).
@@ -443,6 +512,9 @@ class PipelinePolicy final : public SchedulingPolicy {
   // in the same search.
   // `job_tenant`: TenantOf the job.
   bool GuaranteeProtects(Cycle& cycle, int job_tenant, const Job& victim) const;
+  // With quotas: cycle.victims_by_tenant, set up on the first call in the cycle (the running
+  // index does not change during a cycle).
+  const std::vector<const RunningIndex::TenantVictims*>& VictimsByTenant(Cycle& cycle) const;
   // Reclaims GPUs for a job within its guarantee from borrowing tenants' jobs (any rank).
   bool TryReclaimFor(Cycle& cycle, const JobView& job) const;
   // Asks for the victims' preemption, reserves the free part of `placement` for `job`, and
@@ -525,6 +597,8 @@ class PipelinePolicy final : public SchedulingPolicy {
   // buffers (a cycle is too short to pay for fresh ones). Decide runs on one thread at a time,
   // as the Scheduler calls it.
   mutable ClusterState scratch_;
+  // WalkTenants' working memory, kept between walks for the same reason.
+  mutable TenantWalk::Buffers tenant_walk_buffers_;
   // With quotas, kept between cycles too so that a cycle looks a job's tenant up without
   // hashing its name (the quota checks of victim searches meet hundreds of jobs, several times
   // a cycle): the tenants met so far, interned to indices, and by job (JobId::index), the index
@@ -576,6 +650,8 @@ Decisions PipelinePolicy::Decide(const SchedulingContext& ctx) const {
   const Placer placer(ctx, filter_views_, score_views_, config_.placement);
   scratch_ = ctx.state;
   Cycle cycle{ctx, placer, scratch_, std::move(decisions)};
+  // Explaining gives most waiting jobs a reason: grow the list once.
+  if (ctx.explain) cycle.decisions.pending_reasons.reserve(ctx.queue.size());
   if (TracksTenants()) {
     DS_CHECK(ctx.queue.indexes_tenants()) << "a policy with quotas needs a queue by tenant";
     ++decide_count_;  // a new context: no job's tenant is checked in it yet
@@ -585,6 +661,7 @@ Decisions PipelinePolicy::Decide(const SchedulingContext& ctx) const {
       cycle.totals.memory_mib = ctx.cluster.total_host_memory_mib();
     }
     cycle.measure_host = cycle.totals.host();
+    cycle.tenants.reserve(tenant_quotas_.size());
     for (const PipelineConfig::Quota* quota : tenant_quotas_) {
       cycle.tenants.push_back(UseOf(cycle, quota));
     }
@@ -654,19 +731,25 @@ void PipelinePolicy::WalkTenants(Cycle& cycle, const Starving& starving,
                   guaranteed    ? &TenantUse::GuaranteeRoom
                   : ctx.explain ? &TenantUse::AnyRoom
                                 : &TenantUse::CapRoom,
-                  FairOrder() ? &cycle.totals : nullptr);
-  // Both maps are in name order: look the tenants up in one merged walk of the two.
-  auto known = tenant_ids_.begin();
-  for (const auto& [tenant, by_gang] : ctx.queue.by_tenant_order()) {
-    if (std::ranges::all_of(by_gang, [](const auto& gang) { return gang.second.empty(); })) {
-      continue;  // none of its jobs waits
+                  tenant_walk_buffers_, FairOrder() ? &cycle.totals : nullptr);
+  if (!cycle.waiting_tenants_set) {  // the queue does not change during a cycle
+    cycle.waiting_tenants_set = true;
+    // Both maps are in name order: look the tenants up in one merged walk of the two.
+    auto known = tenant_ids_.begin();
+    for (const auto& [tenant, by_gang] : ctx.queue.by_tenant_order()) {
+      if (std::ranges::all_of(by_gang, [](const auto& gang) { return gang.second.empty(); })) {
+        continue;  // none of its jobs waits
+      }
+      while (known != tenant_ids_.end() && known->first < tenant) ++known;
+      // (Interning a tenant does not move `known`: it inserts before it.)
+      const int t = known != tenant_ids_.end() && known->first == tenant ? known->second
+                                                                         : TenantOf(cycle, tenant);
+      cycle.waiting_tenants.push_back({t, &by_gang});
     }
-    while (known != tenant_ids_.end() && known->first < tenant) ++known;
-    // (Interning a tenant does not move `known`: it inserts before it.)
-    const int t = known != tenant_ids_.end() && known->first == tenant ? known->second
-                                                                       : TenantOf(cycle, tenant);
+  }
+  for (const auto& [t, by_gang] : cycle.waiting_tenants) {
     if (guaranteed && !cycle.tenants[t].has_quota) continue;  // never within a guarantee
-    for (const auto& [gang, index] : by_gang) walk.Add(t, gang, index);
+    for (const auto& [gang, index] : *by_gang) walk.Add(t, gang, index);
   }
   while (auto key = walk.Next(max_gang())) {
     const JobView job = ctx.View(key->id);
@@ -894,22 +977,54 @@ bool PipelinePolicy::TryPreemptFor(Cycle& cycle, const JobView& job) const {
   const RankKey mine = order_.KeyOf(job);
   const int job_tenant = config_.quotas.empty() ? -1 : TenantOf(cycle, job.job());
   const RunningIndex& running = ctx.running_by_rank;
-  for (auto it = running.victims().rbegin(); it != running.victims().rend(); ++it) {
-    if (!(mine < running.KeyAt(it->id, ctx.now))) break;  // the rest rank at or above the job
-    const JobView victim = ctx.View(it->id);
-    if (Unavailable(cycle, victim.job()) || !MayFreeHostFor(job, victim.job())) continue;
-    if (job_tenant >= 0 && GuaranteeProtects(cycle, job_tenant, victim.job())) continue;
-    if (!MayPreempt(job, victim, ctx, retry_at)) continue;
-    what_if.Release(victim.job().placement);
-    chosen.push_back(victim.id());
-    if (auto placement = cycle.placer.Find(job, what_if)) {
-      EndVictimSearch(cycle);
-      CommitVictims(cycle, job, *placement,
-                    "preempted for job " + std::to_string(job.id().value()) + " (" +
-                        std::string(sort_->Name()) + " order)");
-      return true;
+  // Meets the candidates lowest rank first (`next()` -> the next one's id, or none left) until
+  // their GPUs let the job start.
+  const auto search = [&](auto next) {
+    while (const std::optional<JobId> id = next()) {
+      if (!(mine < running.KeyAt(*id, ctx.now))) break;  // the rest rank at or above the job
+      const JobView victim = ctx.View(*id);
+      if (Unavailable(cycle, victim.job()) || !MayFreeHostFor(job, victim.job())) continue;
+      if (job_tenant >= 0 && GuaranteeProtects(cycle, job_tenant, victim.job())) continue;
+      if (!MayPreempt(job, victim, ctx, retry_at)) continue;
+      what_if.Release(victim.job().placement);
+      chosen.push_back(victim.id());
+      if (auto placement = cycle.placer.Find(job, what_if)) {
+        EndVictimSearch(cycle);
+        CommitVictims(cycle, job, *placement,
+                      "preempted for job " + std::to_string(job.id().value()) + " (" +
+                          std::string(sort_->Name()) + " order)");
+        return true;
+      }
     }
+    return false;
+  };
+  bool found = false;
+  if (job_tenant >= 0) {
+    // Only the victims of the job's own tenant and of the tenants whose guarantee does not
+    // shield all their jobs: GuaranteeProtects passes over the others' jobs one by one.
+    const auto& by_tenant = VictimsByTenant(cycle);
+    TenantVictimWalk& walk = cycle.victim_walk;
+    walk.Reset();
+    for (size_t t = 0; t < by_tenant.size(); ++t) {
+      const RunningIndex::TenantVictims* victims = by_tenant[t];
+      if (victims == nullptr) continue;
+      if (static_cast<int>(t) == job_tenant ||
+          !cycle.tenants[t].ShieldsAll(victims->cpu_jobs > 0, cycle.measure_host)) {
+        walk.Add(static_cast<int>(t), victims->victims);
+      }
+    }
+    found = search([&]() -> std::optional<JobId> {
+      if (auto step = walk.Next()) return step->id;
+      return std::nullopt;
+    });
+  } else {
+    auto it = running.victims().rbegin();
+    found = search([&]() -> std::optional<JobId> {
+      if (it == running.victims().rend()) return std::nullopt;
+      return (it++)->id;
+    });
   }
+  if (found) return true;
   EndVictimSearch(cycle);
   // Guarded jobs may become victims later: look again then.
   retry_at = std::min(retry_at, GuardedRetry(cycle, job));
@@ -1102,16 +1217,27 @@ bool PipelinePolicy::TryReclaimFor(Cycle& cycle, const JobView& job) const {
   std::vector<JobId>& chosen = cycle.chosen;
   // What each tenant would still hold after the victims chosen so far, by tenant index (every
   // running job's tenant is in cycle.tenants: CountTenantsGpus met it).
+  const auto& by_tenant = VictimsByTenant(cycle);
   std::vector<TenantUse> left = cycle.tenants;
-  const RunningIndex& running = ctx.running_by_rank;
-  for (auto it = running.victims().rbegin(); it != running.victims().rend(); ++it) {
-    const Job& victim = ctx.jobs.at(it->id);
+  // The victims of the other tenants that borrow, lowest rank first; a tenant leaves the walk
+  // once the victims chosen leave it borrowing no more (its use only falls as they are chosen).
+  TenantVictimWalk& walk = cycle.victim_walk;
+  walk.Reset();
+  for (size_t t = 0; t < by_tenant.size(); ++t) {
+    if (by_tenant[t] != nullptr && static_cast<int>(t) != mine &&
+        left[t].Borrowing(cycle.measure_host)) {
+      walk.Add(static_cast<int>(t), by_tenant[t]->victims);
+    }
+  }
+  while (const auto step = walk.Next()) {
+    const Job& victim = ctx.jobs.at(step->id);
     if (Unavailable(cycle, victim) || !MayFreeHostFor(job, victim)) continue;
-    const int t = RunningTenantOf(victim.id);
-    if (t == mine) continue;
+    const int t = step->tenant;
+    DS_CHECK(t == RunningTenantOf(victim.id))
+        << "job " << victim.id << " is filed under another tenant";
     TenantUse& tenant_left = left[static_cast<size_t>(t)];
-    if (!tenant_left.Borrowing(cycle.measure_host)) continue;
     tenant_left.Add(victim.spec.num_gpus, HostOf(cycle, victim), -1);
+    if (!tenant_left.Borrowing(cycle.measure_host)) walk.Drop(t);
     what_if.Release(victim.placement);
     chosen.push_back(victim.id);
     if (auto placement = cycle.placer.Find(job, what_if)) {
@@ -1124,6 +1250,22 @@ bool PipelinePolicy::TryReclaimFor(Cycle& cycle, const JobView& job) const {
   }
   EndVictimSearch(cycle);
   return false;
+}
+
+const std::vector<const RunningIndex::TenantVictims*>& PipelinePolicy::VictimsByTenant(
+    Cycle& cycle) const {
+  if (!cycle.victims_by_tenant_set) {
+    cycle.victims_by_tenant_set = true;
+    cycle.victims_by_tenant.assign(cycle.tenants.size(), nullptr);
+    for (const auto& [tenant, victims] : cycle.ctx.running_by_rank.victims_by_tenant()) {
+      if (victims.victims.empty()) continue;
+      // The tenant's index, without comparing its name: that of any of its jobs, as this
+      // cycle's count of the running jobs found it (a running job's tenant does not change).
+      const size_t t = static_cast<size_t>(RunningTenantOf(victims.victims.begin()->id));
+      cycle.victims_by_tenant[t] = &victims;
+    }
+  }
+  return cycle.victims_by_tenant;
 }
 
 Timestamp PipelinePolicy::GuardedRetry(Cycle& cycle, const JobView& job) const {

@@ -46,6 +46,7 @@ void RunningIndex::Grow(JobId id) {
     drift_.resize(n, 0);
     victim_at_.resize(n, kTimeNever);
     due_at_.resize(n, kTimeNever);
+    if (order_->by_tenant()) in_tenant_.resize(n);
   }
 }
 
@@ -65,6 +66,15 @@ void RunningIndex::Insert(JobId id, Timestamp now) {
   } else if (victim_at <= now) {
     DS_CHECK(victims_.insert(stored_[i]).second) << "job " << id << " is already running";
     where_[i] = kVictim;
+    if (order_->by_tenant()) {
+      const JobSpec& spec = view.spec();
+      auto it = victims_by_tenant_.find(spec.queue);
+      if (it == victims_by_tenant_.end())
+        it = victims_by_tenant_.emplace(spec.queue, TenantVictims()).first;
+      TenantVictims& tenant = it->second;
+      in_tenant_[i] = {&tenant, tenant.victims.insert(stored_[i]).first, spec.num_gpus == 0};
+      if (in_tenant_[i].cpu) ++tenant.cpu_jobs;
+    }
   } else if (victim_at == kTimeNever) {
     ++never_victims_;
     where_[i] = kNeverVictim;
@@ -80,11 +90,21 @@ void RunningIndex::Insert(JobId id, Timestamp now) {
   due_at_[i] = at;
 }
 
+void RunningIndex::EraseVictim(size_t i) {
+  victims_.erase(stored_[i]);
+  if (order_->by_tenant()) {  // every victim is filed under its tenant
+    InTenant& filed = in_tenant_[i];
+    filed.tenant->victims.erase(filed.at);
+    if (filed.cpu) --filed.tenant->cpu_jobs;
+    filed = InTenant();
+  }
+}
+
 void RunningIndex::Take(JobId id) {
   const size_t i = id.index();
   switch (where_[i]) {
     case kVictim:
-      victims_.erase(stored_[i]);
+      EraseVictim(i);
       break;
     case kGuarded:
       guarded_.erase({victim_at_[i], id});
@@ -115,7 +135,7 @@ void RunningIndex::Erase(JobId id) {
 void RunningIndex::Stopping(JobId id) {
   const size_t i = id.index();
   if (i >= where_.size() || where_[i] != kVictim) return;  // guarded, never a victim, or deferred
-  victims_.erase(stored_[i]);
+  EraseVictim(i);
   ++stopping_victims_;
   where_[i] = kStoppingVictim;
 }
@@ -168,6 +188,30 @@ Status RunningIndex::CheckOrder(Timestamp now) const {
     previous_now = key;
   }
   for (const auto& [at, id] : guarded_) DS_RETURN_IF_ERROR(key_mismatch(id));
+  if (!order_->by_tenant()) return Status::Ok();
+  size_t filed = 0;
+  for (const auto& [tenant, filed_victims] : victims_by_tenant_) {
+    size_t cpu_jobs = 0;
+    for (const RankKey& stored : filed_victims.victims) {
+      const Job& job = jobs_->at(stored.id);
+      if (where_[stored.id.index()] != kVictim || !(stored_[stored.id.index()] == stored) ||
+          job.spec.queue != tenant) {
+        return Internal("running index: job " + std::to_string(stored.id.value()) +
+                        " is filed as a victim of tenant '" + tenant + "', which it is not");
+      }
+      if (job.spec.num_gpus == 0) ++cpu_jobs;
+    }
+    if (cpu_jobs != filed_victims.cpu_jobs) {
+      return Internal("running index: tenant '" + tenant + "' counts " +
+                      std::to_string(filed_victims.cpu_jobs) + " CPU victims, it has " +
+                      std::to_string(cpu_jobs));
+    }
+    filed += filed_victims.victims.size();
+  }
+  if (filed != victims_.size()) {
+    return Internal("running index: " + std::to_string(filed) + " victims filed by tenant, " +
+                    std::to_string(victims_.size()) + " in all");
+  }
   return Status::Ok();
 }
 

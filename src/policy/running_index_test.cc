@@ -171,6 +171,85 @@ TEST_F(RunningIndexTest, CheckOrderFindsJobsOfDifferentDriftsThatInterleave) {
   EXPECT_THAT(later.message(), HasSubstr("job 1 is walked before job 0"));
 }
 
+TEST_F(RunningIndexTest, FilesEachVictimUnderItsTenantInTheVictimsOrder) {
+  const Remaining sort;
+  const MinuteGuard guard;
+  const RankOrder order(&sort, {&guard}, /*by_tenant=*/true);
+  RunningIndex index(jobs_, order);
+  const auto start = [&](int remaining_s, int start_s, const char* tenant, int gpus) {
+    const JobId id = Start(remaining_s, start_s);
+    jobs_.at(id).spec.queue = tenant;
+    jobs_.at(id).spec.num_gpus = gpus;
+    return id;
+  };
+  const auto filed = [&](const std::string& tenant) {
+    std::vector<JobId> ids;
+    for (const RankKey& key : index.victims_by_tenant().at(tenant).victims) ids.push_back(key.id);
+    return ids;
+  };
+  const JobId a = start(500, -60, "x", 1);
+  const JobId b = start(300, -60, "y", 0);  // a CPU job
+  const JobId c = start(400, -60, "x", 2);
+  const JobId d = start(200, 0, "y", 1);  // guarded: within its first minute
+  index.Refresh(At(0));
+  for (JobId id : {a, b, c, d}) index.Insert(id, At(0));
+  EXPECT_THAT(Victims(index), ElementsAre(b, c, a));
+  EXPECT_THAT(filed("x"), ElementsAre(c, a));
+  EXPECT_THAT(filed("y"), ElementsAre(b));  // d joins once it is a victim
+  EXPECT_EQ(index.victims_by_tenant().at("x").cpu_jobs, 0u);
+  EXPECT_EQ(index.victims_by_tenant().at("y").cpu_jobs, 1u);
+  ASSERT_TRUE(index.CheckOrder(At(0)).ok()) << index.CheckOrder(At(0)).message();
+
+  index.Refresh(At(60));
+  EXPECT_THAT(filed("y"), ElementsAre(d, b));
+  index.Erase(b);
+  index.Erase(c);
+  EXPECT_THAT(filed("x"), ElementsAre(a));
+  EXPECT_THAT(filed("y"), ElementsAre(d));
+  EXPECT_EQ(index.victims_by_tenant().at("y").cpu_jobs, 0u);
+  index.Erase(a);
+  EXPECT_TRUE(index.victims_by_tenant().at("x").victims.empty());  // the tenant stays
+  EXPECT_TRUE(index.CheckOrder(At(60)).ok()) << index.CheckOrder(At(60)).message();
+}
+
+TEST_F(RunningIndexTest, AVictimAskedToStopLeavesItsTenantsVictimsToo) {
+  const Remaining sort;
+  const MinuteGuard guard;
+  const RankOrder order(&sort, {&guard}, /*by_tenant=*/true);
+  RunningIndex index(jobs_, order);
+  const JobId a = Start(500, -60);
+  const JobId b = Start(300, -60);
+  jobs_.at(b).spec.num_gpus = 0;  // a CPU job: its tenant's count of CPU victims drops too
+  for (JobId id : {a, b}) jobs_.at(id).spec.queue = "x";
+  index.Refresh(At(0));
+  for (JobId id : {a, b}) index.Insert(id, At(0));
+  ASSERT_EQ(index.victims_by_tenant().at("x").victims.size(), 2u);
+
+  jobs_.at(b).preempt_requested = true;
+  index.Stopping(b);
+  const RunningIndex::TenantVictims& x = index.victims_by_tenant().at("x");
+  ASSERT_EQ(x.victims.size(), 1u);
+  EXPECT_EQ(x.victims.begin()->id, a);
+  EXPECT_EQ(x.cpu_jobs, 0u);
+  EXPECT_TRUE(index.CheckOrder(At(0)).ok()) << index.CheckOrder(At(0)).message();
+  index.Erase(b);  // a stopping victim leaves without touching the filing again
+  index.Refresh(At(60));
+  EXPECT_EQ(index.victims_by_tenant().at("x").victims.size(), 1u);
+  EXPECT_TRUE(index.CheckOrder(At(60)).ok()) << index.CheckOrder(At(60)).message();
+}
+
+TEST_F(RunningIndexTest, FilesNoTenantsWithoutATenantIndex) {
+  const Remaining sort;
+  const MinuteGuard guard;
+  const RankOrder order(&sort, {&guard}, /*by_tenant=*/false);
+  RunningIndex index(jobs_, order);
+  const JobId a = Start(500, -60);
+  index.Refresh(At(0));
+  index.Insert(a, At(0));
+  EXPECT_THAT(Victims(index), ElementsAre(a));
+  EXPECT_TRUE(index.victims_by_tenant().empty());
+}
+
 TEST(RankOrderTest, TheDefaultRanksAllAlikeAndNeverTakesAVictim) {
   const Job job = testing::MakeJob(3).Priority(9).Submit(seconds(5)).Running(At(0)).Build();
   const JobView view(job, At(100));

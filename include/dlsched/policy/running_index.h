@@ -1,8 +1,10 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <queue>
 #include <set>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -28,6 +30,10 @@ namespace dlsched {
 // then, so a victim search never walks a job it could not take. Nor does it walk a victim
 // already asked to stop (Job::preempt_requested: Stopping): under a long queue each cycle asks
 // for several, and while their checkpoints run they would pile up where searches begin.
+//
+// Where the order's by_tenant() (a policy with tenant quotas), the victims are filed by tenant
+// too (victims_by_tenant), so that a search can leave out the tenants whose guarantee shields
+// all their jobs without walking them.
 // Owned by the Scheduler; single-threaded.
 class RunningIndex {
  public:
@@ -55,6 +61,16 @@ class RunningIndex {
   // Running jobs that may be preempted now, by stored key, highest rank first: iterate in
   // reverse for the lowest first. Compare them with KeyAt, not the stored keys.
   const std::set<RankKey>& victims() const { return victims_; }
+  // One tenant's victims (JobSpec::queue as the job was filed), by the same stored keys as
+  // victims(), and how many of them use no GPU.
+  struct TenantVictims {
+    std::set<RankKey> victims;
+    size_t cpu_jobs = 0;
+  };
+  using TenantVictimsMap = std::map<std::string, TenantVictims, std::less<>>;
+  // victims() split by tenant, where the order's by_tenant() (else empty). A tenant once filed
+  // stays (maybe with no victims), so pointers to the entries stay valid.
+  const TenantVictimsMap& victims_by_tenant() const { return victims_by_tenant_; }
   // Guarded jobs that become victims later in their run, as (when, job), earliest first.
   const std::set<std::pair<Timestamp, JobId>>& guarded() const { return guarded_; }
   // A running job's key as the policy would give it at `now` (not before the last Refresh or
@@ -69,9 +85,10 @@ class RunningIndex {
   }
 
   // Whether the index agrees with its RankOrder at `now` (not before the last Refresh, nor past
-  // the next announced change): every filed job's KeyAt is the key the order gives it, and the
+  // the next announced change): every filed job's KeyAt is the key the order gives it, the
   // victims' keys at `now` ascend strictly in the index's order (a rank change the order did
-  // not announce, or jobs of different drifts that interleave, break it). O(running jobs), and
+  // not announce, or jobs of different drifts that interleave, break it), and
+  // victims_by_tenant() files each victim, and only them, under its tenant. O(running jobs), and
   // it calls the order for each: Refresh runs it in debug builds only; tests call it directly.
   Status CheckOrder(Timestamp now) const;
 
@@ -89,6 +106,8 @@ class RunningIndex {
   void Grow(JobId id);
   // Takes a job out of whichever set holds it.
   void Take(JobId id);
+  // Takes the victim at index `i` out of the victims and, with a tenant index, its tenant's.
+  void EraseVictim(size_t i);
 
   const JobTable* jobs_;
   const RankOrder* order_;
@@ -102,6 +121,14 @@ class RunningIndex {
   std::vector<int64_t> drift_;        // its RankDrift
   std::vector<Timestamp> victim_at_;  // when it becomes a victim, while guarded
   std::vector<Timestamp> due_at_;     // its pending re-key time
+  // by_tenant only: where it is filed in victims_by_tenant_ while a victim.
+  struct InTenant {
+    TenantVictims* tenant = nullptr;  // nullptr: not filed
+    std::set<RankKey>::iterator at;
+    bool cpu = false;  // counted in TenantVictims::cpu_jobs
+  };
+  std::vector<InTenant> in_tenant_;
+  TenantVictimsMap victims_by_tenant_;
   // Lazily deleted; next_change() drops stale tops, which changes no observable state.
   mutable std::priority_queue<Due, std::vector<Due>, std::greater<>> due_;
   std::vector<JobId> deferred_;  // InsertAtNextRefresh
