@@ -271,17 +271,19 @@ void RoundPolicy::Assign(const SchedulingContext& ctx, const std::vector<int>& c
     const JobRecord& record = state_.jobs[slot];
     if (record.index >= 0) smallest_gang = std::min(smallest_gang, record.gang);
   }
-  // Calls emit(entry) for every (candidate, type) pair the allocation gives time, but for pairs
-  // skip(walk, x, rounds_on, rounds_active) says rank after those wanted (a test without the
-  // priority's divisions).
+  std::vector<char> chosen(state_.jobs.size(), 0);  // this call's assignments, by position
+  // Calls emit(entry) for every (candidate, type) pair the allocation gives time that could
+  // still be assigned (the job not chosen yet, its gang within the type's room: room only
+  // shrinks, so the walk would pass over the others), but for pairs skip(walk, x, rounds_on,
+  // rounds_active) says rank after those wanted (a test without the priority's divisions).
   const auto each_entry = [&](auto&& skip, auto&& emit) {
     for (int slot : candidates) {
       const JobRecord& record = state_.jobs[slot];
-      if (record.index < 0) continue;  // arrived after X was computed
+      if (record.index < 0 || chosen[slot]) continue;  // (index < 0: arrived after X)
       const double* xs = state_.x.fraction.data() + static_cast<size_t>(record.index) * types;
       for (int t = 0; t < types; ++t) {
         const double x = xs[t];
-        if (x <= 0 || record.row[t] <= 0) continue;
+        if (x <= 0 || record.row[t] <= 0 || record.gang > room[t]) continue;
         if (skip(walk[t], x, record.rounds_on[t], record.rounds_active)) continue;
         const double received =
             record.rounds_active > 0
@@ -301,7 +303,6 @@ void RoundPolicy::Assign(const SchedulingContext& ctx, const std::vector<int>& c
     if (a.id != b.id) return a.id < b.id;
     return a.type < b.type;
   };
-  std::vector<char> chosen(state_.jobs.size(), 0);  // this call's assignments, by position
   auto assign = [&](int slot, int type) {
     JobRecord& record = state_.jobs[slot];
     chosen[slot] = 1;
