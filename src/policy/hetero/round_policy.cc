@@ -131,28 +131,58 @@ bool RoundPolicy::SyncJobs(const SchedulingContext& ctx) const {
     // The active set is the waiting jobs (all queued, services apart) and the running ones
     // (ctx.running) with GPUs. A job leaves it only by ending, and enters it only when admitted,
     // at the first cycle after it was added to the job table: the records of jobs that ended
-    // go, the jobs added since the last sync come. Every record's row is checked against the
-    // types its job failed on (a launch failure is a departure).
-    size_t kept = 0;
-    for (size_t i = 0; i < state_.jobs.size(); ++i) {
-      JobRecord& record = state_.jobs[i];
-      const Job& job = ctx.jobs.at(record.id);
-      if (!IsWaiting(job.state) && job.state != JobState::kRunning) {
-        changed = true;
-        continue;
+    // go, the jobs added since the last sync come. Only jobs that ran since the last sync can
+    // have ended or failed to launch on a type (a row to recompute), but for a waiting job
+    // cancelled: when the count of active jobs says one went unseen, every record is checked.
+    const auto ended = [](const Job& job) {
+      return !IsWaiting(job.state) && job.state != JobState::kRunning;
+    };
+    const auto remove_ended = [&](auto&& check) {
+      size_t kept = 0;
+      for (size_t i = 0; i < state_.jobs.size(); ++i) {
+        if (check(i)) {
+          changed = true;
+          continue;
+        }
+        if (kept != i) state_.jobs[kept] = std::move(state_.jobs[i]);
+        ++kept;
       }
-      if (RefreshRow(ctx, job, record)) changed = true;
-      if (kept != i) state_.jobs[kept] = std::move(record);
-      ++kept;
+      state_.jobs.resize(kept);
+    };
+    std::vector<char> gone(state_.jobs.size(), 0);
+    bool any_gone = false;
+    for (JobId id : state_.watch) {
+      JobRecord* record = Find(id);
+      if (record == nullptr) continue;
+      const Job& job = ctx.jobs.at(id);
+      if (ended(job)) {
+        gone[record - state_.jobs.data()] = 1;
+        any_gone = true;
+      } else if (RefreshRow(ctx, job, *record)) {
+        changed = true;
+      }
     }
-    state_.jobs.resize(kept);
+    if (any_gone) remove_ended([&](size_t i) { return gone[i] != 0; });
+    size_t active = ctx.queue.size();
+    if (const auto cpu_jobs = ctx.queue.by_gang_order().find(0);
+        cpu_jobs != ctx.queue.by_gang_order().end()) {
+      active -= cpu_jobs->second.size();
+    }
+    for (JobId id : ctx.running) {
+      if (ctx.jobs.at(id).spec.num_gpus > 0) ++active;
+    }
+    size_t arrived = 0;
+    for (size_t i = state_.jobs_seen; i < ctx.jobs.size(); ++i) {
+      const Job& job = ctx.jobs.all()[i];
+      if (job.spec.num_gpus > 0 && !job.spec.is_service() && !ended(job)) ++arrived;
+    }
+    if (state_.jobs.size() + arrived != active) {
+      remove_ended([&](size_t i) { return ended(ctx.jobs.at(state_.jobs[i].id)); });
+    }
     const std::vector<Job>& table = ctx.jobs.all();
     for (size_t i = state_.jobs_seen; i < table.size(); ++i) {
       const Job& job = table[i];
-      if (job.spec.num_gpus == 0 || job.spec.is_service() ||
-          (!IsWaiting(job.state) && job.state != JobState::kRunning)) {
-        continue;
-      }
+      if (job.spec.num_gpus == 0 || job.spec.is_service() || ended(job)) continue;
       JobRecord& record = state_.jobs.emplace_back();
       record.id = job.id;
       record.gang = job.spec.num_gpus;
@@ -162,6 +192,7 @@ bool RoundPolicy::SyncJobs(const SchedulingContext& ctx) const {
     }
   }
   state_.jobs_seen = ctx.jobs.size();
+  state_.watch.assign(ctx.running.begin(), ctx.running.end());
   if (changed || !state_.synced) {
     state_.slot.assign(ctx.jobs.size(), -1);
     for (size_t i = 0; i < state_.jobs.size(); ++i) {
@@ -527,6 +558,7 @@ Decisions RoundPolicy::DecideAndUpdate(const SchedulingContext& ctx) const {
                    " this round; waiting for its GPUs to free"});
     }
   }
+  for (const LaunchDecision& launch : decisions.launches) state_.watch.push_back(launch.job);
   // CPU jobs, outside the rounds: in queue order, on the CPUs the round's launches left.
   if (const auto cpu_jobs = ctx.queue.by_gang_order().find(0);
       cpu_jobs != ctx.queue.by_gang_order().end() && !cpu_jobs->second.empty()) {

@@ -137,6 +137,10 @@ class RoundPolicy final : public SchedulingPolicy {
     // active.
     bool synced = false;
     size_t jobs_seen = 0;
+    // The jobs that ran since the last sync (running then, or launched since): the only ones
+    // that can have ended, or failed to launch on a type, but for waiting jobs cancelled. Not
+    // saved.
+    std::vector<JobId> watch;
   };
 
   Decisions DecideAndUpdate(const SchedulingContext& ctx) const;

@@ -18,6 +18,7 @@
 namespace dlsched::hetero {
 namespace {
 
+using ::testing::DoubleEq;
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
 using testing::MakeCluster;
@@ -101,6 +102,34 @@ TEST_F(RoundPolicyTest, GpusAServiceHoldsAreNotAllocated) {
   // The V100 is the service's, so the allocation gives the fast job the K80.
   EXPECT_THAT(policy_->AllocationOf(fast), ElementsAre(1, 0));
   EXPECT_EQ(TypeOf(fast), "K80");
+}
+
+TEST_F(RoundPolicyTest, TheActiveSetFollowsCancellationsAndArrivalsBetweenRounds) {
+  Start("1x1xV100", AllocateGreedy);
+  const JobId a = Submit("flat");
+  const JobId b = Submit("flat");
+  const JobId c = Submit("flat");
+  scheduler_->RunCycle(kTimeZero);  // X = 1/3 each; a runs
+  EXPECT_EQ(TypeOf(a), "V100");
+  EXPECT_EQ(policy_->allocations_computed(), 1);
+  // A waiting job cancelled: it leaves the allocation, the others share the GPU.
+  ASSERT_TRUE(scheduler_->Handle(JobCancelRequested{b}, AtSeconds(10)).ok());
+  scheduler_->RunCycle(AtSeconds(10));
+  EXPECT_EQ(policy_->allocations_computed(), 2);
+  EXPECT_THAT(policy_->AllocationOf(b), IsEmpty());
+  EXPECT_THAT(policy_->AllocationOf(a), ElementsAre(0.5));
+  EXPECT_THAT(policy_->AllocationOf(c), ElementsAre(0.5));
+  // A job submitted later joins at the next cycle; one admission rejects never does.
+  const JobId d = Submit("flat", AtSeconds(20));
+  const JobId too_big = Submit("flat", AtSeconds(20), /*gpus=*/2);
+  scheduler_->RunCycle(AtSeconds(20));
+  EXPECT_EQ(scheduler_->jobs().at(too_big).state, JobState::kRejected);
+  EXPECT_EQ(policy_->allocations_computed(), 3);
+  EXPECT_THAT(policy_->AllocationOf(d), ElementsAre(DoubleEq(1.0 / 3)));
+  EXPECT_THAT(policy_->AllocationOf(too_big), IsEmpty());
+  // The next round: c, never served, runs; a is preempted.
+  scheduler_->RunCycle(AtSeconds(360));
+  EXPECT_TRUE(scheduler_->jobs().at(a).preempt_requested);
 }
 
 TEST_F(RoundPolicyTest, TheAgnosticBaselineDoesNotSeeTheSpeedup) {
