@@ -132,6 +132,43 @@ TEST_F(RoundPolicyTest, TheActiveSetFollowsCancellationsAndArrivalsBetweenRounds
   EXPECT_TRUE(scheduler_->jobs().at(a).preempt_requested);
 }
 
+TEST_F(RoundPolicyTest, AWalkPastItsFirstEntriesReachesTheTypeStillFree) {
+  // 600 never-served jobs on one K80 and one V100: every entry has an infinite priority, so
+  // they rank by X (larger first), then id, then type. Most jobs' X is on the V100, so the walk
+  // fills one type with the first entry and passes over hundreds of the others' entries for
+  // it, beyond the first 256 the walk keeps in its head, to the first entry of the other type.
+  Start("1x1xK80+1x1xV100", AllocateGreedy);
+  std::vector<JobId> jobs;
+  for (int i = 0; i < 600; ++i) jobs.push_back(Submit("fast"));
+  const CycleResult cycle = scheduler_->RunCycle(kTimeZero);
+  struct Entry {
+    double x;
+    uint32_t id;
+    int type;
+  };
+  std::vector<Entry> entries;
+  for (JobId id : jobs) {
+    const std::vector<double> x = policy_->AllocationOf(id);
+    ASSERT_EQ(x.size(), 2u);
+    for (int t = 0; t < 2; ++t) {
+      if (x[t] > 0) entries.push_back({x[t], id.value(), t});
+    }
+  }
+  std::ranges::sort(entries, [](const Entry& a, const Entry& b) {
+    if (a.x != b.x) return a.x > b.x;
+    return a.id != b.id ? a.id < b.id : a.type < b.type;
+  });
+  const Entry& first = entries.front();
+  const auto second = std::ranges::find_if(
+      entries, [&](const Entry& e) { return e.type != first.type && e.id != first.id; });
+  ASSERT_NE(second, entries.end());
+  ASSERT_GT(second - entries.begin(), 256);
+  EXPECT_EQ(cycle.launched(), 2);
+  const char* names[] = {"K80", "V100"};
+  EXPECT_EQ(TypeOf(JobId(first.id)), names[first.type]);
+  EXPECT_EQ(TypeOf(JobId(second->id)), names[second->type]);
+}
+
 TEST_F(RoundPolicyTest, TheAgnosticBaselineDoesNotSeeTheSpeedup) {
   Start("1x1xK80+1x1xV100", AllocateGreedy, /*agnostic=*/true);
   const JobId fast = Submit("fast");
