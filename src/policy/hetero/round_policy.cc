@@ -559,6 +559,11 @@ Decisions RoundPolicy::DecideAndUpdate(const SchedulingContext& ctx) const {
     }
   }
   for (const LaunchDecision& launch : decisions.launches) state_.watch.push_back(launch.job);
+  if (state_.watch.size() > 2 * state_.jobs.size() + 64) {
+    // Many rounds without an arrival or a departure: the same jobs launched again and again.
+    std::ranges::sort(state_.watch);
+    state_.watch.erase(std::unique(state_.watch.begin(), state_.watch.end()), state_.watch.end());
+  }
   // CPU jobs, outside the rounds: in queue order, on the CPUs the round's launches left.
   if (const auto cpu_jobs = ctx.queue.by_gang_order().find(0);
       cpu_jobs != ctx.queue.by_gang_order().end() && !cpu_jobs->second.empty()) {
