@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <functional>
 #include <limits>
+#include <map>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -64,14 +66,34 @@ RoundPolicy::RoundPolicy(RoundPolicyOptions options, Allocator allocate)
 }
 
 std::vector<double> RoundPolicy::AllocationOf(JobId job) const {
-  auto it = state_.jobs.find(job);
-  if (it == state_.jobs.end() || it->second.index < 0) return {};
+  const JobRecord* record = Find(job);
+  if (record == nullptr || record->index < 0) return {};
   const int types = state_.x.num_types;
-  const auto begin = state_.x.fraction.begin() + it->second.index * types;
+  const auto begin = state_.x.fraction.begin() + record->index * types;
   return {begin, begin + types};
 }
 
-bool RoundPolicy::SyncJobs(const SchedulingContext& ctx) const {
+RoundPolicy::JobRecord* RoundPolicy::Find(JobId id) const {
+  if (!id.valid() || id.index() >= state_.slot.size() || state_.slot[id.index()] < 0) {
+    return nullptr;
+  }
+  return &state_.jobs[state_.slot[id.index()]];
+}
+
+bool RoundPolicy::RefreshRow(const SchedulingContext& ctx, const Job& job,
+                             JobRecord& record) const {
+  const size_t types = ctx.cluster.num_gpu_types();
+  if (record.row.size() == types && record.failed_types == job.failed_gpu_types.size()) {
+    return false;  // (a new record has no row yet)
+  }
+  record.row.assign(types, 0.0);
+  FillThroughputRow(job, ctx.cluster, *state_.placements, ctx.estimator, record.row);
+  if (options_.agnostic) MakeTypeBlind(record.row);
+  record.failed_types = job.failed_gpu_types.size();
+  return true;
+}
+
+bool RoundPolicy::SyncAll(const SchedulingContext& ctx) const {
   // CPU jobs take no part in the rounds (no GPU type to allocate): Decide places them apart.
   std::vector<JobId> active;
   for (JobId id : ctx.queue.InOrder()) {
@@ -81,36 +103,110 @@ bool RoundPolicy::SyncJobs(const SchedulingContext& ctx) const {
     if (ctx.jobs.at(id).spec.num_gpus > 0) active.push_back(id);
   }
   std::sort(active.begin(), active.end());
+  std::vector<JobRecord> old = std::move(state_.jobs);
+  state_.jobs.clear();
+  state_.jobs.reserve(active.size());
   bool changed = false;
-  for (auto it = state_.jobs.begin(); it != state_.jobs.end();) {
-    if (std::binary_search(active.begin(), active.end(), it->first)) {
-      ++it;
+  size_t k = 0;  // the next of `old` (by id) not yet matched
+  for (JobId id : active) {
+    for (; k < old.size() && old[k].id < id; ++k) changed = true;  // gone
+    if (k < old.size() && old[k].id == id) {
+      state_.jobs.push_back(std::move(old[k++]));
     } else {
-      it = state_.jobs.erase(it);
+      state_.jobs.emplace_back().id = id;
+      state_.jobs.back().rounds_on.assign(ctx.cluster.num_gpu_types(), 0);
+    }
+    const Job& job = ctx.jobs.at(id);
+    JobRecord& record = state_.jobs.back();
+    record.gang = job.spec.num_gpus;
+    if (RefreshRow(ctx, job, record)) changed = true;
+  }
+  return changed || k < old.size();
+}
+
+bool RoundPolicy::SyncJobs(const SchedulingContext& ctx) const {
+  bool changed = false;
+  if (!state_.synced) {
+    changed = SyncAll(ctx);
+  } else {
+    // The active set is the waiting jobs (all queued, services apart) and the running ones
+    // (ctx.running) with GPUs. A job leaves it only by ending, and enters it only when admitted,
+    // at the first cycle after it was added to the job table: the records of jobs that ended
+    // go, the jobs added since the last sync come. Only jobs that ran since the last sync can
+    // have ended or failed to launch on a type (a row to recompute), but for a waiting job
+    // cancelled: when the count of active jobs says one went unseen, every record is checked.
+    const auto ended = [](const Job& job) {
+      return !IsWaiting(job.state) && job.state != JobState::kRunning;
+    };
+    const auto remove_ended = [&](auto&& check) {
+      size_t kept = 0;
+      for (size_t i = 0; i < state_.jobs.size(); ++i) {
+        if (check(i)) {
+          changed = true;
+          continue;
+        }
+        if (kept != i) state_.jobs[kept] = std::move(state_.jobs[i]);
+        ++kept;
+      }
+      state_.jobs.resize(kept);
+    };
+    std::vector<char> gone(state_.jobs.size(), 0);
+    bool any_gone = false;
+    for (JobId id : state_.watch) {
+      JobRecord* record = Find(id);
+      if (record == nullptr) continue;
+      const Job& job = ctx.jobs.at(id);
+      if (ended(job)) {
+        gone[record - state_.jobs.data()] = 1;
+        any_gone = true;
+      } else if (RefreshRow(ctx, job, *record)) {
+        changed = true;
+      }
+    }
+    if (any_gone) remove_ended([&](size_t i) { return gone[i] != 0; });
+    size_t active = ctx.queue.size();
+    if (const auto cpu_jobs = ctx.queue.by_gang_order().find(0);
+        cpu_jobs != ctx.queue.by_gang_order().end()) {
+      active -= cpu_jobs->second.size();
+    }
+    for (JobId id : ctx.running) {
+      if (ctx.jobs.at(id).spec.num_gpus > 0) ++active;
+    }
+    size_t arrived = 0;
+    for (size_t i = state_.jobs_seen; i < ctx.jobs.size(); ++i) {
+      const Job& job = ctx.jobs.all()[i];
+      if (job.spec.num_gpus > 0 && !job.spec.is_service() && !ended(job)) ++arrived;
+    }
+    if (state_.jobs.size() + arrived != active) {
+      remove_ended([&](size_t i) { return ended(ctx.jobs.at(state_.jobs[i].id)); });
+    }
+    const std::vector<Job>& table = ctx.jobs.all();
+    for (size_t i = state_.jobs_seen; i < table.size(); ++i) {
+      const Job& job = table[i];
+      if (job.spec.num_gpus == 0 || job.spec.is_service() || ended(job)) continue;
+      JobRecord& record = state_.jobs.emplace_back();
+      record.id = job.id;
+      record.gang = job.spec.num_gpus;
+      record.rounds_on.assign(ctx.cluster.num_gpu_types(), 0);
+      RefreshRow(ctx, job, record);
       changed = true;
     }
   }
-  const int types = ctx.cluster.num_gpu_types();
-  for (JobId id : active) {
-    const Job& job = ctx.jobs.at(id);
-    auto [it, inserted] = state_.jobs.try_emplace(id);
-    JobRecord& record = it->second;
-    if (inserted) {
-      record.row.assign(types, 0.0);
-      record.rounds_on.assign(types, 0);
+  state_.jobs_seen = ctx.jobs.size();
+  state_.watch.assign(ctx.running.begin(), ctx.running.end());
+  if (changed || !state_.synced) {
+    state_.slot.assign(ctx.jobs.size(), -1);
+    for (size_t i = 0; i < state_.jobs.size(); ++i) {
+      state_.slot[state_.jobs[i].id.index()] = static_cast<int>(i);
     }
-    if (inserted || record.failed_types != job.failed_gpu_types.size()) {
-      FillThroughputRow(job, ctx.cluster, *state_.placements, ctx.estimator, record.row);
-      if (options_.agnostic) MakeTypeBlind(record.row);
-      record.failed_types = job.failed_gpu_types.size();
-      changed = true;
-    }
+  } else {
+    state_.slot.resize(ctx.jobs.size(), -1);
   }
   if (changed) {
     // Drop the round's assignments of jobs gone, or to a type a job can no longer run on.
     std::erase_if(state_.assigned, [this](const auto& entry) {
-      auto it = state_.jobs.find(entry.first);
-      return it == state_.jobs.end() || it->second.row[entry.second] <= 0;
+      const JobRecord* record = Find(entry.first);
+      return record == nullptr || record->row[entry.second] <= 0;
     });
   }
   return changed;
@@ -138,8 +234,8 @@ void RoundPolicy::ComputeAllocation(const SchedulingContext& ctx) const {
   problem.elapsed_s.reserve(n);
   problem.done_iters.reserve(n);
   int index = 0;
-  for (auto& [id, record] : state_.jobs) {
-    const Job& job = ctx.jobs.at(id);
+  for (JobRecord& record : state_.jobs) {
+    const Job& job = ctx.jobs.at(record.id);
     record.index = index++;
     if (options_.reset_counts_at_allocation) {
       record.rounds_active = 0;
@@ -189,8 +285,9 @@ std::vector<int> RoundTypeOrder(RoundPolicyOptions::TypeWalk walk, int types, in
   return order;
 }
 
-void RoundPolicy::Assign(const SchedulingContext& ctx, const std::vector<Candidate>& candidates,
-                         std::vector<int>& room, bool count_rounds) const {
+void RoundPolicy::Assign(const SchedulingContext& ctx, const std::vector<int>& candidates,
+                         const std::vector<int>& running_on, std::vector<int>& room,
+                         bool count_rounds) const {
   struct Entry {
     int walk;  // the type's place in the round's type order (0 for every type when kRanked)
     double priority;
@@ -198,6 +295,7 @@ void RoundPolicy::Assign(const SchedulingContext& ctx, const std::vector<Candida
     bool here;
     JobId id;
     int type;
+    int slot;  // the job's position in state_.jobs
   };
   const int types = ctx.cluster.num_gpu_types();
   const std::vector<int> order =
@@ -206,26 +304,36 @@ void RoundPolicy::Assign(const SchedulingContext& ctx, const std::vector<Candida
   if (options_.type_walk != RoundPolicyOptions::TypeWalk::kRanked) {
     for (int i = 0; i < types; ++i) walk[order[i]] = i;
   }
-  std::vector<Entry> entries;
   // Once no type has room for the smallest gang of a candidate, no entry can be assigned: the
   // walks below stop there.
   int smallest_gang = std::numeric_limits<int>::max();
-  for (const auto& [id, record_ptr] : candidates) {
-    const JobRecord& record = *record_ptr;
-    if (record.index < 0) continue;  // arrived after X was computed
-    smallest_gang = std::min(smallest_gang, ctx.jobs.at(id).spec.num_gpus);
-    const int running_on = RunningType(ctx.jobs.at(id), ctx.cluster);
-    for (int t = 0; t < types; ++t) {
-      const double x = state_.x.at(record.index, t);
-      if (x <= 0 || record.row[t] <= 0) continue;
-      const double received =
-          record.rounds_active > 0
-              ? (record.rounds_on[t] + options_.initial_rounds_received) / record.rounds_active
-              : 0.0;
-      const double priority = received > 0 ? x / received : std::numeric_limits<double>::infinity();
-      entries.push_back({walk[t], priority, x, running_on == t, id, t});
-    }
+  for (int slot : candidates) {
+    const JobRecord& record = state_.jobs[slot];
+    if (record.index >= 0) smallest_gang = std::min(smallest_gang, record.gang);
   }
+  std::vector<char> chosen(state_.jobs.size(), 0);  // this call's assignments, by position
+  // Calls emit(entry) for every (candidate, type) pair the allocation gives time that could
+  // still be assigned (the job not chosen yet, its gang within the type's room: room only
+  // shrinks, so the walk would pass over the others), but for pairs skip(walk, x, rounds_on,
+  // rounds_active) says rank after those wanted (a test without the priority's divisions).
+  const auto each_entry = [&](auto&& skip, auto&& emit) {
+    for (int slot : candidates) {
+      const JobRecord& record = state_.jobs[slot];
+      if (record.index < 0 || chosen[slot]) continue;  // (index < 0: arrived after X)
+      const double* xs = state_.x.fraction.data() + static_cast<size_t>(record.index) * types;
+      for (int t = 0; t < types; ++t) {
+        const double x = xs[t];
+        if (x <= 0 || record.row[t] <= 0 || record.gang > room[t]) continue;
+        // The rounds it received on t, counted from the options' initial count.
+        const double on = record.rounds_on[t] + options_.initial_rounds_received;
+        if (skip(walk[t], x, on, record.rounds_active)) continue;
+        const double received = record.rounds_active > 0 ? on / record.rounds_active : 0.0;
+        const double priority =
+            received > 0 ? x / received : std::numeric_limits<double>::infinity();
+        emit(Entry{walk[t], priority, x, running_on[slot] == t, record.id, t, slot});
+      }
+    }
+  };
   const auto ranks_before = [](const Entry& a, const Entry& b) {
     if (a.walk != b.walk) return a.walk < b.walk;
     if (a.priority != b.priority) return a.priority > b.priority;
@@ -234,43 +342,86 @@ void RoundPolicy::Assign(const SchedulingContext& ctx, const std::vector<Candida
     if (a.id != b.id) return a.id < b.id;
     return a.type < b.type;
   };
-  std::map<JobId, int> chosen;  // this call's assignments
-  auto assign = [&](JobId id, int type) {
-    JobRecord& record = state_.jobs.at(id);
-    chosen.emplace(id, type);
-    room[type] -= ctx.jobs.at(id).spec.num_gpus;
-    state_.assigned.emplace_back(id, type);
+  auto assign = [&](int slot, int type) {
+    JobRecord& record = state_.jobs[slot];
+    chosen[slot] = 1;
+    room[type] -= record.gang;
+    state_.assigned.emplace_back(record.id, type);
     if (count_rounds) ++record.rounds_on[type];
   };
-  VisitInOrder(entries, ranks_before, [&](const Entry& e) {
-    if (!chosen.contains(e.id) && ctx.jobs.at(e.id).spec.num_gpus <= room[e.type]) {
-      assign(e.id, e.type);
-    }
+  const auto visit = [&](const Entry& e) {
+    if (!chosen[e.slot] && state_.jobs[e.slot].gang <= room[e.type]) assign(e.slot, e.type);
     return AnyRoom(room, smallest_gang);
+  };
+  // The walk: the first kHead entries in order, kept in a heap of the best seen (its front the
+  // worst of them) as the entries are made, so that a round filling its GPUs with the first few
+  // hundred entries neither stores nor sorts the others; should the walk go past them, the rest
+  // are made again and visited in order after them.
+  constexpr size_t kHead = 256;
+  std::vector<Entry> head;
+  head.reserve(kHead);
+  // Once the head is full, an entry ranks after its worst unless its walk comes earlier, or it
+  // has the same walk and a priority no lower: x / (on / active) >= p, tested as x * active >=
+  // p * on with a margin far above the rounding of either side (so no entry that belongs is
+  // skipped; those let through are compared exactly).
+  const auto after_head = [&](int entry_walk, double x, double on, int active) {
+    if (head.size() < kHead) return false;
+    const Entry& worst = head.front();
+    if (entry_walk != worst.walk) return entry_walk > worst.walk;
+    if (on == 0 || active == 0 || worst.priority == std::numeric_limits<double>::infinity()) {
+      return false;
+    }
+    return x * active < worst.priority * on * (1 - 1e-9);
+  };
+  each_entry(after_head, [&](const Entry& e) {
+    if (head.size() < kHead) {
+      head.push_back(e);
+      std::push_heap(head.begin(), head.end(), ranks_before);
+    } else if (ranks_before(e, head.front())) {
+      std::pop_heap(head.begin(), head.end(), ranks_before);
+      head.back() = e;
+      std::push_heap(head.begin(), head.end(), ranks_before);
+    }
   });
+  std::sort_heap(head.begin(), head.end(), ranks_before);
+  bool walked_all = true;
+  for (const Entry& e : head) {
+    if (!visit(e)) {
+      walked_all = false;
+      break;
+    }
+  }
+  if (walked_all && head.size() == kHead) {
+    std::vector<Entry> rest;
+    const Entry last = head.back();
+    each_entry([](int, double, double, int) { return false; },
+               [&](const Entry& e) {
+                 if (ranks_before(last, e)) rest.push_back(e);
+               });
+    VisitInOrder(rest, ranks_before, visit);
+  }
   if (!AnyRoom(room, smallest_gang)) return;
   // Work conservation: GPUs left go to the least-served unassigned jobs, fastest type first.
-  std::vector<std::pair<double, JobId>> rest;
-  for (const auto& [id, record_ptr] : candidates) {
-    if (chosen.contains(id)) continue;
-    const JobRecord& record = *record_ptr;
-    if (record.index < 0) continue;
+  std::vector<std::tuple<double, JobId, int>> rest;  // (time received, id, position)
+  for (int slot : candidates) {
+    const JobRecord& record = state_.jobs[slot];
+    if (chosen[slot] || record.index < 0) continue;
     int on = 0;
     for (int r : record.rounds_on) on += r;
     rest.emplace_back(record.rounds_active > 0 ? static_cast<double>(on) / record.rounds_active : 0,
-                      id);
+                      record.id, slot);
   }
-  VisitInOrder(rest, std::less<>(), [&](const std::pair<double, JobId>& entry) {
-    const JobId id = entry.second;
-    const JobRecord& record = state_.jobs.at(id);
-    const int gang = ctx.jobs.at(id).spec.num_gpus;
+  VisitInOrder(rest, std::less<>(), [&](const std::tuple<double, JobId, int>& entry) {
+    const int slot = std::get<2>(entry);
+    const JobRecord& record = state_.jobs[slot];
     int best = -1;
     for (int t : order) {
-      if (record.row[t] > 0 && gang <= room[t] && (best < 0 || record.row[t] > record.row[best])) {
+      if (record.row[t] > 0 && record.gang <= room[t] &&
+          (best < 0 || record.row[t] > record.row[best])) {
         best = t;
       }
     }
-    if (best >= 0) assign(id, best);
+    if (best >= 0) assign(slot, best);
     return AnyRoom(room, smallest_gang);
   });
 }
@@ -319,40 +470,61 @@ Decisions RoundPolicy::DecideAndUpdate(const SchedulingContext& ctx) const {
         job.placement.num_gpus();
   }
 
+  // Per position in state_.jobs: the type the job runs on (RunningType), or -1 (also when it
+  // runs but is being preempted); and whether it runs at all (else it waits: an active job not
+  // running is queued).
+  const size_t n = state_.jobs.size();
+  std::vector<int> running_on(n, -1);
+  std::vector<char> is_running(n, 0);
+  for (JobId id : ctx.running) {
+    if (const JobRecord* record = Find(id)) {
+      const size_t slot = record - state_.jobs.data();
+      running_on[slot] = RunningType(ctx.jobs.at(id), ctx.cluster);
+      is_running[slot] = 1;
+    }
+  }
+  // Per position: the type this round assigned the job to, or -1.
+  std::vector<int> assigned_type(n, -1);
+  const auto mark_assigned = [&] {
+    for (const auto& [id, type] : state_.assigned) {
+      assigned_type[Find(id) - state_.jobs.data()] = type;
+    }
+  };
+
   Decisions decisions;
   if (ctx.now >= state_.next_round) {
     const Duration round = options_.round;
     state_.next_round = Timestamp((ctx.now.time_since_epoch() / round + 1) * round);
     state_.assigned.clear();
-    std::vector<Candidate> candidates;
-    candidates.reserve(state_.jobs.size());
-    for (auto& [id, record] : state_.jobs) {
-      ++record.rounds_active;
-      candidates.emplace_back(id, &record);
+    std::vector<int> candidates(n);
+    for (size_t i = 0; i < n; ++i) {
+      ++state_.jobs[i].rounds_active;
+      candidates[i] = static_cast<int>(i);
     }
-    Assign(ctx, candidates, room, /*count_rounds=*/true);
-    std::map<JobId, int> type_of(state_.assigned.begin(), state_.assigned.end());
+    Assign(ctx, candidates, running_on, room, /*count_rounds=*/true);
+    mark_assigned();
     for (JobId id : ctx.running) {
       const int on = RunningType(ctx.jobs.at(id), ctx.cluster);
       if (on < 0) continue;
-      auto it = type_of.find(id);
-      if (it == type_of.end() || it->second != on) {
+      const JobRecord* record = Find(id);
+      const int type = record != nullptr ? assigned_type[record - state_.jobs.data()] : -1;
+      if (type != on) {
         decisions.preemptions.push_back(
-            {id, it == type_of.end()
-                     ? "not chosen for this round (round-based allocation)"
-                     : "moves to " + ctx.cluster.gpu_type_name(GpuTypeId(it->second)) +
-                           " this round (round-based allocation)"});
+            {id, type < 0 ? "not chosen for this round (round-based allocation)"
+                          : "moves to " + ctx.cluster.gpu_type_name(GpuTypeId(type)) +
+                                " this round (round-based allocation)"});
       }
     }
   } else {
-    std::vector<Candidate> candidates;
-    std::map<JobId, int> type_of(state_.assigned.begin(), state_.assigned.end());
-    for (const auto& [id, type] : state_.assigned) room[type] -= ctx.jobs.at(id).spec.num_gpus;
+    mark_assigned();
+    for (const auto& [id, type] : state_.assigned) room[type] -= Find(id)->gang;
     // Running jobs outside the round's assignment (none unless the assignment was cut by a
     // change of the active set) still hold their GPUs.
     for (JobId id : ctx.running) {
       const Job& job = ctx.jobs.at(id);
-      if (!type_of.contains(id) && job.placement.num_gpus() > 0) {
+      const JobRecord* record = Find(id);
+      if ((record == nullptr || assigned_type[record - state_.jobs.data()] < 0) &&
+          job.placement.num_gpus() > 0) {
         room[ctx.cluster.node_gpu_type(job.placement.parts.front().node).index()] -=
             job.placement.num_gpus();
       }
@@ -360,12 +532,11 @@ Decisions RoundPolicy::DecideAndUpdate(const SchedulingContext& ctx) const {
     bool any_room = false;
     for (int r : room) any_room = any_room || r > 0;
     if (any_room && options_.backfill_between_rounds) {
-      for (const auto& [id, record] : state_.jobs) {
-        if (IsWaiting(ctx.jobs.at(id).state) && !type_of.contains(id)) {
-          candidates.emplace_back(id, &record);
-        }
+      std::vector<int> candidates;
+      for (size_t i = 0; i < n; ++i) {
+        if (!is_running[i] && assigned_type[i] < 0) candidates.push_back(static_cast<int>(i));
       }
-      Assign(ctx, candidates, room, /*count_rounds=*/false);
+      Assign(ctx, candidates, running_on, room, /*count_rounds=*/false);
     }
   }
 
@@ -395,6 +566,12 @@ Decisions RoundPolicy::DecideAndUpdate(const SchedulingContext& ctx) const {
                    " this round; waiting for its GPUs to free"});
     }
   }
+  for (const LaunchDecision& launch : decisions.launches) state_.watch.push_back(launch.job);
+  if (state_.watch.size() > 2 * state_.jobs.size() + 64) {
+    // Many rounds without an arrival or a departure: the same jobs launched again and again.
+    std::ranges::sort(state_.watch);
+    state_.watch.erase(std::unique(state_.watch.begin(), state_.watch.end()), state_.watch.end());
+  }
   // CPU jobs, outside the rounds: in queue order, on the CPUs the round's launches left.
   if (const auto cpu_jobs = ctx.queue.by_gang_order().find(0);
       cpu_jobs != ctx.queue.by_gang_order().end() && !cpu_jobs->second.empty()) {
@@ -411,10 +588,10 @@ Decisions RoundPolicy::DecideAndUpdate(const SchedulingContext& ctx) const {
   }
   if (ctx.explain) {
     std::map<JobId, int> type_of(state_.assigned.begin(), state_.assigned.end());
-    for (const auto& [id, record] : state_.jobs) {
-      if (IsWaiting(ctx.jobs.at(id).state) && !type_of.contains(id)) {
+    for (const JobRecord& record : state_.jobs) {
+      if (IsWaiting(ctx.jobs.at(record.id).state) && !type_of.contains(record.id)) {
         decisions.pending_reasons.push_back(
-            {id, "not chosen for this round (round-based allocation)"});
+            {record.id, "not chosen for this round (round-based allocation)"});
       }
     }
   }

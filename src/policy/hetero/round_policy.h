@@ -1,6 +1,5 @@
 #pragma once
 
-#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -117,6 +116,8 @@ class RoundPolicy final : public SchedulingPolicy {
 
  private:
   struct JobRecord {
+    JobId id;
+    int gang = 0;                // spec.num_gpus
     std::vector<double> row;     // estimator's rates per type (type-blind if agnostic)
     size_t failed_types = 0;     // Job::failed_gpu_types.size() when `row` was computed
     int index = -1;              // row in the current allocation
@@ -125,7 +126,11 @@ class RoundPolicy final : public SchedulingPolicy {
   };
   struct State {
     std::optional<ConsolidatedPlacements> placements;
-    std::map<JobId, JobRecord> jobs;  // active jobs
+    // The active jobs by id (the order of X's rows when X was computed), and where each is:
+    // slot[id.index()] is its position in `jobs`, -1 for a job not active (ids past the end too).
+    // `slot` is not saved: Sync rebuilds it.
+    std::vector<JobRecord> jobs;
+    std::vector<int> slot;
     Allocation x;
     Timestamp next_round = kTimeZero;
     std::vector<std::pair<JobId, int>> assigned;  // this round: (job, type), in launch order
@@ -138,20 +143,33 @@ class RoundPolicy final : public SchedulingPolicy {
     Timestamp last_allocation = kTimeZero;
     bool allocation_stale = false;
     // Whether `jobs` was compared with a context's active set since the state was made or
-    // restored (not saved: a restored state compares at its first cycle).
+    // restored (not saved: a restored state compares at its first cycle), and the size of the
+    // job table then: jobs added to the table since are the only ones that can have become
+    // active.
     bool synced = false;
+    size_t jobs_seen = 0;
+    // The jobs that ran since the last sync (running then, or launched since): the only ones
+    // that can have ended, or failed to launch on a type, but for waiting jobs cancelled. Not
+    // saved.
+    std::vector<JobId> watch;
   };
 
   Decisions DecideAndUpdate(const SchedulingContext& ctx) const;
+  // The record of an active job, or nullptr.
+  JobRecord* Find(JobId id) const;
   // Brings the active set and rows up to date; returns true when X must be recomputed.
   bool SyncJobs(const SchedulingContext& ctx) const;
+  // The first sync of a fresh or restored state: compares `jobs` with the whole active set.
+  bool SyncAll(const SchedulingContext& ctx) const;
+  // Recomputes a record's row when the job failed on another type since; true if it did.
+  bool RefreshRow(const SchedulingContext& ctx, const Job& job, JobRecord& record) const;
   void ComputeAllocation(const SchedulingContext& ctx) const;
-  // An active job and its record in state_.jobs.
-  using Candidate = std::pair<JobId, const JobRecord*>;
-  // Assigns jobs of `candidates` to types with room (`room`, GPUs per type), appending to
-  // state_.assigned, in the ranking order described above. `count_rounds`: boundary assignment.
-  void Assign(const SchedulingContext& ctx, const std::vector<Candidate>& candidates,
-              std::vector<int>& room, bool count_rounds) const;
+  // Assigns the jobs at `candidates` (positions in state_.jobs) to types with room (`room`, GPUs
+  // per type), appending to state_.assigned, in the ranking order described above.
+  // `running_on`: per position, the type the job runs on (RunningType). `count_rounds`:
+  // boundary assignment.
+  void Assign(const SchedulingContext& ctx, const std::vector<int>& candidates,
+              const std::vector<int>& running_on, std::vector<int>& room, bool count_rounds) const;
 
   RoundPolicyOptions options_;
   Allocator allocate_;

@@ -11,7 +11,9 @@
 //   realloc LAST_US STALE   only when options.realloc_interval > 0
 // The placements of consolidated gangs are not saved: they are a function of the cluster.
 
+#include <algorithm>
 #include <charconv>
+#include <functional>
 #include <limits>
 #include <string>
 #include <system_error>
@@ -104,8 +106,8 @@ std::string RoundPolicy::SaveState() const {
   for (double f : state_.x.fraction) w.Number(f);
   w.Word("jobs");
   w.Number(state_.jobs.size());
-  for (const auto& [id, record] : state_.jobs) {
-    w.Number(id.value());
+  for (const JobRecord& record : state_.jobs) {
+    w.Number(record.id.value());
     w.Number(record.failed_types);
     w.Number(record.index);
     w.Number(record.rounds_active);
@@ -172,9 +174,12 @@ Status RoundPolicy::RestoreState(std::string_view text) {
     for (int& on : record.rounds_on) {
       if (!r.Number(on)) return bad("malformed rounds of job " + std::to_string(id));
     }
-    if (!s.jobs.emplace(JobId(id), std::move(record)).second) {
-      return bad("job " + std::to_string(id) + " twice");
+    // By id, as saved: the order of X's rows.
+    if (!s.jobs.empty() && !(s.jobs.back().id < JobId(id))) {
+      return bad("job " + std::to_string(id) + " twice or out of order");
     }
+    record.id = JobId(id);
+    s.jobs.push_back(std::move(record));
   }
   int64_t assigned = 0;
   if (!r.Word("assigned") || !r.Count(assigned, 2)) return bad("malformed assignment count");
@@ -182,7 +187,7 @@ Status RoundPolicy::RestoreState(std::string_view text) {
     uint32_t id = 0;
     int type = 0;
     if (!r.Number(id) || !r.Number(type) || type < 0 || type >= types ||
-        !s.jobs.contains(JobId(id))) {
+        !std::ranges::binary_search(s.jobs, JobId(id), std::less<>(), &JobRecord::id)) {
       return bad("malformed assignment " + std::to_string(i));
     }
     s.assigned.emplace_back(JobId(id), type);

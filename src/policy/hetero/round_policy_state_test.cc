@@ -164,7 +164,10 @@ TEST(RoundPolicyStateTest, TheTextReadsBackAndBadTextIsRefused) {
   for (const std::string& bad : {std::string("nonsense"), saved.substr(0, saved.size() / 2),
                                  saved + " 7", std::string("round-policy 2"),
                                  std::string("round-policy 1 types 2 next_round 0 "
-                                             "allocations 0 x 99999999 jobs 0 assigned 0")}) {
+                                             "allocations 0 x 99999999 jobs 0 assigned 0"),
+                                 // Jobs out of id order (the order of X's rows).
+                                 std::string("round-policy 1 types 1 next_round 0 allocations 0 "
+                                             "x 0 jobs 2 5 0 -1 0 1 0 3 0 -1 0 1 0 assigned 0")}) {
     SCOPED_TRACE(bad);
     DriverRun fresh(cluster);
     const Status restored = fresh.policy->RestoreState(bad);

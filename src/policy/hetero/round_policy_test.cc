@@ -18,6 +18,7 @@
 namespace dlsched::hetero {
 namespace {
 
+using ::testing::DoubleEq;
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
 using testing::MakeCluster;
@@ -104,6 +105,71 @@ TEST_F(RoundPolicyTest, GpusAServiceHoldsAreNotAllocated) {
   // The V100 is the service's, so the allocation gives the fast job the K80.
   EXPECT_THAT(policy_->AllocationOf(fast), ElementsAre(1, 0));
   EXPECT_EQ(TypeOf(fast), "K80");
+}
+
+TEST_F(RoundPolicyTest, TheActiveSetFollowsCancellationsAndArrivalsBetweenRounds) {
+  Start("1x1xV100", AllocateGreedy);
+  const JobId a = Submit("flat");
+  const JobId b = Submit("flat");
+  const JobId c = Submit("flat");
+  scheduler_->RunCycle(kTimeZero);  // X = 1/3 each; a runs
+  EXPECT_EQ(TypeOf(a), "V100");
+  EXPECT_EQ(policy_->allocations_computed(), 1);
+  // A waiting job cancelled: it leaves the allocation, the others share the GPU.
+  ASSERT_TRUE(scheduler_->Handle(JobCancelRequested{b}, AtSeconds(10)).ok());
+  scheduler_->RunCycle(AtSeconds(10));
+  EXPECT_EQ(policy_->allocations_computed(), 2);
+  EXPECT_THAT(policy_->AllocationOf(b), IsEmpty());
+  EXPECT_THAT(policy_->AllocationOf(a), ElementsAre(0.5));
+  EXPECT_THAT(policy_->AllocationOf(c), ElementsAre(0.5));
+  // A job submitted later joins at the next cycle; one admission rejects never does.
+  const JobId d = Submit("flat", AtSeconds(20));
+  const JobId too_big = Submit("flat", AtSeconds(20), /*gpus=*/2);
+  scheduler_->RunCycle(AtSeconds(20));
+  EXPECT_EQ(scheduler_->jobs().at(too_big).state, JobState::kRejected);
+  EXPECT_EQ(policy_->allocations_computed(), 3);
+  EXPECT_THAT(policy_->AllocationOf(d), ElementsAre(DoubleEq(1.0 / 3)));
+  EXPECT_THAT(policy_->AllocationOf(too_big), IsEmpty());
+  // The next round: c, never served, runs; a is preempted.
+  scheduler_->RunCycle(AtSeconds(360));
+  EXPECT_TRUE(scheduler_->jobs().at(a).preempt_requested);
+}
+
+TEST_F(RoundPolicyTest, AWalkPastItsFirstEntriesReachesTheTypeStillFree) {
+  // 600 never-served jobs on one K80 and one V100: every entry has an infinite priority, so
+  // they rank by X (larger first), then id, then type. Most jobs' X is on the V100, so the walk
+  // fills one type with the first entry and passes over hundreds of the others' entries for
+  // it, beyond the first 256 the walk keeps in its head, to the first entry of the other type.
+  Start("1x1xK80+1x1xV100", AllocateGreedy);
+  std::vector<JobId> jobs;
+  for (int i = 0; i < 600; ++i) jobs.push_back(Submit("fast"));
+  const CycleResult cycle = scheduler_->RunCycle(kTimeZero);
+  struct Entry {
+    double x;
+    uint32_t id;
+    int type;
+  };
+  std::vector<Entry> entries;
+  for (JobId id : jobs) {
+    const std::vector<double> x = policy_->AllocationOf(id);
+    ASSERT_EQ(x.size(), 2u);
+    for (int t = 0; t < 2; ++t) {
+      if (x[t] > 0) entries.push_back({x[t], id.value(), t});
+    }
+  }
+  std::ranges::sort(entries, [](const Entry& a, const Entry& b) {
+    if (a.x != b.x) return a.x > b.x;
+    return a.id != b.id ? a.id < b.id : a.type < b.type;
+  });
+  const Entry& first = entries.front();
+  const auto second = std::ranges::find_if(
+      entries, [&](const Entry& e) { return e.type != first.type && e.id != first.id; });
+  ASSERT_NE(second, entries.end());
+  ASSERT_GT(second - entries.begin(), 256);
+  EXPECT_EQ(cycle.launched(), 2);
+  const char* names[] = {"K80", "V100"};
+  EXPECT_EQ(TypeOf(JobId(first.id)), names[first.type]);
+  EXPECT_EQ(TypeOf(JobId(second->id)), names[second->type]);
 }
 
 TEST_F(RoundPolicyTest, TheAgnosticBaselineDoesNotSeeTheSpeedup) {
