@@ -61,7 +61,9 @@ struct DriverRun {
       r.preemptions = job.preemptions;
       EXPECT_TRUE(scheduler->Restore(std::move(r)).ok());
     }
-    if (restore_state) EXPECT_TRUE(policy->RestoreState(before.policy->SaveState()).ok());
+    if (restore_state) {
+      EXPECT_TRUE(policy->RestoreState(before.policy->SaveState()).ok());
+    }
   }
 
   // Rounds [first, last): a cycle at each boundary; preempted jobs checkpoint 30 s later, and
