@@ -523,26 +523,33 @@ Result<Packing> HeuristicPack(std::span<const PackJob> jobs, const InterferenceM
   return packing;
 }
 
-Status GreedyPlace(std::span<const PackJob> jobs, const InterferenceModel& model,
-                   const PackOptions& options, PackScratch& scratch, std::vector<int>& gpu_of) {
+namespace {
+
+// The placements alone of `slots_of`'s packing (GreedySlots or HeuristicSlots), in `scratch`'s
+// buffers.
+template <typename SlotsOf>
+Status PlaceWith(std::span<const PackJob> jobs, const InterferenceModel& model,
+                 const PackOptions& options, PackScratch& scratch, std::vector<int>& gpu_of,
+                 SlotsOf slots_of) {
   DS_RETURN_IF_ERROR(ValidatePackOptions(options));
   DS_RETURN_IF_ERROR(ValidatePackJobs(jobs, options));
   PackScratch::Buffers& b = scratch.buffers();
   GroupEvaluator eval(jobs, model, options.max_slowdown, b.group, b.speeds);
-  GreedySlots(jobs, options, eval, b);
+  slots_of(jobs, options, eval, b);
   Number(b.slots, jobs.size(), gpu_of);
   return Status::Ok();
 }
 
+}  // namespace
+
+Status GreedyPlace(std::span<const PackJob> jobs, const InterferenceModel& model,
+                   const PackOptions& options, PackScratch& scratch, std::vector<int>& gpu_of) {
+  return PlaceWith(jobs, model, options, scratch, gpu_of, GreedySlots);
+}
+
 Status HeuristicPlace(std::span<const PackJob> jobs, const InterferenceModel& model,
                       const PackOptions& options, PackScratch& scratch, std::vector<int>& gpu_of) {
-  DS_RETURN_IF_ERROR(ValidatePackOptions(options));
-  DS_RETURN_IF_ERROR(ValidatePackJobs(jobs, options));
-  PackScratch::Buffers& b = scratch.buffers();
-  GroupEvaluator eval(jobs, model, options.max_slowdown, b.group, b.speeds);
-  HeuristicSlots(jobs, options, eval, b);
-  Number(b.slots, jobs.size(), gpu_of);
-  return Status::Ok();
+  return PlaceWith(jobs, model, options, scratch, gpu_of, HeuristicSlots);
 }
 
 Status CheckPacking(const Packing& packing, std::span<const PackJob> jobs,

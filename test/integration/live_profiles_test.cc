@@ -3,6 +3,7 @@
 // log replays to the same decisions; a sharing profile runs live (GPU sharing itself:
 // live_sharing_test.cc); `--replay` takes every profile `dlsched policies` prints.
 
+#include <fstream>
 #include <map>
 #include <sstream>
 #include <string>
@@ -140,6 +141,16 @@ TEST_F(LiveProfilesTest, ARoundBasedDaemonMovesJobsBetweenTypesSurvivesKill9AndR
 
 TEST_F(LiveProfilesTest, ASharingProfileRunsLiveAndReplays) {
   ExpectTwoJobsRunAndReplay({"--profile", "greedy-share"}, "greedy-share");
+}
+
+// The finish-time-fairness allocator (issue 19 item 5) under Gavel's mechanics, as the shipped
+// gavel-finish-time-fairness, with 2-second rounds for the test.
+TEST_F(LiveProfilesTest, AFinishTimeFairnessProfileRunsLiveAndReplays) {
+  const fs::path profile = dir_ / "ftf-short.json";
+  std::ofstream(profile) << R"({"name": "ftf-short", "allocator": "finish-time-fairness",
+      "round_s": 2, "realloc_interval_s": 4, "backfill_between_rounds": false,
+      "reset_counts_at_allocation": true})";
+  ExpectTwoJobsRunAndReplay({"--profile", profile.string()}, "ftf-short");
 }
 
 // The combined `dlsched` profile (issue 21) is the daemon's default: `serve` without --profile

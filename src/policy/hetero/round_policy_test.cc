@@ -78,6 +78,17 @@ class RoundPolicyTest : public ::testing::Test {
     return cluster_.gpu_type_name(cluster_.node_gpu_type(job.placement.parts[0].node));
   }
 
+  // After a round's cycle at `boundary`: each of `jobs` asked to stop checkpoints 30 s later,
+  // and a cycle then starts the jobs waiting for its GPUs.
+  void CheckpointPreempted(const std::vector<JobId>& jobs, Timestamp boundary) {
+    for (JobId id : jobs) {
+      if (!scheduler_->jobs().at(id).preempt_requested) continue;
+      ASSERT_TRUE(
+          scheduler_->Handle(JobSuspended{id, 1}, boundary + std::chrono::seconds(30)).ok());
+      scheduler_->RunCycle(boundary + std::chrono::seconds(30));
+    }
+  }
+
   Cluster cluster_;
   RecordingExecutor executor_;
   std::unique_ptr<Scheduler> scheduler_;
@@ -193,13 +204,7 @@ TEST_F(RoundPolicyTest, TimeSharesAGpuInRoundsByTimeReceivedAgainstTheAllocation
     EXPECT_EQ(cycle.refused, 0);
     EXPECT_EQ(cycle.wake_at, boundary + std::chrono::seconds(360));
     // A preempted job holds its GPU until it has checkpointed; then the other one starts.
-    for (JobId id : {a, b}) {
-      if (scheduler_->jobs().at(id).preempt_requested) {
-        ASSERT_TRUE(
-            scheduler_->Handle(JobSuspended{id, 1}, boundary + std::chrono::seconds(30)).ok());
-        scheduler_->RunCycle(boundary + std::chrono::seconds(30));
-      }
-    }
+    CheckpointPreempted({a, b}, boundary);
     schedule += TypeOf(a) != "-" ? "a" : "b";
   }
   // Round 2 ties (each had one of two rounds): the running job stays, saving a preemption.
@@ -216,13 +221,7 @@ TEST_F(RoundPolicyTest, ALongQueueRunsInRankOrder) {
   for (int round = 0; round < 3; ++round) {
     const Timestamp boundary = AtSeconds(360.0 * round);
     scheduler_->RunCycle(boundary);
-    for (JobId id : jobs) {
-      if (scheduler_->jobs().at(id).preempt_requested) {
-        ASSERT_TRUE(
-            scheduler_->Handle(JobSuspended{id, 1}, boundary + std::chrono::seconds(30)).ok());
-        scheduler_->RunCycle(boundary + std::chrono::seconds(30));
-      }
-    }
+    CheckpointPreempted(jobs, boundary);
     for (int i = 0; i < 600; ++i) {
       EXPECT_EQ(TypeOf(jobs[i]), i == round ? "V100" : "-") << "round " << round << ", job " << i;
     }
@@ -429,13 +428,7 @@ TEST_F(RoundPolicyTest, AnInitialCountRanksNewJobsByTheirAllocation) {
     for (int round = 0; round < 4; ++round) {
       const Timestamp boundary = AtSeconds(360.0 * round);
       scheduler_->RunCycle(boundary);
-      for (JobId id : {a, b}) {
-        if (scheduler_->jobs().at(id).preempt_requested) {
-          ASSERT_TRUE(
-              scheduler_->Handle(JobSuspended{id, 1}, boundary + std::chrono::seconds(30)).ok());
-          scheduler_->RunCycle(boundary + std::chrono::seconds(30));
-        }
-      }
+      CheckpointPreempted({a, b}, boundary);
       schedule += TypeOf(a) != "-" ? "a" : "b";
     }
     EXPECT_EQ(schedule, initial == 0 ? "abaa" : "aaaa");
