@@ -87,5 +87,52 @@ TEST(SharedGpusTest, VisitsNodesBeyondTheFirstWord) {
   EXPECT_THAT(index.holders(NodeId(129), 1), ElementsAre(JobId(5)));
 }
 
+// The walks by holder count visit the GPUs held by one job, or by several, in the same order; a
+// GPU moves between them as holders come and go.
+TEST(SharedGpusTest, WalksByHolderCount) {
+  const Cluster cluster = MakeCluster("2x4xV100");
+  SharedGpus index(cluster);
+  index.Add(NodeId(1), 0, JobId(1));
+  index.Add(NodeId(0), 2, JobId(2));
+  index.Add(NodeId(0), 2, JobId(3));
+  index.Add(NodeId(0), 3, JobId(4));
+  const auto walk = [&](SharedGpus::Held which) {
+    std::vector<std::string> visits;
+    index.ForEach(which, [&](NodeId node, int gpu, std::span<const JobId> holders) {
+      visits.push_back(std::to_string(node.value()) + "." + std::to_string(gpu) + ":" +
+                       std::to_string(holders.size()));
+    });
+    return visits;
+  };
+  EXPECT_THAT(walk(SharedGpus::Held::kAlone), ElementsAre("0.3:1", "1.0:1"));
+  EXPECT_THAT(walk(SharedGpus::Held::kBySeveral), ElementsAre("0.2:2"));
+  EXPECT_THAT(walk(SharedGpus::Held::kAny), ElementsAre("0.2:2", "0.3:1", "1.0:1"));
+  index.Remove(NodeId(0), 2, JobId(2));
+  index.Add(NodeId(1), 0, JobId(5));
+  EXPECT_THAT(walk(SharedGpus::Held::kAlone), ElementsAre("0.2:1", "0.3:1"));
+  EXPECT_THAT(walk(SharedGpus::Held::kBySeveral), ElementsAre("1.0:2"));
+  index.Remove(NodeId(0), 2, JobId(3));
+  EXPECT_THAT(walk(SharedGpus::Held::kAlone), ElementsAre("0.3:1"));
+}
+
+// The join revision moves only when a job joins a GPU others hold.
+TEST(SharedGpusTest, TheJoinRevisionMovesOnlyWhenAJobJoinsAHeldGpu) {
+  const Cluster cluster = MakeCluster("1x4xV100");
+  SharedGpus index(cluster);
+  const SharedGpus other(cluster);
+  EXPECT_NE(index.join_revision(), other.join_revision());
+  const uint64_t start = index.join_revision();
+  index.Add(NodeId(0), 0, JobId(1));
+  EXPECT_EQ(index.join_revision(), start) << "nobody held the GPU";
+  index.Add(NodeId(0), 0, JobId(2));
+  const uint64_t joined = index.join_revision();
+  EXPECT_NE(joined, start);
+  index.Add(NodeId(0), 0, JobId(3));
+  EXPECT_NE(index.join_revision(), joined) << "a third holder joins too";
+  const uint64_t third = index.join_revision();
+  index.Remove(NodeId(0), 0, JobId(1));
+  EXPECT_EQ(index.join_revision(), third);
+}
+
 }  // namespace
 }  // namespace dlsched

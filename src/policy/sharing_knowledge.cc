@@ -1,6 +1,7 @@
 #include "dlsched/policy/sharing_knowledge.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <limits>
 
@@ -61,9 +62,19 @@ std::optional<int> FindSharingJobType(const sharing::JobTypeCatalog& catalog,
   return best;
 }
 
+namespace {
+
+// A stamp no knowledge has had before (SharingKnowledge::DemandRevision).
+uint64_t NextDemandRevision() {
+  static std::atomic<uint64_t> next{0};
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
+
+}  // namespace
+
 SharingKnowledge::SharingKnowledge(
     std::vector<std::shared_ptr<const sharing::InterferenceModel>> models)
-    : models_(std::move(models)) {}
+    : models_(std::move(models)), demand_revision_(NextDemandRevision()) {}
 
 void SharingKnowledge::Set(JobId job, const sharing::SharingJob& features,
                            int64_t declared_peak_mib, size_t history) {
@@ -74,6 +85,7 @@ void SharingKnowledge::Set(JobId job, const sharing::SharingJob& features,
   info.features = features;
   info.declared_peak_mib = std::max<int64_t>(1, declared_peak_mib);
   info.history = sharing::DemandHistory(history);
+  demand_revision_ = NextDemandRevision();
 }
 
 void SharingKnowledge::Observe(JobId job, const sharing::DemandSample& sample) {
@@ -81,6 +93,7 @@ void SharingKnowledge::Observe(JobId job, const sharing::DemandSample& sample) {
   JobInfo& info = jobs_[job.index()];
   info.history.Add(sample);
   info.cached_percentile = -1.0;
+  demand_revision_ = NextDemandRevision();
 }
 
 void SharingKnowledge::SetHistory(JobId job, const sharing::DemandHistory& history) {
@@ -88,6 +101,7 @@ void SharingKnowledge::SetHistory(JobId job, const sharing::DemandHistory& histo
   JobInfo& info = jobs_[job.index()];
   info.history = history;
   info.cached_percentile = -1.0;
+  demand_revision_ = NextDemandRevision();
 }
 
 const sharing::InterferenceModel* SharingKnowledge::Interference(GpuTypeId type) const {

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
+#include <vector>
+
 namespace dlsched {
 namespace {
 
@@ -31,6 +34,26 @@ TEST(SharingKnowledgeTest, DeclaredPeakUntilObservedThenThePercentileOfTheHistor
   k.Set(JobId(2), features, 0);  // re-declared: history cleared, a declared peak of at least 1
   EXPECT_TRUE(k.History(JobId(2)).empty());
   EXPECT_EQ(k.MemoryDemandMib(JobId(2), 100), 1);
+}
+
+// Every change of what MemoryDemandMib may answer gives a new demand revision; a copy keeps it.
+TEST(SharingKnowledgeTest, TheDemandRevisionMovesWithEveryChangeOfDemand) {
+  SharingKnowledge k = TwoTypes();
+  const SharingKnowledge other = TwoTypes();
+  EXPECT_NE(k.DemandRevision(), other.DemandRevision());
+  std::vector<std::optional<uint64_t>> seen = {k.DemandRevision()};
+  const sharing::SharingJob features{sharing::SharingJob::kUnknownType, 0.5, 0.3, 4096};
+  k.Set(JobId(0), features, 4096);
+  seen.push_back(k.DemandRevision());
+  k.Observe(JobId(0), {1000, 0.4});
+  seen.push_back(k.DemandRevision());
+  k.SetHistory(JobId(0), sharing::DemandHistory(8));
+  seen.push_back(k.DemandRevision());
+  for (size_t i = 1; i < seen.size(); ++i) EXPECT_NE(seen[i], seen[i - 1]) << i;
+  const SharingKnowledge copy = k;
+  EXPECT_EQ(copy.DemandRevision(), k.DemandRevision());
+  k.MemoryDemandMib(JobId(0), 95);
+  EXPECT_EQ(copy.DemandRevision(), k.DemandRevision()) << "reading changes nothing";
 }
 
 TEST(SharingKnowledgeTest, ATypeWithoutAModelIsNotShared) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <optional>
 #include <span>
 #include <utility>
 #include <vector>
@@ -115,7 +116,10 @@ class SharingPolicy final : public SchedulingPolicy {
     std::vector<SharedGpu>& gpus = open_gpus_;
     size_t count = 0;
     const size_t k = static_cast<size_t>(config_.max_jobs_per_gpu);
-    ctx.shared_gpus->ForEach([&](NodeId node, int gpu, std::span<const JobId> holders) {
+    if (k == 1) return {};  // every shared GPU is full
+    // With room for two, only the GPUs held by one job are open: the others are not visited.
+    const SharedGpus::Held held = k == 2 ? SharedGpus::Held::kAlone : SharedGpus::Held::kAny;
+    ctx.shared_gpus->ForEach(held, [&](NodeId node, int gpu, std::span<const JobId> holders) {
       if (holders.size() >= k || ctx.state.offline(node)) return;
       for (JobId id : holders) {
         if (ctx.jobs.at(id).preempt_requested || Contains(preempted, id)) return;
@@ -343,16 +347,24 @@ class SharingPolicy final : public SchedulingPolicy {
     // memory; the largest of them that may migrate moves. A GPU with one running holder cannot
     // be over: alone it is never counted, and a job placed beside it this cycle fit with it (the
     // packers join a GPU only where the demands, these same ones, fit its memory).
+    // Since a check that found no GPU over, if no demand changed and no job joined a held GPU,
+    // each GPU's holders are some of those it had then, demanding no more: none is over, and the
+    // check is skipped.
     std::vector<JobId> moving;
-    if (config_.mode == ShareMode::kPacked) {
-      ctx.shared_gpus->ForEach([&](NodeId node, int gpu, std::span<const JobId> running) {
-        if (running.size() < 2) return;
+    const std::optional<uint64_t> demand_revision = ctx.sharing->DemandRevision();
+    const std::pair<uint64_t, uint64_t> revisions(demand_revision.value_or(0),
+                                                  ctx.shared_gpus->join_revision());
+    if (config_.mode == ShareMode::kPacked &&
+        !(demand_revision.has_value() && memory_checked_at_ == revisions)) {
+      bool over = false;
+      const auto check = [&](NodeId node, int gpu, std::span<const JobId> running) {
         const int64_t memory_mib = ctx.cluster.node(node).gpus[static_cast<size_t>(gpu)].memory_mib;
         int64_t demand = 0;
         for (JobId id : running) {
           demand += ctx.sharing->MemoryDemandMib(id, config_.memory_percentile);
         }
         if (demand <= memory_mib) return;
+        over = true;
         JobId largest;
         int64_t largest_mib = -1;
         for (JobId id : running) {
@@ -366,7 +378,11 @@ class SharingPolicy final : public SchedulingPolicy {
         migrate(largest, "migrating: its GPU's jobs now demand " + std::to_string(demand) + " of " +
                              std::to_string(memory_mib) + " MiB");
         moving.push_back(largest);
-      });
+      };
+      ctx.shared_gpus->ForEach(SharedGpus::Held::kBySeveral, check);
+      memory_checked_at_ = over || !demand_revision.has_value()
+                               ? std::nullopt
+                               : std::optional<std::pair<uint64_t, uint64_t>>(revisions);
     }
     std::ranges::sort(moving);
     // Interference: once nothing waits, the most slowed jobs move to the GPUs left free.
@@ -418,6 +434,9 @@ class SharingPolicy final : public SchedulingPolicy {
   mutable std::vector<double> slowdowns_;
   mutable std::vector<sharing::SharingJob> group_;
   mutable std::vector<double> speeds_;
+  // The demand and join revisions (SharingView::DemandRevision, SharedGpus::join_revision) at
+  // Migrate's last memory check, where it found no GPU over; nullopt otherwise.
+  mutable std::optional<std::pair<uint64_t, uint64_t>> memory_checked_at_;
 };
 
 }  // namespace

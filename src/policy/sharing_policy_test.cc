@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <optional>
 
 #include "dlsched/policy/pipeline.h"
 #include "dlsched/runtime/scheduler.h"
@@ -43,10 +44,12 @@ class FakeSharingView final : public SharingView {
     auto it = group.find(job.value());
     return it == group.end() ? 0 : it->second;
   }
+  std::optional<uint64_t> DemandRevision() const override { return revision; }
 
   std::map<uint32_t, bool> heavy;
   std::map<uint32_t, int64_t> memory_mib;
   std::map<uint32_t, uint64_t> group;
+  std::optional<uint64_t> revision;  // none by default: every demand may have changed
 
  private:
   TwoTypeModel model_;
@@ -250,6 +253,36 @@ TEST_F(SharingPolicyTest, TheLargestHolderMigratesWhenItsGpuNoLongerHoldsTheDema
   EXPECT_TRUE(job(a).preempt_requested);
   EXPECT_TRUE(job(a).migrating);
   EXPECT_FALSE(job(c).preempt_requested);
+  EXPECT_FALSE(job(alone).preempt_requested);
+}
+
+// A memory check that found no GPU over is not repeated while the view's demand revision and the
+// shared GPUs' join revision stay: this view changes a demand without saying so, and only once
+// its revision moves is the GPU found over.
+TEST_F(SharingPolicyTest, TheMemoryCheckWaitsForADemandRevision) {
+  Start("1x5xV100", Config());
+  view_.revision = 1;
+  const JobId alone = Submit(0);
+  const JobId a = Submit(1);
+  const JobId leaving = Submit(2);
+  const JobId second = Submit(3);
+  const JobId third = Submit(4);
+  scheduler_->RunCycle(kTimeZero);  // each alone on a GPU
+  const JobId c = Submit(5, AtSeconds(1));
+  scheduler_->RunCycle(AtSeconds(1));
+  ASSERT_EQ(job(c).placement, job(a).placement) << "c joins the second GPU";
+  ASSERT_TRUE(
+      scheduler_->Handle(JobFinished{leaving, JobState::kSucceeded, ""}, AtSeconds(2)).ok());
+  scheduler_->RunCycle(AtSeconds(2));  // checked: a and c fit
+  EXPECT_FALSE(job(a).preempt_requested);
+  view_.memory_mib[a.value()] = int64_t{1} << 30;
+  ASSERT_TRUE(scheduler_->Handle(JobFinished{second, JobState::kSucceeded, ""}, AtSeconds(3)).ok());
+  scheduler_->RunCycle(AtSeconds(3));
+  EXPECT_FALSE(job(a).preempt_requested) << "the same revisions: not checked again";
+  view_.revision = 2;
+  ASSERT_TRUE(scheduler_->Handle(JobFinished{third, JobState::kSucceeded, ""}, AtSeconds(4)).ok());
+  scheduler_->RunCycle(AtSeconds(4));
+  EXPECT_TRUE(job(a).preempt_requested);
   EXPECT_FALSE(job(alone).preempt_requested);
 }
 

@@ -14,10 +14,15 @@ namespace dlsched {
 // holding each, kept across cycles: the Scheduler adds a job when it starts running shared (a
 // launch, or a restored running job) and removes it when it stops, so a sharing policy reads the
 // shared GPUs and their holders (SchedulingContext::shared_gpus) without reading every running
-// job. A job held shared holds one GPU. O(1) per Add or Remove while a GPU has few holders;
-// ForEach costs O(nodes / 64 + shared GPUs + holders). Owned by the Scheduler; single-threaded.
+// job. A job held shared holds one GPU. The GPUs are filed by holder count too (one, or several),
+// so a walk that needs only one kind visits only those. O(1) per Add or Remove while a GPU has few
+// holders; ForEach costs O(nodes / 64 + GPUs visited + their holders). Owned by the Scheduler;
+// single-threaded.
 class SharedGpus {
  public:
+  // Which shared GPUs a walk visits, by how many jobs hold each.
+  enum class Held { kAny, kAlone, kBySeveral };
+
   // `cluster` must outlive the index.
   explicit SharedGpus(const Cluster& cluster);
 
@@ -32,20 +37,30 @@ class SharedGpus {
     return holders_[static_cast<size_t>(cluster_->first_gpu(node) + gpu)];
   }
   // GPUs of `node` held in a shared mode.
-  GpuMask mask(NodeId node) const { return mask_[node.index()]; }
+  GpuMask mask(NodeId node) const { return any_.mask[node.index()]; }
   // How many GPUs are held in a shared mode.
   int size() const { return size_; }
+  // A stamp that differs from every earlier one whenever a job joins a GPU others already hold
+  // (so a GPU's holders may demand more than before); an Add to a GPU nobody held and a Remove
+  // keep it. Taken from a process-wide counter: two indices share a stamp only where one is a
+  // copy of the other with no join since.
+  uint64_t join_revision() const { return join_revision_; }
 
   // Calls fn(NodeId node, int gpu, std::span<const JobId> holders) for each GPU held in a shared
-  // mode, in ascending (node, GPU) order; `holders` as holders() gives them. `fn` must not change
-  // the index.
+  // mode (with `which`: by one job only, or by several), in ascending (node, GPU) order;
+  // `holders` as holders() gives them. `fn` must not change the index.
   template <typename Fn>
   void ForEach(Fn&& fn) const {
-    for (size_t w = 0; w < nodes_.size(); ++w) {
-      for (uint64_t word = nodes_[w]; word != 0; word &= word - 1) {
+    ForEach(Held::kAny, fn);
+  }
+  template <typename Fn>
+  void ForEach(Held which, Fn&& fn) const {
+    const Bits& bits = which == Held::kAny ? any_ : which == Held::kAlone ? alone_ : several_;
+    for (size_t w = 0; w < bits.nodes.size(); ++w) {
+      for (uint64_t word = bits.nodes[w]; word != 0; word &= word - 1) {
         const NodeId node(
             static_cast<uint32_t>(w * 64 + static_cast<size_t>(std::countr_zero(word))));
-        for (GpuMask gpus = mask_[node.index()]; gpus != 0; gpus &= gpus - 1) {
+        for (GpuMask gpus = bits.mask[node.index()]; gpus != 0; gpus &= gpus - 1) {
           const int gpu = std::countr_zero(gpus);
           fn(node, gpu, holders(node, gpu));
         }
@@ -54,11 +69,22 @@ class SharedGpus {
   }
 
  private:
+  // A set of GPUs: a mask per node and a bit per node whose mask is not 0.
+  struct Bits {
+    explicit Bits(const Cluster& cluster);
+    void Set(NodeId node, int gpu);
+    void Clear(NodeId node, int gpu);
+    std::vector<GpuMask> mask;    // per node
+    std::vector<uint64_t> nodes;  // bit per node: whether its mask is not 0
+  };
+
   const Cluster* cluster_;
   std::vector<std::vector<JobId>> holders_;  // per GPU (Cluster::first_gpu), ascending
-  std::vector<GpuMask> mask_;                // per node: GPUs with holders
-  std::vector<uint64_t> nodes_;              // bit per node: whether its mask_ is not 0
+  Bits any_;                                 // GPUs with holders
+  Bits alone_;                               // GPUs with one holder
+  Bits several_;                             // GPUs with two or more
   int size_ = 0;                             // GPUs with holders
+  uint64_t join_revision_;
 };
 
 }  // namespace dlsched

@@ -64,6 +64,9 @@ class SharingKnowledge final : public SharingView {
   sharing::SharingJob Features(JobId job) const override { return jobs_[job.index()].features; }
   int64_t MemoryDemandMib(JobId job, double p) const override;
   uint64_t ShareGroup(JobId job) const override { return jobs_[job.index()].group; }
+  // Changes with each Set, Observe and SetHistory; taken from a process-wide counter, so two
+  // knowledges share a stamp only where one is a copy of the other, unchanged since.
+  std::optional<uint64_t> DemandRevision() const override { return demand_revision_; }
 
  private:
   struct JobInfo {
@@ -79,6 +82,7 @@ class SharingKnowledge final : public SharingView {
 
   std::vector<std::shared_ptr<const sharing::InterferenceModel>> models_;  // per GPU type
   std::vector<JobInfo> jobs_;
+  uint64_t demand_revision_;
 };
 
 }  // namespace dlsched

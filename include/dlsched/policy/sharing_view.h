@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 
 #include "dlsched/common/ids.h"
 #include "dlsched/sharing/interference.h"
@@ -25,6 +26,10 @@ class SharingView {
   // Jobs share a GPU only with jobs of the same group. One group for all unless the driver says
   // otherwise (the live daemon under MPS: one per user, since MPS serialises users).
   virtual uint64_t ShareGroup(JobId /*job*/) const { return 0; }
+  // A stamp that differs from every earlier one whenever MemoryDemandMib may answer differently
+  // for any job (equal stamps: the same answers for every job); nullopt when the view keeps none,
+  // and then a caller must take every demand as possibly changed.
+  virtual std::optional<uint64_t> DemandRevision() const { return std::nullopt; }
 };
 
 }  // namespace dlsched
