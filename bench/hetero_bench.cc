@@ -9,7 +9,10 @@
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
+#include <numeric>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "dlsched/common/rng.h"
 #include "lp/lp_allocators.h"
@@ -140,4 +143,101 @@ BENCHMARK_CAPTURE(BM_AllocateMix, min_jct, Allocator(AllocateMinJct), &Completio
     ->Unit(benchmark::kMillisecond);
 
 }  // namespace
+// Chronus MIX2 on 512 GPUs as hetero-las sees it (issue 19): V100 and K80 pools of 256 GPUs,
+// every job its own class (the estimator's per-job error, lognormal sigma 0.12, on each rate),
+// K80 2-5x slower than a V100, Philly's gangs (1 GPU 70%, 2, 4, 8 or 16). `n` jobs.
+AllocationProblem Mix2LikeProblem(int n) {
+  Rng rng(44);
+  AllocationProblem p;
+  p.num_types = 2;
+  p.gpus_per_type = {256, 256};
+  for (int j = 0; j < n; ++j) {
+    const double u = rng.Uniform();
+    p.gang.push_back(u < 0.7 ? 1 : u < 0.8 ? 2 : u < 0.9 ? 4 : u < 0.98 ? 8 : 16);
+    const double v100 = rng.Uniform(0.5, 5);
+    p.iters_per_s.push_back(v100 * rng.LogNormal(0, 0.12));
+    p.iters_per_s.push_back(v100 / rng.Uniform(2, 5) * rng.LogNormal(0, 0.12));
+  }
+  return p;
+}
+
+// The exact max-min LP (one LP over all the jobs) by solver range(1) (MaxMinSolver: 1 GLPK,
+// 2 CLP primal, 3 CLP dual) on MIX2-like jobs; range(1) = 0 is AllocateMaxMin as the policies
+// call it (partitions above kJobsPerLp jobs).
+void BM_AllocateMix2(benchmark::State& state) {
+  const int n = static_cast<int>(state.range(0));
+  const auto solver = static_cast<MaxMinSolver>(state.range(1));
+  const AllocationProblem problem = Mix2LikeProblem(n);
+  Result<Allocation> x = Allocation{};
+  for (auto _ : state) {
+    x = solver == MaxMinSolver::kAuto ? AllocateMaxMin(problem)
+                                      : AllocateMaxMinPartitioned(problem, 0, solver);
+    if (!x.ok()) {
+      state.SkipWithError(x.status().ToString().c_str());
+      return;
+    }
+    benchmark::DoNotOptimize(x->fraction.data());
+  }
+  state.counters["objective"] = MinNormalisedRate(problem, *x);
+  double sum = 0;
+  const Allocation equal = EqualShare(problem);
+  for (int j = 0; j < n; ++j) {
+    sum += x->EffectiveThroughput(problem, j) / equal.EffectiveThroughput(problem, j);
+  }
+  state.counters["stage2"] = sum;
+}
+
+BENCHMARK(BM_AllocateMix2)
+    ->ArgsProduct({{150, 250, 400, 1000}, {0, 1, 2, 3}})
+    ->Unit(benchmark::kMillisecond);
+
+// A sequence of MIX2-like allocations as a policy makes them: `n` active jobs drawn from a pool,
+// each step one departure (a random active job) and one arrival (the next job of the pool),
+// each a call. range(1): 0 AllocateMaxMin, cold; 1 AllocateMaxMinWarm, one MaxMinBasis across
+// the calls. Time per call.
+void BM_AllocateMix2Sequence(benchmark::State& state) {
+  const int n = static_cast<int>(state.range(0));
+  const bool warm = state.range(1) != 0;
+  constexpr int kCalls = 200;
+  const AllocationProblem pool = Mix2LikeProblem(n + kCalls);
+  Rng rng(45);
+  std::vector<int> active(n);
+  std::iota(active.begin(), active.end(), 0);
+  std::vector<AllocationProblem> calls;
+  for (int i = 0; static_cast<int>(calls.size()) < kCalls; ++i) {
+    if (i % 2 == 0) {
+      active.erase(active.begin() + static_cast<std::ptrdiff_t>(rng.Below(active.size())));
+    } else {
+      active.push_back(n + i / 2);
+    }
+    AllocationProblem p;
+    p.num_types = pool.num_types;
+    p.gpus_per_type = pool.gpus_per_type;
+    for (int j : active) {
+      p.gang.push_back(pool.gang[j]);
+      for (int t = 0; t < pool.num_types; ++t) p.iters_per_s.push_back(pool.thr(j, t));
+    }
+    calls.push_back(std::move(p));
+  }
+  MaxMinBasis basis;
+  size_t next = 0;
+  for (auto _ : state) {
+    const AllocationProblem& problem = calls[next++ % calls.size()];
+    Result<Allocation> x = warm ? AllocateMaxMinWarm(problem, basis) : AllocateMaxMin(problem);
+    if (!x.ok()) {
+      state.SkipWithError(x.status().ToString().c_str());
+      return;
+    }
+    benchmark::DoNotOptimize(x->fraction.data());
+  }
+  if (warm && basis.solves() > 0) {
+    state.counters["pivots"] = static_cast<double>(basis.iterations()) / basis.solves();
+  }
+}
+
+BENCHMARK(BM_AllocateMix2Sequence)
+    ->ArgsProduct({{250, 400, 1000}, {0, 1}})
+    ->Iterations(200)
+    ->Unit(benchmark::kMillisecond);
+
 }  // namespace dlsched::hetero

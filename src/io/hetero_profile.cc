@@ -16,7 +16,7 @@ using nlohmann::json;
 bool IsRoundProfile(const json& doc) { return doc.is_object() && doc.contains("allocator"); }
 
 Result<hetero::Allocator> AllocatorByName(std::string_view name) {
-  if (name == "max-min") return hetero::Allocator(hetero::AllocateMaxMin);
+  if (name == "max-min") return hetero::MaxMinAllocator();
   if (name == "min-jct") return hetero::Allocator(hetero::AllocateMinJct);
   if (name == "greedy") return hetero::Allocator(hetero::AllocateGreedy);
   if (name == "finish-time-fairness") {

@@ -1,5 +1,8 @@
 #pragma once
 
+#include <cstdint>
+#include <memory>
+
 #include "dlsched/common/status.h"
 #include "policy/hetero/allocation.h"
 
@@ -60,9 +63,47 @@ inline constexpr int kClassLpAbove = 150;
 // AllocateMaxMinPartitioned(p, k) is AllocateMaxMinWithLimits(p, k, k), and AllocateMaxMin(p)
 // AllocateMaxMinWithLimits(p, kJobsPerLp, kJobsPerPartition): one LP (or the class LP) up to
 // jobs_per_lp jobs (and classes), above it partitions of at most jobs_per_partition jobs.
-Result<Allocation> AllocateMaxMinPartitioned(const AllocationProblem& problem, int jobs_per_lp);
+// `solver` solves each LP: kAuto is AllocateMaxMin's choice.
+enum class MaxMinSolver {
+  kAuto,       // GLPK for LPs over up to kClassLpAbove jobs (or classes), CLP's primal above
+  kGlpk,       // GLPK's primal simplex, presolved
+  kClpPrimal,  // COIN-OR CLP's primal simplex, both stages
+  kClpDual,    // CLP's dual simplex for the first stage, its primal for the second
+};
+Result<Allocation> AllocateMaxMinPartitioned(const AllocationProblem& problem, int jobs_per_lp,
+                                             MaxMinSolver solver = MaxMinSolver::kAuto);
 Result<Allocation> AllocateMaxMinWithLimits(const AllocationProblem& problem, int jobs_per_lp,
-                                            int jobs_per_partition);
+                                            int jobs_per_partition,
+                                            MaxMinSolver solver = MaxMinSolver::kAuto);
+
+// The optimal bases of the last max-min LPs, to warm-start the next: consecutive allocations of
+// a round-based policy differ by about one job, so the last basis, with the rows and columns of
+// jobs that left dropped and slack ones for jobs that came, is a few pivots from the optimum.
+// Jobs are recognised by their gang and rates. Copies share one state; calls through it are
+// serialised.
+class MaxMinBasis {
+ public:
+  MaxMinBasis();
+  // LPs solved from the state, and CLP's simplex iterations over their first stages.
+  int64_t solves() const;
+  int64_t iterations() const;
+
+  struct State;
+
+ private:
+  friend Result<Allocation> AllocateMaxMinWarm(const AllocationProblem&, MaxMinBasis&,
+                                               MaxMinSolver);
+  std::shared_ptr<State> state_;
+};
+
+// AllocateMaxMin with its CLP LPs warm-started from `basis`, which then holds their bases. The
+// same optimal values as AllocateMaxMin; where the optimum is not unique the vertex may differ.
+Result<Allocation> AllocateMaxMinWarm(const AllocationProblem& problem, MaxMinBasis& basis,
+                                      MaxMinSolver solver = MaxMinSolver::kAuto);
+
+// The `max-min` allocator of the policies: AllocateMaxMinWarm from a MaxMinBasis of its own
+// (each call builds a new one; copies share it).
+Allocator MaxMinAllocator();
 
 // The min-jct LP over all the jobs, solved by GLPK's simplex (before issue 19's flow, the
 // allocator itself, partitioned above kJobsPerLp jobs): optimal to GLPK's tolerances, about

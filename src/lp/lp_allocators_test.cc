@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
+#include <numeric>
 #include <string>
 #include <vector>
 
@@ -279,4 +281,124 @@ TEST(PartitionedAllocatorsTest, ASplitClassGivesEveryJobTheTimeItCanUse) {
 }
 
 }  // namespace
+// Max-min's second-stage objective: sum_j r_j(X) / eq_j over the jobs with a fair rate.
+double SumNormalisedRates(const AllocationProblem& p, const Allocation& x) {
+  const Allocation equal = EqualShare(p);
+  double sum = 0;
+  for (int j = 0; j < p.num_jobs(); ++j) {
+    const double eq = equal.EffectiveThroughput(p, j);
+    if (eq > 0) sum += x.EffectiveThroughput(p, j) / eq;
+  }
+  return sum;
+}
+
+// `b` reaches `a`'s optimum at both stages of the max-min LP, to a relative 1e-6, and is
+// feasible.
+void ExpectSameMaxMinOptimum(const AllocationProblem& p, const Allocation& a, const Allocation& b) {
+  const Status feasible = CheckAllocation(p, b);
+  EXPECT_TRUE(feasible.ok()) << feasible.ToString();
+  const double z = MinNormalisedRate(p, a);
+  if (std::isfinite(z)) EXPECT_NEAR(MinNormalisedRate(p, b), z, 1e-6 * std::max(1.0, z));
+  const double sum = SumNormalisedRates(p, a);
+  EXPECT_NEAR(SumNormalisedRates(p, b), sum, 1e-6 * std::max(1.0, sum));
+}
+
+// A MIX2-like instance (issue 19): `types` types, every job its own class (per-job error on
+// each rate), gangs 1-16, some jobs unable to use a type, capacity from scarce to ample.
+AllocationProblem DistinctJobsProblem(int n, int types, uint64_t seed) {
+  Rng rng(seed);
+  AllocationProblem p;
+  p.num_types = types;
+  for (int t = 0; t < types; ++t) {
+    p.gpus_per_type.push_back(1 + static_cast<int>(rng.Below(static_cast<uint64_t>(2 * n + 1))));
+  }
+  for (int j = 0; j < n; ++j) {
+    p.gang.push_back(1 << rng.Below(5));
+    const double base = rng.Uniform(0.5, 5);
+    for (int t = 0; t < types; ++t) {
+      p.iters_per_s.push_back(
+          rng.Below(8) == 0 ? 0 : base * rng.Uniform(0.2, 1) * rng.LogNormal(0, 0.12));
+    }
+  }
+  return p;
+}
+
+// CLP's simplex (primal, and dual for the first stage) reaches GLPK's optimum at both stages on
+// random instances of 1 to 300 distinct jobs on 1 to 4 types, and the hand-checked optima.
+TEST(MaxMinSolversTest, ClpReachesGlpksOptimumAtBothStages) {
+  Rng rng(11);
+  for (int trial = 0; trial < 60; ++trial) {
+    const int n = 1 + static_cast<int>(rng.Below(trial < 50 ? 60 : 300));
+    const int types = 1 + static_cast<int>(rng.Below(4));
+    SCOPED_TRACE("trial " + std::to_string(trial) + ": " + std::to_string(n) + " jobs, " +
+                 std::to_string(types) + " types");
+    const AllocationProblem p = DistinctJobsProblem(n, types, 100 + trial);
+    Result<Allocation> glpk = AllocateMaxMinPartitioned(p, 0, MaxMinSolver::kGlpk);
+    Result<Allocation> primal = AllocateMaxMinPartitioned(p, 0, MaxMinSolver::kClpPrimal);
+    Result<Allocation> dual = AllocateMaxMinPartitioned(p, 0, MaxMinSolver::kClpDual);
+    ASSERT_TRUE(glpk.ok() && primal.ok() && dual.ok());
+    ExpectSameMaxMinOptimum(p, *glpk, *primal);
+    ExpectSameMaxMinOptimum(p, *glpk, *dual);
+  }
+  // The hand-checked optima of AllocateMaxMinTest.HandCheckedOptima, unique there.
+  ExpectAllocation(*AllocateMaxMinPartitioned({2, {1, 1}, {1, 1}, {1, 1, 1, 3}, {}}, 0,
+                                              MaxMinSolver::kClpPrimal),
+                   {1, 0, 0, 1});
+  ExpectAllocation(
+      *AllocateMaxMinPartitioned({1, {2}, {2, 1}, {1, 1}, {}}, 0, MaxMinSolver::kClpPrimal),
+      {0.5, 1});
+  ExpectAllocation(
+      *AllocateMaxMinPartitioned({2, {1, 1}, {1, 1}, {1, 2, 1, 0}, {}}, 0, MaxMinSolver::kClpDual),
+      {0, 1, 1, 0});
+}
+
+// A sequence of allocations as a policy makes them, one departure or arrival per call, from 140
+// to 460 distinct jobs (GLPK's small LPs, CLP's LP over the jobs, then partitions): the warm
+// starts reach the cold solves' optimum at both stages (the same partitions), and take few
+// pivots (cold, the first stage of 300 jobs takes hundreds).
+TEST(MaxMinBasisTest, WarmStartsKeepTheOptimumInFewPivots) {
+  const AllocationProblem pool = DistinctJobsProblem(700, 2, 5);
+  Rng rng(6);
+  std::vector<int> active(140);
+  std::iota(active.begin(), active.end(), 0);
+  int next = 140;
+  MaxMinBasis basis;
+  double warm_pivots = 0;  // sums over the checked calls of the mean pivots per stage
+  double cold_pivots = 0;
+  for (int call = 0; call < 420; ++call) {
+    if (call % 3 == 2 && active.size() > 1) {
+      active.erase(active.begin() + static_cast<std::ptrdiff_t>(rng.Below(active.size())));
+    } else {
+      active.push_back(next++);
+    }
+    AllocationProblem p;
+    p.num_types = 2;
+    p.gpus_per_type = {256, 256};
+    for (int j : active) {
+      p.gang.push_back(pool.gang[j]);
+      p.iters_per_s.push_back(pool.thr(j, 0));
+      p.iters_per_s.push_back(pool.thr(j, 1));
+    }
+    if (call % 20 != 0 && call < 400) {
+      ASSERT_TRUE(AllocateMaxMinWarm(p, basis).ok());
+      continue;
+    }
+    SCOPED_TRACE("call " + std::to_string(call) + ", " + std::to_string(p.num_jobs()) + " jobs");
+    const int64_t solves = basis.solves();
+    const int64_t iterations = basis.iterations();
+    Result<Allocation> warm = AllocateMaxMinWarm(p, basis);
+    Result<Allocation> cold = AllocateMaxMin(p);
+    MaxMinBasis fresh;  // nothing saved: CLP from the slack basis, to count its pivots
+    ASSERT_TRUE(warm.ok() && cold.ok() && AllocateMaxMinWarm(p, fresh).ok());
+    ExpectSameMaxMinOptimum(p, *cold, *warm);
+    if (fresh.solves() > 0) {
+      warm_pivots += static_cast<double>(basis.iterations() - iterations) /
+                     static_cast<double>(basis.solves() - solves);
+      cold_pivots += static_cast<double>(fresh.iterations()) / static_cast<double>(fresh.solves());
+    }
+  }
+  EXPECT_GT(cold_pivots, 0);
+  EXPECT_LT(warm_pivots, cold_pivots / 10);
+}
+
 }  // namespace dlsched::hetero
