@@ -24,7 +24,7 @@ run_packages=(
   # The daemon: REST API and its SQLite store.
   libcpp-httplib-dev libsqlite3-dev
   # The heterogeneity-aware policies' LP allocators (docs/hetero.md).
-  libglpk-dev
+  libglpk-dev coinor-libclp-dev
 )
 test_packages=(
   libgtest-dev libgmock-dev

@@ -9,9 +9,10 @@
 namespace dlsched::hetero {
 
 // The LP allocators of the heterogeneity-aware round-based policies (docs/hetero.md): max-min
-// solved with GLPK's simplex, min-jct as a transportation problem (min_jct_flow.h). Pure
-// functions of the problem; safe to call from several threads (calls into GLPK are serialised).
-// An error means the solver failed, never that jobs do not fit.
+// solved with GLPK's simplex (small LPs) and COIN-OR CLP's (large ones, warm-started by the
+// policies: MaxMinBasis), min-jct as a transportation problem (min_jct_flow.h). Pure functions
+// of the problem (but for MaxMinBasis's warm starts); safe to call from several threads (calls
+// into GLPK are serialised). An error means the solver failed, never that jobs do not fit.
 
 // `max-min`: Gavel's heterogeneity-aware LAS (max-min fairness). With eq_j the rate of job j
 // under EqualShare (its 1/n share of every type) and r_j(X) = sum_t X[j][t] * thr(j, t):
@@ -63,7 +64,12 @@ inline constexpr int kClassLpAbove = 150;
 // AllocateMaxMinPartitioned(p, k) is AllocateMaxMinWithLimits(p, k, k), and AllocateMaxMin(p)
 // AllocateMaxMinWithLimits(p, kJobsPerLp, kJobsPerPartition): one LP (or the class LP) up to
 // jobs_per_lp jobs (and classes), above it partitions of at most jobs_per_partition jobs.
-// `solver` solves each LP: kAuto is AllocateMaxMin's choice.
+// `solver` solves each LP: kAuto is AllocateMaxMin's choice. All reach the same optimal values at
+// both stages (to 1e-6; MaxMinSolversTest); where the optimum is not unique their vertices can
+// differ, so the LPs up to kClassLpAbove jobs stay with GLPK, whose vertices the goldens hold
+// (CLP there changes scenario.hetero and scenario.gavel_fidelity). Cold, CLP is 1.1-1.7x
+// faster than GLPK's Dantzig pricing above kClassLpAbove jobs; its gain is the warm start
+// (MaxMinBasis; BENCHMARKS.md, issue 19).
 enum class MaxMinSolver {
   kAuto,       // GLPK for LPs over up to kClassLpAbove jobs (or classes), CLP's primal above
   kGlpk,       // GLPK's primal simplex, presolved
@@ -76,15 +82,18 @@ Result<Allocation> AllocateMaxMinWithLimits(const AllocationProblem& problem, in
                                             int jobs_per_partition,
                                             MaxMinSolver solver = MaxMinSolver::kAuto);
 
-// The optimal bases of the last max-min LPs, to warm-start the next: consecutive allocations of
-// a round-based policy differ by about one job, so the last basis, with the rows and columns of
-// jobs that left dropped and slack ones for jobs that came, is a few pivots from the optimum.
-// Jobs are recognised by their gang and rates. Copies share one state; calls through it are
-// serialised.
+// The optimal bases of the last call's CLP max-min LPs, each stage's, to warm-start the next
+// call: consecutive allocations of a round-based policy differ by about one job, so the last
+// basis, with the rows and columns of jobs that left dropped and slack ones for jobs that came
+// (CLP completes or trims the basis), is a few pivots from the optimum (4-9 per stage on MIX2-
+// like jobs, against hundreds cold). Jobs are recognised by their gang and rates (a job whose
+// rates changed starts from the slack basis). With several POP partitions the second stage
+// starts from the first's optimum, as jobs move between partitions. Copies share one state;
+// calls through it are serialised.
 class MaxMinBasis {
  public:
   MaxMinBasis();
-  // LPs solved from the state, and CLP's simplex iterations over their first stages.
+  // LP stages solved from the state, and CLP's simplex iterations over them.
   int64_t solves() const;
   int64_t iterations() const;
 
