@@ -67,7 +67,7 @@ inline constexpr int kClassLpAbove = 150;
 // `solver` solves each LP: kAuto is AllocateMaxMin's choice. All reach the same optimal values at
 // both stages (to 1e-6; MaxMinSolversTest); where the optimum is not unique their vertices can
 // differ, so the LPs up to kClassLpAbove jobs stay with GLPK, whose vertices the goldens hold
-// (CLP there changes scenario.hetero and scenario.gavel_fidelity). Cold, CLP is 1.1-1.7x
+// (CLP there changes scenario.hetero and scenario.gavel_fidelity). Cold, CLP is 1.1-1.9x
 // faster than GLPK's Dantzig pricing above kClassLpAbove jobs; its gain is the warm start
 // (MaxMinBasis; BENCHMARKS.md, issue 19).
 enum class MaxMinSolver {
