@@ -1,5 +1,6 @@
-// Solve time of the heterogeneity-aware allocators (docs/hetero.md): max-min (GLPK, as the
-// policies call it: the class LP or POP partitions above kJobsPerLp jobs; and exact, one LP),
+// Solve time of the heterogeneity-aware allocators (docs/hetero.md): max-min (GLPK and CLP, as
+// the policies call it: the class LP or POP partitions above kJobsPerLp jobs; and exact, one LP;
+// on MIX2-like jobs by each solver, and warm-started along a sequence of calls),
 // min-jct (the transportation flow, and GLPK's LP over all jobs) and the greedy, at 100, 1,000
 // and 10,000 active jobs on Gavel's three GPU types. The `objective`
 // counter is the allocation's value at its LP's objective (max-min: min_j r_j / eq_j; min-jct:
@@ -194,7 +195,7 @@ BENCHMARK(BM_AllocateMix2)
 // A sequence of MIX2-like allocations as a policy makes them: `n` active jobs drawn from a pool,
 // each step one departure (a random active job) and one arrival (the next job of the pool),
 // each a call. range(1): 0 AllocateMaxMin, cold; 1 AllocateMaxMinWarm, one MaxMinBasis across
-// the calls. Time per call.
+// the calls. Time per call; `pivots` (warm): CLP's mean simplex iterations per LP stage.
 void BM_AllocateMix2Sequence(benchmark::State& state) {
   const int n = static_cast<int>(state.range(0));
   const bool warm = state.range(1) != 0;
