@@ -498,7 +498,10 @@ Status SolveMaxMinClp(const AllocationProblem& problem, const Partition& part, i
         const auto it = basis->jobs.find(keys[j]);
         const int first = c;
         while (c < z && pairs[c].first == j) ++c;
-        if (it == basis->jobs.end() || !it->second.saved[stage]) continue;
+        if (it == basis->jobs.end() || !it->second.saved[stage] ||
+            it->second.stage[stage].size() != static_cast<size_t>(types) + 2) {
+          continue;  // a new job, or one saved with another number of types
+        }
         const MaxMinBasis::State::Statuses& saved = it->second.stage[stage];
         for (int k = first; k < c; ++k) {
           model.setColumnStatus(k, static_cast<ClpSimplex::Status>(saved[pairs[k].second]));

@@ -298,7 +298,11 @@ void ExpectSameMaxMinOptimum(const AllocationProblem& p, const Allocation& a, co
   const Status feasible = CheckAllocation(p, b);
   EXPECT_TRUE(feasible.ok()) << feasible.ToString();
   const double z = MinNormalisedRate(p, a);
-  if (std::isfinite(z)) EXPECT_NEAR(MinNormalisedRate(p, b), z, 1e-6 * std::max(1.0, z));
+  if (std::isfinite(z)) {
+    EXPECT_NEAR(MinNormalisedRate(p, b), z, 1e-6 * std::max(1.0, z));
+  } else {
+    EXPECT_FALSE(std::isfinite(MinNormalisedRate(p, b)));
+  }
   const double sum = SumNormalisedRates(p, a);
   EXPECT_NEAR(SumNormalisedRates(p, b), sum, 1e-6 * std::max(1.0, sum));
 }
