@@ -5,9 +5,9 @@
 # preemption), these land within 5% of the average JCT and makespan Gavel reports for
 # max_min_fairness_perf (14,622.8 s and 63,944.5 s; ../shared/peer-results/gavel/RESULTS.md):
 # hetero-las, and with Gavel's walk of the per-type lease lists (type_walk: type-order) both
-# hetero-las and the earlier gavel-max-min-perf keys, also with max-min's first LP alone (max-min-one-stage);
-# and for max_min_fairness (19,989.3 s and 77,141.3 s),
-# the earlier gavel-max-min keys with its shuffled type walk and X spread over the tied types as Gavel's
+# hetero-las and the earlier gavel-max-min-perf keys, also with max-min's first LP alone
+# (max-min-one-stage); and for max_min_fairness (19,989.3 s and 77,141.3 s), the earlier
+# gavel-max-min keys with its shuffled type walk and X spread over the tied types as Gavel's
 # interior-point solver leaves it (spread_tied_types); and the shipped Gavel profiles,
 # gavel-max-min-perf against max_min_fairness_perf and gavel-max-min against max_min_fairness.
 # Skips (exit 77) without the traces. With the peer results (third argument), also Gavel's
