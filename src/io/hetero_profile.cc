@@ -26,10 +26,17 @@ Result<hetero::Allocator> AllocatorByName(std::string_view name) {
     return hetero::Allocator(hetero::AllocateFinishTimeFairnessMinMax);
   }
   if (name == "max-min-one-stage") return hetero::Allocator(hetero::AllocateMaxMinOneStage);
+  if (name == "finish-time-fairness-centre") {
+    return hetero::Allocator(hetero::AllocateFinishTimeFairnessCentre);
+  }
+  if (name == "max-min-gavel") return hetero::Allocator(hetero::AllocateMaxMinGavel);
+  if (name == "max-min-one-stage-centre") {
+    return hetero::Allocator(hetero::AllocateMaxMinOneStageCentre);
+  }
   return InvalidArgument(
       "unknown allocator '" + std::string(name) +
       "' (known: max-min, min-jct, greedy, finish-time-fairness, finish-time-fairness-minmax, "
-      "max-min-one-stage)");
+      "max-min-one-stage, finish-time-fairness-centre, max-min-one-stage-centre, max-min-gavel)");
 }
 
 // The names of RoundPolicyOptions::TypeWalk in profiles.
@@ -69,6 +76,10 @@ Result<RoundProfile> ParseRoundProfile(const json& doc) {
     } else if (key == "initial_rounds_received" && value.is_number() && value.get<double>() >= 0 &&
                value.get<double>() <= 1e6) {
       options.initial_rounds_received = value.get<double>();
+    } else if (key == "deficit_ties" && value.is_boolean()) {
+      options.deficit_ties = value.get<bool>();
+    } else if (key == "zero_entries" && value.is_boolean()) {
+      options.zero_entries = value.get<bool>();
     } else if (key == "spread_tied_types" && value.is_boolean()) {
       options.spread_tied_types = value.get<bool>();
     } else if (key == "agnostic" && value.is_boolean()) {
@@ -100,6 +111,8 @@ json RoundProfileJson(const RoundProfile& profile) {
   if (!profile.options.backfill_between_rounds) doc["backfill_between_rounds"] = false;
   if (profile.options.reset_counts_at_allocation) doc["reset_counts_at_allocation"] = true;
   if (profile.options.spread_tied_types) doc["spread_tied_types"] = true;
+  if (profile.options.deficit_ties) doc["deficit_ties"] = true;
+  if (profile.options.zero_entries) doc["zero_entries"] = true;
   if (profile.options.initial_rounds_received > 0) {
     doc["initial_rounds_received"] = profile.options.initial_rounds_received;
   }

@@ -18,8 +18,10 @@ namespace dlsched {
 //    "round_s": 360, "agnostic": false}
 // allocator: "max-min" (AllocateMaxMin), "min-jct" (AllocateMinJct), "greedy"
 // (AllocateGreedy), "finish-time-fairness" (AllocateFinishTimeFairness),
-// "finish-time-fairness-minmax" (AllocateFinishTimeFairnessMinMax) or "max-min-one-stage"
-// (AllocateMaxMinOneStage); round_s: the round
+// "finish-time-fairness-minmax" (AllocateFinishTimeFairnessMinMax), "max-min-one-stage"
+// (AllocateMaxMinOneStage), "finish-time-fairness-centre" (AllocateFinishTimeFairnessCentre),
+// "max-min-one-stage-centre" (AllocateMaxMinOneStageCentre) or "max-min-gavel"
+// (AllocateMaxMinGavel); round_s: the round
 // length, seconds (> 0, default 360); agnostic: plan with a type-blind throughput matrix (default
 // false); realloc_interval_s: the least time between two computations of the allocation (>= 0,
 // default 0 = at every change of the active set; RoundPolicyOptions::realloc_interval);
@@ -28,7 +30,8 @@ namespace dlsched {
 // RoundPolicyOptions::reset_counts_at_allocation); type_walk: "ranked" (the default), "type-order"
 // or "shuffled" (RoundPolicyOptions::type_walk); spread_tied_types (default false;
 // RoundPolicyOptions::spread_tied_types); initial_rounds_received (>= 0, default 0;
-// RoundPolicyOptions::initial_rounds_received). Unknown keys are errors.
+// RoundPolicyOptions::initial_rounds_received); deficit_ties and zero_entries (default false;
+// RoundPolicyOptions::deficit_ties, ::zero_entries). Unknown keys are errors.
 struct RoundProfile {
   hetero::RoundPolicyOptions options;
   std::string allocator;  // one AllocatorByName knows

@@ -53,6 +53,12 @@ TEST(HeteroProfileTest, TheGavelProfilesSetItsReallocInterval) {
     EXPECT_EQ(round.options.agnostic, name == "gavel-max-min");
     EXPECT_FALSE(round.options.backfill_between_rounds);
     EXPECT_TRUE(round.options.reset_counts_at_allocation);
+    // Gavel's lease lists and its interior-point optimum (docs/fidelity.md).
+    EXPECT_TRUE(round.options.deficit_ties);
+    EXPECT_TRUE(round.options.zero_entries);
+    EXPECT_EQ(round.options.initial_rounds_received, 0.5);
+    EXPECT_EQ(round.allocator, name == "gavel-finish-time-fairness" ? "finish-time-fairness-centre"
+                                                                    : "max-min-gavel");
     Result<PolicyProfile> back = ParsePolicyProfile(PolicyProfileToJson(*profile), "round trip");
     ASSERT_TRUE(back.ok()) << back.status().ToString();
     EXPECT_EQ(std::get<RoundProfile>(back->kind).options.realloc_interval,
@@ -72,7 +78,7 @@ TEST(HeteroProfileTest, ItsJsonReadsBackEqual) {
   Result<PolicyProfile> custom = ParsePolicyProfile(
       R"({"name": "x", "description": "d", "allocator": "finish-time-fairness", "round_s": 0.25,
           "agnostic": true, "type_walk": "shuffled", "spread_tied_types": true,
-          "initial_rounds_received": 0.5})",
+          "initial_rounds_received": 0.5, "deficit_ties": true, "zero_entries": true})",
       "x.json");
   ASSERT_TRUE(custom.ok()) << custom.status().ToString();
   const std::string text = PolicyProfileToJson(*custom);
@@ -85,6 +91,8 @@ TEST(HeteroProfileTest, ItsJsonReadsBackEqual) {
   EXPECT_EQ(round.options.round, std::chrono::milliseconds(250));
   EXPECT_TRUE(round.options.spread_tied_types);
   EXPECT_EQ(round.options.initial_rounds_received, 0.5);
+  EXPECT_TRUE(round.options.deficit_ties);
+  EXPECT_TRUE(round.options.zero_entries);
   EXPECT_TRUE(round.options.agnostic);
   EXPECT_EQ(round.options.type_walk, hetero::RoundPolicyOptions::TypeWalk::kShuffled);
   EXPECT_EQ(PolicyProfileToJson(*back), text);

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "lp/face_centre.h"
 #include "lp/glpk_lock.h"
 
 namespace dlsched::hetero {
@@ -181,7 +182,9 @@ double MaxFinishTimeRatio(const AllocationProblem& problem, const Allocation& x)
 
 namespace {
 
-Result<Allocation> FinishTimeFairness(const AllocationProblem& problem, bool fill) {
+// fill: the last LP (AllocateFinishTimeFairness); centre: the min-max optimum moved to its
+// face's analytic centre (AllocateFinishTimeFairnessCentre); neither: the min-max vertex.
+Result<Allocation> FinishTimeFairness(const AllocationProblem& problem, bool fill, bool centre) {
   DS_RETURN_IF_ERROR(ValidateProblem(problem));
   const int n = problem.num_jobs();
   Allocation x{problem.num_types,
@@ -237,6 +240,9 @@ Result<Allocation> FinishTimeFairness(const AllocationProblem& problem, bool fil
   // Fill: every job keeps its target at `hi` (to the solver's tolerance), the rest by the sum
   // of r_j / c_j. A failed fill keeps the bisection's X.
   const double fill_rho = MaxFinishTimeRatio(problem, x);
+  if (centre && std::isfinite(fill_rho)) {
+    return CentreOfOptimalFace(problem, jobs, targets(fill_rho), x);
+  }
   if (!fill || !std::isfinite(fill_rho)) return x;
   lp.SetTargets(targets(fill_rho));
   lp.MaximiseSum(1 - 1e-9);
@@ -250,14 +256,24 @@ Result<Allocation> FinishTimeFairness(const AllocationProblem& problem, bool fil
 }  // namespace
 
 Result<Allocation> AllocateFinishTimeFairness(const AllocationProblem& problem) {
-  return FinishTimeFairness(problem, /*fill=*/true);
+  return FinishTimeFairness(problem, /*fill=*/true, /*centre=*/false);
 }
 
 Result<Allocation> AllocateFinishTimeFairnessMinMax(const AllocationProblem& problem) {
-  return FinishTimeFairness(problem, /*fill=*/false);
+  return FinishTimeFairness(problem, /*fill=*/false, /*centre=*/false);
 }
 
-Result<Allocation> AllocateMaxMinOneStage(const AllocationProblem& problem) {
+Result<Allocation> AllocateFinishTimeFairnessCentre(const AllocationProblem& problem) {
+  return FinishTimeFairness(problem, /*fill=*/false, /*centre=*/true);
+}
+
+namespace {
+
+// proportional: Gavel's normalisation, each job's rate over gang_j times the rate of its
+// proportional share, sum_t thr(j, t) * gpus_t / total_gpus, divided by its gang (the equal
+// share's without the cap at 1 / n of the cluster). centre: CentreOfOptimalFace.
+Result<Allocation> MaxMinOneStage(const AllocationProblem& problem, bool centre,
+                                  bool proportional) {
   DS_RETURN_IF_ERROR(ValidateProblem(problem));
   const int n = problem.num_jobs();
   Allocation x{problem.num_types,
@@ -269,15 +285,38 @@ Result<Allocation> AllocateMaxMinOneStage(const AllocationProblem& problem) {
     const double rate = equal.EffectiveThroughput(problem, j);
     if (rate <= 0) continue;
     jobs.push_back(j);
-    fair.push_back(rate);
+    if (proportional) {
+      double share = 0;
+      for (int t = 0; t < problem.num_types; ++t) {
+        share += problem.thr(j, t) * problem.gpus_per_type[t];
+      }
+      fair.push_back(share / problem.total_gpus() / problem.gang[j]);
+    } else {
+      fair.push_back(rate);
+    }
   }
   if (jobs.empty()) return x;
   std::lock_guard lock(GlpkMutex());
   FtfLp lp(problem, jobs);
-  lp.SetTargets(std::move(fair));
+  lp.SetTargets(fair);
   DS_RETURN_IF_ERROR(lp.Solve());
   lp.Extract(x);
+  if (centre) return CentreOfOptimalFace(problem, jobs, fair, x);
   return x;
+}
+
+}  // namespace
+
+Result<Allocation> AllocateMaxMinOneStage(const AllocationProblem& problem) {
+  return MaxMinOneStage(problem, /*centre=*/false, /*proportional=*/false);
+}
+
+Result<Allocation> AllocateMaxMinOneStageCentre(const AllocationProblem& problem) {
+  return MaxMinOneStage(problem, /*centre=*/true, /*proportional=*/false);
+}
+
+Result<Allocation> AllocateMaxMinGavel(const AllocationProblem& problem) {
+  return MaxMinOneStage(problem, /*centre=*/true, /*proportional=*/true);
 }
 
 }  // namespace dlsched::hetero

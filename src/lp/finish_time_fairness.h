@@ -39,6 +39,22 @@ Result<Allocation> AllocateFinishTimeFairnessMinMax(const AllocationProblem& pro
 // one LP over the jobs, so meant for hundreds of active jobs, not AllocateMaxMin's thousands.
 Result<Allocation> AllocateMaxMinOneStage(const AllocationProblem& problem);
 
+// `finish-time-fairness-centre` and `max-min-one-stage-centre`: the min-max (max-min) optimum
+// above moved from the simplex's vertex to the analytic centre of its optimal face
+// (CentreOfOptimalFace, face_centre.h), where an interior-point solver such as Gavel's ECOS
+// leaves it: every job keeps its target to a relative 1e-4, and the time the bottleneck does not
+// need is spread over every job and type rather than wherever the vertex put it.
+Result<Allocation> AllocateFinishTimeFairnessCentre(const AllocationProblem& problem);
+Result<Allocation> AllocateMaxMinOneStageCentre(const AllocationProblem& problem);
+
+// `max-min-gavel`: Gavel's max_min_fairness programs as its simulator states and ECOS solves
+// them: max-min-one-stage-centre with Gavel's normalisation, each job's rate over its
+// proportional share's rate divided by its gang, sum_t thr(j, t) * gpus_t / total_gpus / gang_j
+// (maximise min_j gang_j r_j(X) / proportional_j), instead of the equal share (which caps the
+// share at 1 / n of the cluster: the two agree while every gang times the active jobs exceeds
+// the cluster, and otherwise Gavel gives multi-GPU jobs less time).
+Result<Allocation> AllocateMaxMinGavel(const AllocationProblem& problem);
+
 // max_j rho_j(X) over the jobs with an equal-share rate (the objective above; 0 when none has
 // one, +infinity when such a job gets no rate under X). Needs the same per-job inputs.
 double MaxFinishTimeRatio(const AllocationProblem& problem, const Allocation& x);

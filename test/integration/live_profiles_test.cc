@@ -143,8 +143,8 @@ TEST_F(LiveProfilesTest, ASharingProfileRunsLiveAndReplays) {
   ExpectTwoJobsRunAndReplay({"--profile", "greedy-share"}, "greedy-share");
 }
 
-// The finish-time-fairness allocator (issue 19 item 5) under Gavel's mechanics, as the shipped
-// gavel-finish-time-fairness, with 2-second rounds for the test.
+// The finish-time-fairness allocator (issue 19 item 5) under Gavel's round mechanics, as in the
+// shipped gavel-finish-time-fairness, with 2-second rounds for the test.
 TEST_F(LiveProfilesTest, AFinishTimeFairnessProfileRunsLiveAndReplays) {
   const fs::path profile = dir_ / "ftf-short.json";
   std::ofstream(profile) << R"({"name": "ftf-short", "allocator": "finish-time-fairness",

@@ -234,8 +234,22 @@ void RoundPolicy::ComputeAllocation(const SchedulingContext& ctx) const {
   problem.elapsed_s.reserve(n);
   problem.done_iters.reserve(n);
   int index = 0;
+  const bool deficits =
+      options_.reset_counts_at_allocation && (options_.deficit_ties || options_.zero_entries);
   for (JobRecord& record : state_.jobs) {
     const Job& job = ctx.jobs.at(record.id);
+    if (deficits) {
+      // What the X now replaced gave it over the rounds it was in force, less what it received
+      // (a job that arrived after that X had no row: only what it received).
+      record.deficit.resize(types, 0.0);
+      for (int t = 0; t < types; ++t) {
+        const double given =
+            record.index >= 0 ? state_.x.fraction[static_cast<size_t>(record.index) * types + t] *
+                                    record.rounds_active
+                              : 0.0;
+        record.deficit[t] += given - record.rounds_on[t];
+      }
+    }
     record.index = index++;
     if (options_.reset_counts_at_allocation) {
       record.rounds_active = 0;
@@ -297,6 +311,10 @@ void RoundPolicy::Assign(const SchedulingContext& ctx, const std::vector<int>& c
     int type;
     int slot;  // the job's position in state_.jobs
   };
+  if (options_.deficit_ties || options_.zero_entries) {
+    AssignByLists(ctx, candidates, running_on, room, count_rounds);
+    return;
+  }
   const int types = ctx.cluster.num_gpu_types();
   const std::vector<int> order =
       RoundTypeOrder(options_.type_walk, types, ctx.now.time_since_epoch() / options_.round);
@@ -424,6 +442,117 @@ void RoundPolicy::Assign(const SchedulingContext& ctx, const std::vector<int>& c
     if (best >= 0) assign(slot, best);
     return AnyRoom(room, smallest_gang);
   });
+}
+
+void RoundPolicy::AssignByLists(const SchedulingContext& ctx, const std::vector<int>& candidates,
+                                const std::vector<int>& running_on, std::vector<int>& room,
+                                bool count_rounds) const {
+  struct Entry {
+    double priority;
+    double deficit;
+    double x;
+    bool here;
+    JobId id;
+    int type;
+    int slot;  // the job's position in state_.jobs
+  };
+  const int types = ctx.cluster.num_gpu_types();
+  const std::vector<int> order =
+      RoundTypeOrder(options_.type_walk, types, ctx.now.time_since_epoch() / options_.round);
+  std::vector<std::vector<int>> levels;
+  if (options_.type_walk == RoundPolicyOptions::TypeWalk::kRanked) {
+    levels.push_back(order);
+  } else {
+    for (int t : order) levels.push_back({t});
+  }
+  const auto deficit = [](const JobRecord& record, int t) {
+    return record.deficit.empty() ? 0.0 : record.deficit[t];
+  };
+  const bool by_deficit = options_.deficit_ties;
+  const auto ranks_before = [by_deficit](const Entry& a, const Entry& b) {
+    if (a.priority != b.priority) return a.priority > b.priority;
+    if (by_deficit && a.deficit != b.deficit) return a.deficit > b.deficit;
+    if (a.x != b.x) return a.x > b.x;
+    if (!by_deficit && a.here != b.here) return a.here;
+    if (a.id != b.id) return a.id < b.id;
+    return a.type < b.type;
+  };
+  const auto zero_before = [](const Entry& a, const Entry& b) {
+    if (a.deficit != b.deficit) return a.deficit > b.deficit;
+    if (a.id != b.id) return a.id < b.id;
+    return a.type < b.type;
+  };
+  std::vector<char> chosen(state_.jobs.size(), 0);  // this call's choices, by position
+  const auto take = [&](const Entry& e) {
+    JobRecord& record = state_.jobs[e.slot];
+    if (chosen[e.slot] || record.gang > room[e.type]) return;
+    chosen[e.slot] = 1;
+    room[e.type] -= record.gang;
+    if (record.index < 0) return;  // holds the GPUs, runs nowhere
+    state_.assigned.emplace_back(record.id, e.type);
+    if (count_rounds) ++record.rounds_on[e.type];
+  };
+  std::vector<Entry> entries;
+  for (const std::vector<int>& level : levels) {
+    entries.clear();
+    for (int slot : candidates) {
+      const JobRecord& record = state_.jobs[slot];
+      if (record.index < 0 || chosen[slot]) continue;
+      const double* xs = state_.x.fraction.data() + static_cast<size_t>(record.index) * types;
+      for (int t : level) {
+        const double x = xs[t];
+        if (x <= 0 || record.row[t] <= 0) continue;
+        const double on = record.rounds_on[t] + options_.initial_rounds_received;
+        const double received = record.rounds_active > 0 ? on / record.rounds_active : 0.0;
+        const double priority =
+            received > 0 ? x / received : std::numeric_limits<double>::infinity();
+        entries.push_back(
+            {priority, deficit(record, t), x, running_on[slot] == t, record.id, t, slot});
+      }
+    }
+    std::sort(entries.begin(), entries.end(), ranks_before);
+    for (const Entry& e : entries) take(e);
+    if (!options_.zero_entries) continue;
+    entries.clear();
+    for (int slot : candidates) {
+      const JobRecord& record = state_.jobs[slot];
+      if (chosen[slot] || (record.index < 0 && !count_rounds)) continue;
+      for (int t : level) {
+        if (record.row[t] <= 0) continue;
+        if (record.index >= 0 &&
+            state_.x.fraction[static_cast<size_t>(record.index) * types + t] > 0) {
+          continue;
+        }
+        entries.push_back({0.0, deficit(record, t), 0.0, false, record.id, t, slot});
+      }
+    }
+    std::sort(entries.begin(), entries.end(), zero_before);
+    for (const Entry& e : entries) take(e);
+  }
+  if (options_.zero_entries) return;
+  // Work conservation, as Assign's: GPUs left go to the least-served unassigned jobs, fastest
+  // type first.
+  std::vector<std::tuple<double, JobId, int>> rest;  // (time received, id, position)
+  for (int slot : candidates) {
+    const JobRecord& record = state_.jobs[slot];
+    if (chosen[slot] || record.index < 0) continue;
+    int on = 0;
+    for (int r : record.rounds_on) on += r;
+    rest.emplace_back(record.rounds_active > 0 ? static_cast<double>(on) / record.rounds_active : 0,
+                      record.id, slot);
+  }
+  std::sort(rest.begin(), rest.end());
+  for (const auto& [received, id, slot] : rest) {
+    const JobRecord& record = state_.jobs[slot];
+    int best = -1;
+    for (int t : order) {
+      if (record.row[t] > 0 && record.gang <= room[t] &&
+          (best < 0 || record.row[t] > record.row[best])) {
+        best = t;
+      }
+    }
+    if (best >= 0) take({0.0, 0.0, 0.0, false, id, best, slot});
+  }
 }
 
 Decisions RoundPolicy::Decide(const SchedulingContext& ctx) const {

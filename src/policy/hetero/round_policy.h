@@ -55,6 +55,24 @@ struct RoundPolicyOptions {
   // on every type at half a round (0.5), so a job never served ranks by its X rather than
   // first. Zero (the default): never served ranks first.
   double initial_rounds_received = 0;
+  // Gavel's tie-break. Each job carries, per GPU type, a deficit: the rounds each earlier X gave
+  // it there (X[j][t] times the rounds that X was in force) less the rounds it received there,
+  // added up at every computation of X (with reset_counts_at_allocation only: the counts then
+  // cover one X; otherwise deficits stay zero). Entries of equal priority rank by larger
+  // deficit, then larger X, then job id, then type (Gavel's sort by (priority, deficit,
+  // allocation), ties in arrival order), not by the type a job runs on. False (the default):
+  // ties by larger X, the type the job runs on, job id, type.
+  bool deficit_ties = false;
+  // Gavel's lease lists past the entries X gives time. The walk goes level by level (each type
+  // in the round's order; all types at once under kRanked), and after a level's entries with
+  // X > 0 come, at priority zero, those of the jobs not yet assigned that X gives no time on
+  // the level's types, by larger deficit (above), then job id, then type: GPUs a type's
+  // X-entries leave go to them before the next type's X-entries are walked, in place of the
+  // work-conserving pass. At a round boundary a job with no row in X (arrived since the last
+  // computation) met there takes its gang's GPUs of that type for the round without running on
+  // them (Gavel's simulator counts its slot and dispatches no workers). False (the default):
+  // X-entries only, then the work-conserving pass.
+  bool zero_entries = false;
 };
 
 // The order in which a round of `options.type_walk` walks `types` GPU types: type indices,
@@ -123,6 +141,9 @@ class RoundPolicy final : public SchedulingPolicy {
     int index = -1;              // row in the current allocation
     int rounds_active = 0;       // round boundaries seen while active
     std::vector<int> rounds_on;  // per type: rounds assigned there
+    // Per type, for options.deficit_ties / zero_entries: the deficit (RoundPolicyOptions);
+    // empty while every deficit is zero.
+    std::vector<double> deficit;
   };
   struct State {
     std::optional<ConsolidatedPlacements> placements;
@@ -170,6 +191,11 @@ class RoundPolicy final : public SchedulingPolicy {
   // boundary assignment.
   void Assign(const SchedulingContext& ctx, const std::vector<int>& candidates,
               const std::vector<int>& running_on, std::vector<int>& room, bool count_rounds) const;
+  // Assign's walk under options.deficit_ties or options.zero_entries (the same contract, the
+  // lists as those options describe).
+  void AssignByLists(const SchedulingContext& ctx, const std::vector<int>& candidates,
+                     const std::vector<int>& running_on, std::vector<int>& room,
+                     bool count_rounds) const;
 
   RoundPolicyOptions options_;
   Allocator allocate_;

@@ -9,6 +9,7 @@
 //   jobs J   then per job: id failed_types index rounds_active row_0..row_{T-1} on_0..on_{T-1}
 //   assigned A   then per entry: id type
 //   realloc LAST_US STALE   only when options.realloc_interval > 0
+//   deficits d_0 ... d_{J*T-1}   only with options.deficit_ties or zero_entries, per job in order
 // The placements of consolidated gangs are not saved: they are a function of the cluster.
 
 #include <algorithm>
@@ -125,6 +126,12 @@ std::string RoundPolicy::SaveState() const {
     w.Number(state_.last_allocation.time_since_epoch().count());
     w.Number(state_.allocation_stale ? 1 : 0);
   }
+  if (options_.deficit_ties || options_.zero_entries) {
+    w.Word("deficits");
+    for (const JobRecord& record : state_.jobs) {
+      for (int t = 0; t < types; ++t) w.Number(record.deficit.empty() ? 0.0 : record.deficit[t]);
+    }
+  }
   return w.Take();
 }
 
@@ -200,6 +207,16 @@ Status RoundPolicy::RestoreState(std::string_view text) {
     }
     s.last_allocation = Timestamp(Duration(last));
     s.allocation_stale = stale == 1;
+  }
+  if (options_.deficit_ties || options_.zero_entries) {
+    if (!r.Word("deficits")) return bad("no deficits");
+    for (JobRecord& record : s.jobs) {
+      record.deficit.resize(types);
+      for (double& d : record.deficit) {
+        if (!r.Number(d))
+          return bad("malformed deficits of job " + std::to_string(record.id.value()));
+      }
+    }
   }
   if (!r.AtEnd()) return bad("text after the assignment");
   state_ = std::move(s);

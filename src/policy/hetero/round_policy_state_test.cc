@@ -35,16 +35,14 @@ constexpr Duration kRound = std::chrono::seconds(360);
 
 // One driver run: a Scheduler over a RoundPolicy, and what its executor was told, as text.
 struct DriverRun {
-  explicit DriverRun(const Cluster& cluster) {
-    RoundPolicyOptions options;
-    options.name = "test";
+  explicit DriverRun(const Cluster& cluster, RoundPolicyOptions options = {.name = "test"}) {
     auto owned = std::make_unique<RoundPolicy>(std::move(options), AllocateGreedy);
     policy = owned.get();
     scheduler = std::make_unique<Scheduler>(cluster, std::move(owned), executor, kModel, 1);
   }
   // A fresh driver taking over `before`'s jobs, as a restarted daemon restores its rows.
   DriverRun(const Cluster& cluster, const DriverRun& before, bool restore_state)
-      : DriverRun(cluster) {
+      : DriverRun(cluster, before.policy->options()) {
     for (size_t i = 0; i < before.scheduler->jobs().size(); ++i) {
       const Job& job = before.scheduler->jobs().at(JobId(static_cast<uint32_t>(i)));
       Scheduler::RestoredJob r;
@@ -139,6 +137,37 @@ TEST(RoundPolicyStateTest, ARestartWithTheSavedStateDecidesAsTheUninterruptedRun
   DriverRun forgetful(cluster, first, /*restore_state=*/false);
   forgetful.Rounds(4, 9);
   EXPECT_NE(forgetful.Calls(), after);
+}
+
+// Gavel's lease lists (deficit_ties, zero_entries): the deficits travel with the state.
+TEST(RoundPolicyStateTest, TheDeficitsTravelWithTheState) {
+  const Cluster cluster = MakeCluster("1x1xK80+1x1xV100");
+  const RoundPolicyOptions gavel = {.name = "test",
+                                    .realloc_interval = 2 * kRound,
+                                    .backfill_between_rounds = false,
+                                    .reset_counts_at_allocation = true,
+                                    .type_walk = RoundPolicyOptions::TypeWalk::kTypeOrder,
+                                    .initial_rounds_received = 0.5,
+                                    .deficit_ties = true,
+                                    .zero_entries = true};
+  DriverRun whole(cluster, gavel);
+  Start(whole);
+  whole.Rounds(0, 4);
+  const size_t at_restart = whole.executor.calls.size();
+  EXPECT_THAT(whole.policy->SaveState(), HasSubstr(" deficits "));
+  whole.Rounds(4, 9);
+  DriverRun first(cluster, gavel);
+  Start(first);
+  first.Rounds(0, 4);
+  DriverRun restarted(cluster, first, /*restore_state=*/true);
+  restarted.Rounds(4, 9);
+  EXPECT_EQ(restarted.Calls(), whole.Calls(at_restart));
+  EXPECT_EQ(restarted.policy->SaveState(), whole.policy->SaveState());
+  // A state without its deficits is refused.
+  const std::string saved = first.policy->SaveState();
+  DriverRun fresh(cluster, gavel);
+  EXPECT_EQ(fresh.policy->RestoreState(saved.substr(0, saved.find(" deficits"))).code(),
+            StatusCode::kInvalidArgument);
 }
 
 TEST(RoundPolicyStateTest, ExplainingLeavesTheStateAsItWas) {

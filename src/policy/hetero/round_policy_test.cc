@@ -435,5 +435,101 @@ TEST_F(RoundPolicyTest, AnInitialCountRanksNewJobsByTheirAllocation) {
   }
 }
 
+// zero_entries, Gavel's walk: V100 first; X gives a the K80 and b nothing. By default a takes
+// its K80 and the work-conserving pass gives b the V100; with the zero entries the V100 left
+// after its (no) X-entries goes at once to the first job by deficit and id, a, and b gets the
+// K80 a no longer needs.
+TEST_F(RoundPolicyTest, ZeroEntriesFillATypeBeforeTheNextTypesAllocation) {
+  const Allocator k80_for_a = [](const AllocationProblem& problem) -> Result<Allocation> {
+    Allocation x{2, std::vector<double>(2 * problem.num_jobs(), 0.0)};
+    x.fraction[1] = 1;  // job 0 (a): the K80 (type 1)
+    return x;
+  };
+  for (const bool zero_entries : {false, true}) {
+    SCOPED_TRACE(zero_entries);
+    StartWith("1x1xV100+1x1xK80", k80_for_a,
+              {.name = "zero",
+               .type_walk = RoundPolicyOptions::TypeWalk::kTypeOrder,
+               .zero_entries = zero_entries});
+    const JobId a = Submit("flat");
+    const JobId b = Submit("flat");
+    scheduler_->RunCycle(kTimeZero);
+    EXPECT_EQ(TypeOf(a), zero_entries ? "V100" : "K80");
+    EXPECT_EQ(TypeOf(b), zero_entries ? "K80" : "V100");
+  }
+}
+
+// zero_entries on three V100s, X = 1 for the first job (a), none for the others; X is
+// recomputed at most every 1,920 s. c runs on what a leaves from the first round (10 s) and b
+// (arriving at 1,000 s) from the next; the recomputation at 2,160 s charges c the six rounds
+// it received without X (deficit -6), b nothing. Then a job arriving after it (e, no row in X)
+// holds the GPU it is walked to without running: c, ranked after b and e by deficit, waits
+// with a GPU idle. Without zero_entries c, least served and first by id, runs.
+TEST_F(RoundPolicyTest, ZeroEntriesRankByDeficitAndAJobWithoutARowHoldsItsGpus) {
+  const Allocator first_only = [](const AllocationProblem& problem) -> Result<Allocation> {
+    Allocation x{1, std::vector<double>(problem.num_jobs(), 0.0)};
+    x.fraction[0] = 1;
+    return x;
+  };
+  for (const bool zero_entries : {false, true}) {
+    SCOPED_TRACE(zero_entries);
+    StartWith("1x3xV100", first_only,
+              {.name = "zero",
+               .realloc_interval = std::chrono::seconds(1920),
+               .backfill_between_rounds = false,
+               .reset_counts_at_allocation = true,
+               .type_walk = RoundPolicyOptions::TypeWalk::kTypeOrder,
+               .zero_entries = zero_entries});
+    const JobId a = Submit("flat", AtSeconds(10));
+    const JobId c = Submit("flat", AtSeconds(10));
+    scheduler_->RunCycle(AtSeconds(10));
+    const JobId b = Submit("flat", AtSeconds(1000));
+    scheduler_->RunCycle(AtSeconds(1000));
+    for (int t = 1080; t <= 2160; t += 360) scheduler_->RunCycle(AtSeconds(t));
+    EXPECT_EQ(policy_->allocations_computed(), 2);
+    const JobId e = Submit("flat", AtSeconds(2200));
+    scheduler_->RunCycle(AtSeconds(2200));
+    scheduler_->RunCycle(AtSeconds(2520));
+    CheckpointPreempted({a, b, c}, AtSeconds(2520));
+    EXPECT_EQ(TypeOf(a), "V100");
+    EXPECT_EQ(TypeOf(b), "V100");
+    EXPECT_EQ(TypeOf(c), zero_entries ? "-" : "V100");
+    EXPECT_EQ(TypeOf(e), "-");  // no row in X until the next computation
+  }
+}
+
+// deficit_ties: one GPU, X = 0.5 each for a and b. Rounds 0 and 1 go to a (ties by id) and b;
+// round 2 ties them again: by default the job running there (b) keeps it, with deficit_ties the
+// smaller id (a). At the recomputation before round 3 (c arrives) a has received 2 of its
+// 0.5 x 3 rounds (deficit -0.5) and b 1 (+0.5); the new X ties them at their initial count, and
+// the deficit gives the round to b (by default b, running there, again).
+TEST_F(RoundPolicyTest, DeficitTiesRankEqualPrioritiesByTimeOwedUnderEarlierAllocations) {
+  const Allocator halves = [](const AllocationProblem& problem) -> Result<Allocation> {
+    Allocation x{1, std::vector<double>(problem.num_jobs(), 0.0)};
+    x.fraction[0] = x.fraction[1] = 0.5;
+    return x;
+  };
+  for (const bool deficit_ties : {false, true}) {
+    SCOPED_TRACE(deficit_ties);
+    StartWith("1x1xV100", halves,
+              {.name = "ties",
+               .backfill_between_rounds = false,
+               .reset_counts_at_allocation = true,
+               .initial_rounds_received = 0.5,
+               .deficit_ties = deficit_ties});
+    const JobId a = Submit("flat");
+    const JobId b = Submit("flat");
+    std::string schedule;
+    for (int round = 0; round < 4; ++round) {
+      const Timestamp boundary = AtSeconds(360.0 * round);
+      if (round == 3) Submit("flat", boundary);
+      scheduler_->RunCycle(boundary);
+      CheckpointPreempted({a, b}, boundary);
+      schedule += TypeOf(a) != "-" ? "a" : "b";
+    }
+    EXPECT_EQ(schedule, deficit_ties ? "abab" : "abbb");
+  }
+}
+
 }  // namespace
 }  // namespace dlsched::hetero
