@@ -20,9 +20,10 @@ namespace dlsched::hetero {
 // at most T exchanges and is found by Bellman-Ford over the T types, the best job of every edge
 // kept in a heap (profits are constants), so a step costs O(T^3 + T log n) and the solve about
 // O(n T log n) in practice (each step exhausts a job, fills a type or empties a job's share of a
-// type). Ties go to the lower job index. Needs remaining_iters. An error means a malformed
-// problem, or a step limit far above that bound ran out (a guard; never seen), never that jobs
-// do not fit. Pure; thread-safe.
+// type). Ties (equal profits, compared exactly: profits that differ by round-off are not tied)
+// go to the lower job index, first served and on the more profitable type. Needs remaining_iters.
+// An error means a malformed problem, or a step limit far above that bound ran out (a guard; never
+// seen), never that jobs do not fit. Pure; thread-safe.
 Result<Allocation> AllocateMinJctFlow(const AllocationProblem& problem);
 
 }  // namespace dlsched::hetero

@@ -57,6 +57,17 @@ TEST(MinJctFlowTest, APathMovesAPlacedJob) {
   ExpectOptimal(p);
 }
 
+// The tie rule: jobs of equal profit per GPU (here identical jobs) are served in job index order,
+// the lower index first and on the faster type. Three like jobs (rates 1 and 2 on the two types,
+// work 10, gang 1), one GPU of each type: job 0 on type 1, job 1 on type 0, job 2 without a GPU.
+TEST(MinJctFlowTest, TiesGoToTheLowerJobIndex) {
+  const AllocationProblem p{2, {1, 1}, {1, 1, 1}, {1, 2, 1, 2, 1, 2}, {10, 10, 10}};
+  Result<Allocation> x = AllocateMinJctFlow(p);
+  ASSERT_TRUE(x.ok()) << x.status().ToString();
+  EXPECT_EQ(x->fraction, (std::vector<double>{0, 1, 1, 0, 0, 0}));
+  ExpectOptimal(p);
+}
+
 TEST(MinJctFlowTest, EdgeCases) {
   // No jobs; no GPUs; a job that can run nowhere; more GPUs than demand (every job all its
   // time on its best type).
