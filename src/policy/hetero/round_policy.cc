@@ -68,6 +68,7 @@ RoundPolicy::RoundPolicy(RoundPolicyOptions options, Allocator allocate)
 std::vector<double> RoundPolicy::AllocationOf(JobId job) const {
   const JobRecord* record = Find(job);
   if (record == nullptr || record->index < 0) return {};
+  SolvePending();
   const int types = state_.x.num_types;
   const auto begin = state_.x.fraction.begin() + record->index * types;
   return {begin, begin + types};
@@ -225,8 +226,14 @@ bool RoundPolicy::SyncJobs(const SchedulingContext& ctx) const {
 
 void RoundPolicy::ComputeAllocation(const SchedulingContext& ctx) const {
   const int types = ctx.cluster.num_gpu_types();
-  AllocationProblem problem;
+  AllocationProblem& problem = state_.problem;
   problem.num_types = types;
+  problem.gpus_per_type.clear();
+  problem.gang.clear();
+  problem.iters_per_s.clear();
+  problem.remaining_iters.clear();
+  problem.elapsed_s.clear();
+  problem.done_iters.clear();
   // The GPUs training can have: free ones and those training jobs hold. Without online services
   // or offline nodes, every GPU of the type.
   for (int t = 0; t < types; ++t) {
@@ -269,15 +276,21 @@ void RoundPolicy::ComputeAllocation(const SchedulingContext& ctx) const {
     problem.done_iters.push_back(
         std::max(0.0, ToSeconds(record.estimated_total - record.estimated_remaining)) * ref);
   }
-  Result<Allocation> x = allocate_(problem);
-  if (!x.ok()) x = AllocateGreedy(problem);
-  DS_CHECK(x.ok()) << x.status().ToString();
-  if (options_.spread_tied_types) SpreadOverTiedTypes(problem, *x);
-  state_.x = std::move(x).value();
+  state_.solve_pending = true;
   state_.table_begin.clear();
   ++state_.allocations_computed;
   state_.last_allocation = ctx.now;
   state_.allocation_stale = false;
+}
+
+void RoundPolicy::SolvePending() const {
+  if (!state_.solve_pending) return;
+  state_.solve_pending = false;
+  Result<Allocation> x = allocate_(state_.problem);
+  if (!x.ok()) x = AllocateGreedy(state_.problem);
+  DS_CHECK(x.ok()) << x.status().ToString();
+  if (options_.spread_tied_types) SpreadOverTiedTypes(state_.problem, *x);
+  state_.x = std::move(x).value();
 }
 
 void RoundPolicy::BuildTable(int types) const {
@@ -348,6 +361,7 @@ void RoundPolicy::Assign(const SchedulingContext& ctx, const std::vector<int>& c
   // still be assigned (the job not chosen yet, its gang within the type's room: room only
   // shrinks, so the walk would pass over the others), but for pairs skip(walk, x, rounds_on,
   // rounds_active) says rank after those wanted (a test without the priority's divisions).
+  SolvePending();
   if (state_.table_begin.empty()) BuildTable(types);
   const auto each_entry = [&](auto&& skip, auto&& emit) {
     for (int slot : candidates) {

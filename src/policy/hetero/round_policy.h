@@ -110,7 +110,7 @@ class RoundPolicy final : public SchedulingPolicy {
   Status RestoreState(std::string_view state) override;
 
   // For tests: the current allocation's X for a job (empty if not active), and how many times
-  // X was computed.
+  // X was computed (posed: see State::problem).
   std::vector<double> AllocationOf(JobId job) const;
   int allocations_computed() const { return state_.allocations_computed; }
 
@@ -174,6 +174,13 @@ class RoundPolicy final : public SchedulingPolicy {
     };
     std::vector<RankedPair> table;
     std::vector<int> table_begin;
+    // The problem of the last computation of X, and whether X is yet to be solved from it:
+    // the allocator runs when X is first read (a round, a backfill between rounds, SaveState,
+    // AllocationOf), so an X that a later change replaces before anything reads it is never
+    // solved. The allocator is a function of the problem, so X is the same whenever it runs.
+    // Not saved (SaveState solves first).
+    AllocationProblem problem;
+    bool solve_pending = false;
   };
 
   Decisions DecideAndUpdate(const SchedulingContext& ctx) const;
@@ -187,7 +194,10 @@ class RoundPolicy final : public SchedulingPolicy {
   static void CopyEstimates(const Job& job, JobRecord& record);
   // Recomputes a record's row when the job failed on another type since; true if it did.
   bool RefreshRow(const SchedulingContext& ctx, const Job& job, JobRecord& record) const;
+  // Poses the allocation problem of the active set now (X solved by SolvePending).
   void ComputeAllocation(const SchedulingContext& ctx) const;
+  // Solves a posed problem into state_.x, if one is pending.
+  void SolvePending() const;
   // Builds state_.table from X, the rows and the counts.
   void BuildTable(int types) const;
   // Assigns the jobs at `candidates` (positions in state_.jobs) to types with room (`room`, GPUs

@@ -266,7 +266,9 @@ TEST_F(RoundPolicyTest, AnAllocationSeesTheEstimatesOfJobsSuspendedSinceTheLast)
   CheckpointPreempted({a, b}, AtSeconds(360));
   ASSERT_EQ(TypeOf(b), "V100");
   const JobId c = Submit("flat", AtSeconds(400));
-  scheduler_->RunCycle(AtSeconds(400));  // an arrival: X again
+  scheduler_->RunCycle(AtSeconds(400));  // an arrival: X again...
+  EXPECT_EQ(remaining.size(), 2u);       // ...solved when read (no GPU is free to backfill)
+  EXPECT_THAT(policy_->AllocationOf(c), ElementsAre(DoubleEq(1.0 / 3)));
   ASSERT_EQ(remaining.size(), 3u);
   const std::vector<JobId> rows = {a, b, c};
   for (size_t i = 0; i < rows.size(); ++i) {
