@@ -68,6 +68,7 @@ RoundPolicy::RoundPolicy(RoundPolicyOptions options, Allocator allocate)
 std::vector<double> RoundPolicy::AllocationOf(JobId job) const {
   const JobRecord* record = Find(job);
   if (record == nullptr || record->index < 0) return {};
+  SolvePending();
   const int types = state_.x.num_types;
   const auto begin = state_.x.fraction.begin() + record->index * types;
   return {begin, begin + types};
@@ -78,6 +79,13 @@ RoundPolicy::JobRecord* RoundPolicy::Find(JobId id) const {
     return nullptr;
   }
   return &state_.jobs[state_.slot[id.index()]];
+}
+
+void RoundPolicy::CopyEstimates(const Job& job, JobRecord& record) {
+  record.submit_time = job.spec.submit_time;
+  record.ref_iters_per_s = job.spec.ref_iters_per_s;
+  record.estimated_total = job.estimated_total;
+  record.estimated_remaining = job.estimated_remaining;
 }
 
 bool RoundPolicy::RefreshRow(const SchedulingContext& ctx, const Job& job,
@@ -119,6 +127,7 @@ bool RoundPolicy::SyncAll(const SchedulingContext& ctx) const {
     const Job& job = ctx.jobs.at(id);
     JobRecord& record = state_.jobs.back();
     record.gang = job.spec.num_gpus;
+    CopyEstimates(job, record);
     if (RefreshRow(ctx, job, record)) changed = true;
   }
   return changed || k < old.size();
@@ -159,9 +168,10 @@ bool RoundPolicy::SyncJobs(const SchedulingContext& ctx) const {
       if (ended(job)) {
         gone[record - state_.jobs.data()] = 1;
         any_gone = true;
-      } else if (RefreshRow(ctx, job, *record)) {
-        changed = true;
+        continue;
       }
+      CopyEstimates(job, *record);
+      if (RefreshRow(ctx, job, *record)) changed = true;
     }
     if (any_gone) remove_ended([&](size_t i) { return gone[i] != 0; });
     size_t active = ctx.queue.size();
@@ -188,6 +198,7 @@ bool RoundPolicy::SyncJobs(const SchedulingContext& ctx) const {
       record.id = job.id;
       record.gang = job.spec.num_gpus;
       record.rounds_on.assign(ctx.cluster.num_gpu_types(), 0);
+      CopyEstimates(job, record);
       RefreshRow(ctx, job, record);
       changed = true;
     }
@@ -203,6 +214,7 @@ bool RoundPolicy::SyncJobs(const SchedulingContext& ctx) const {
     state_.slot.resize(ctx.jobs.size(), -1);
   }
   if (changed) {
+    state_.table_begin.clear();  // positions or rows moved
     // Drop the round's assignments of jobs gone, or to a type a job can no longer run on.
     std::erase_if(state_.assigned, [this](const auto& entry) {
       const JobRecord* record = Find(entry.first);
@@ -214,8 +226,19 @@ bool RoundPolicy::SyncJobs(const SchedulingContext& ctx) const {
 
 void RoundPolicy::ComputeAllocation(const SchedulingContext& ctx) const {
   const int types = ctx.cluster.num_gpu_types();
-  AllocationProblem problem;
+  const bool deficits =
+      options_.reset_counts_at_allocation && (options_.deficit_ties || options_.zero_entries);
+  // The deficits below read the X being replaced, row by its jobs' indexes: solved, even if no
+  // round read it.
+  if (deficits) SolvePending();
+  AllocationProblem& problem = state_.problem;
   problem.num_types = types;
+  problem.gpus_per_type.clear();
+  problem.gang.clear();
+  problem.iters_per_s.clear();
+  problem.remaining_iters.clear();
+  problem.elapsed_s.clear();
+  problem.done_iters.clear();
   // The GPUs training can have: free ones and those training jobs hold. Without online services
   // or offline nodes, every GPU of the type.
   for (int t = 0; t < types; ++t) {
@@ -227,6 +250,11 @@ void RoundPolicy::ComputeAllocation(const SchedulingContext& ctx) const {
     problem.gpus_per_type[ctx.cluster.node_gpu_type(job.placement.parts.front().node).index()] +=
         job.spec.num_gpus;
   }
+  // Only jobs that ran since the last sync (state_.watch) can have new estimates (a suspension
+  // or a launch failure re-estimates a job as it queues it again).
+  for (JobId id : state_.watch) {
+    if (JobRecord* record = Find(id)) CopyEstimates(ctx.jobs.at(id), *record);
+  }
   const size_t n = state_.jobs.size();
   problem.gang.reserve(n);
   problem.iters_per_s.reserve(n * types);
@@ -234,10 +262,7 @@ void RoundPolicy::ComputeAllocation(const SchedulingContext& ctx) const {
   problem.elapsed_s.reserve(n);
   problem.done_iters.reserve(n);
   int index = 0;
-  const bool deficits =
-      options_.reset_counts_at_allocation && (options_.deficit_ties || options_.zero_entries);
   for (JobRecord& record : state_.jobs) {
-    const Job& job = ctx.jobs.at(record.id);
     if (deficits) {
       // What the X now replaced gave it over the rounds it was in force, less what it received
       // (a job that arrived after that X had no row: only what it received).
@@ -255,28 +280,51 @@ void RoundPolicy::ComputeAllocation(const SchedulingContext& ctx) const {
       record.rounds_active = 0;
       std::fill(record.rounds_on.begin(), record.rounds_on.end(), 0);
     }
-    problem.gang.push_back(job.spec.num_gpus);
+    problem.gang.push_back(record.gang);
     problem.iters_per_s.insert(problem.iters_per_s.end(), record.row.begin(), record.row.end());
     // Estimated work left at the last checkpoint (the run-time estimator's, in iterations at
     // the reference speed: the true work is the simulator's); never 0, so a job about to finish
     // ranks first.
-    const double remaining_iters = ToSeconds(job.estimated_remaining) * job.spec.ref_iters_per_s;
-    problem.remaining_iters.push_back(
-        std::max(remaining_iters, 1e-6 * std::max(1.0, job.spec.ref_iters_per_s)));
+    const double ref = record.ref_iters_per_s;
+    const double remaining_iters = ToSeconds(record.estimated_remaining) * ref;
+    problem.remaining_iters.push_back(std::max(remaining_iters, 1e-6 * std::max(1.0, ref)));
     // For finish-time fairness: time since arrival, and the work done by that estimate.
-    problem.elapsed_s.push_back(std::max(0.0, ToSeconds(ctx.now - job.spec.submit_time)));
+    problem.elapsed_s.push_back(std::max(0.0, ToSeconds(ctx.now - record.submit_time)));
     problem.done_iters.push_back(
-        std::max(0.0, ToSeconds(job.estimated_total - job.estimated_remaining)) *
-        job.spec.ref_iters_per_s);
+        std::max(0.0, ToSeconds(record.estimated_total - record.estimated_remaining)) * ref);
   }
-  Result<Allocation> x = allocate_(problem);
-  if (!x.ok()) x = AllocateGreedy(problem);
-  DS_CHECK(x.ok()) << x.status().ToString();
-  if (options_.spread_tied_types) SpreadOverTiedTypes(problem, *x);
-  state_.x = std::move(x).value();
+  state_.solve_pending = true;
+  state_.table_begin.clear();
   ++state_.allocations_computed;
   state_.last_allocation = ctx.now;
   state_.allocation_stale = false;
+}
+
+void RoundPolicy::SolvePending() const {
+  if (!state_.solve_pending) return;
+  state_.solve_pending = false;
+  Result<Allocation> x = allocate_(state_.problem);
+  if (!x.ok()) x = AllocateGreedy(state_.problem);
+  DS_CHECK(x.ok()) << x.status().ToString();
+  if (options_.spread_tied_types) SpreadOverTiedTypes(state_.problem, *x);
+  state_.x = std::move(x).value();
+}
+
+void RoundPolicy::BuildTable(int types) const {
+  const size_t n = state_.jobs.size();
+  state_.table.clear();
+  state_.table_begin.resize(n + 1);
+  for (size_t i = 0; i < n; ++i) {
+    state_.table_begin[i] = static_cast<int>(state_.table.size());
+    const JobRecord& record = state_.jobs[i];
+    if (record.index < 0) continue;  // arrived after X
+    const double* xs = state_.x.fraction.data() + static_cast<size_t>(record.index) * types;
+    for (int t = 0; t < types; ++t) {
+      if (xs[t] <= 0 || record.row[t] <= 0) continue;
+      state_.table.push_back({xs[t], record.rounds_on[t] + options_.initial_rounds_received, t});
+    }
+  }
+  state_.table_begin[n] = static_cast<int>(state_.table.size());
 }
 
 std::vector<int> RoundTypeOrder(RoundPolicyOptions::TypeWalk walk, int types, int64_t round_index) {
@@ -334,16 +382,17 @@ void RoundPolicy::Assign(const SchedulingContext& ctx, const std::vector<int>& c
   // still be assigned (the job not chosen yet, its gang within the type's room: room only
   // shrinks, so the walk would pass over the others), but for pairs skip(walk, x, rounds_on,
   // rounds_active) says rank after those wanted (a test without the priority's divisions).
+  SolvePending();
+  if (state_.table_begin.empty()) BuildTable(types);
   const auto each_entry = [&](auto&& skip, auto&& emit) {
     for (int slot : candidates) {
+      const int first = state_.table_begin[slot];
+      const int last = state_.table_begin[slot + 1];
+      if (first == last || chosen[slot]) continue;  // (no pairs: e.g. arrived after X)
       const JobRecord& record = state_.jobs[slot];
-      if (record.index < 0 || chosen[slot]) continue;  // (index < 0: arrived after X)
-      const double* xs = state_.x.fraction.data() + static_cast<size_t>(record.index) * types;
-      for (int t = 0; t < types; ++t) {
-        const double x = xs[t];
-        if (x <= 0 || record.row[t] <= 0 || record.gang > room[t]) continue;
-        // The rounds it received on t, counted from the options' initial count.
-        const double on = record.rounds_on[t] + options_.initial_rounds_received;
+      for (int k = first; k < last; ++k) {
+        const auto& [x, on, t] = state_.table[k];
+        if (record.gang > room[t]) continue;
         if (skip(walk[t], x, on, record.rounds_active)) continue;
         const double received = record.rounds_active > 0 ? on / record.rounds_active : 0.0;
         const double priority =
@@ -365,7 +414,13 @@ void RoundPolicy::Assign(const SchedulingContext& ctx, const std::vector<int>& c
     chosen[slot] = 1;
     room[type] -= record.gang;
     state_.assigned.emplace_back(record.id, type);
-    if (count_rounds) ++record.rounds_on[type];
+    if (!count_rounds) return;
+    ++record.rounds_on[type];
+    for (int k = state_.table_begin[slot]; k < state_.table_begin[slot + 1]; ++k) {
+      if (state_.table[k].type == type) {
+        state_.table[k].on = record.rounds_on[type] + options_.initial_rounds_received;
+      }
+    }
   };
   const auto visit = [&](const Entry& e) {
     if (!chosen[e.slot] && state_.jobs[e.slot].gang <= room[e.type]) assign(e.slot, e.type);
@@ -386,9 +441,14 @@ void RoundPolicy::Assign(const SchedulingContext& ctx, const std::vector<int>& c
     if (head.size() < kHead) return false;
     const Entry& worst = head.front();
     if (entry_walk != worst.walk) return entry_walk > worst.walk;
-    if (on == 0 || active == 0 || worst.priority == std::numeric_limits<double>::infinity()) {
-      return false;
+    // (A pair never served, on t or at all, has an infinite priority; a served one a finite
+    // one, which ranks after an infinite worst.)
+    const double received = active > 0 ? on / active : 0.0;
+    const bool infinite = !(received > 0);
+    if (worst.priority == std::numeric_limits<double>::infinity()) {
+      return !infinite || x < worst.x;
     }
+    if (infinite) return false;
     return x * active < worst.priority * on * (1 - 1e-9);
   };
   each_entry(after_head, [&](const Entry& e) {
@@ -447,6 +507,7 @@ void RoundPolicy::Assign(const SchedulingContext& ctx, const std::vector<int>& c
 void RoundPolicy::AssignByLists(const SchedulingContext& ctx, const std::vector<int>& candidates,
                                 const std::vector<int>& running_on, std::vector<int>& room,
                                 bool count_rounds) const {
+  SolvePending();
   struct Entry {
     double priority;
     double deficit;

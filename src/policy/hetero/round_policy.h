@@ -128,7 +128,7 @@ class RoundPolicy final : public SchedulingPolicy {
   Status RestoreState(std::string_view state) override;
 
   // For tests: the current allocation's X for a job (empty if not active), and how many times
-  // X was computed.
+  // X was computed (posed: see State::problem).
   std::vector<double> AllocationOf(JobId job) const;
   int allocations_computed() const { return state_.allocations_computed; }
 
@@ -144,6 +144,15 @@ class RoundPolicy final : public SchedulingPolicy {
     // Per type, for options.deficit_ties / zero_entries: the deficit (RoundPolicyOptions);
     // empty while every deficit is zero.
     std::vector<double> deficit;
+    // What the allocation problem reads of the job, kept here (the job table's entries are far
+    // apart in memory): its submit time and reference speed, and its estimates as they were
+    // when last copied (CopyEstimates: at its arrival, and since for every job that ran, the
+    // only ones whose estimates change). Not saved: a restored state copies them at its first
+    // sync.
+    Timestamp submit_time;
+    double ref_iters_per_s = 0;
+    Duration estimated_total{0};
+    Duration estimated_remaining{0};
   };
   struct State {
     std::optional<ConsolidatedPlacements> placements;
@@ -173,6 +182,26 @@ class RoundPolicy final : public SchedulingPolicy {
     // that can have ended, or failed to launch on a type, but for waiting jobs cancelled. Not
     // saved.
     std::vector<JobId> watch;
+    // Assign's ranking table, a cache of the (job, type) pairs the current X gives time on a
+    // type the job can run on (x > 0, row > 0): the pairs of position i in `jobs` are
+    // table[table_begin[i] .. table_begin[i + 1]), each with its x and the rounds received there
+    // as the ranking counts them (rounds_on + options.initial_rounds_received). Empty
+    // table_begin: to be built (a new X, moved positions or a changed row clear it); a counted
+    // assignment updates its pair. Not saved.
+    struct RankedPair {
+      double x;
+      double on;
+      int type;
+    };
+    std::vector<RankedPair> table;
+    std::vector<int> table_begin;
+    // The problem of the last computation of X, and whether X is yet to be solved from it:
+    // the allocator runs when X is first read (a round, a backfill between rounds, SaveState,
+    // AllocationOf), so an X that a later change replaces before anything reads it is never
+    // solved. The allocator is a function of the problem, so X is the same whenever it runs.
+    // Not saved (SaveState solves first).
+    AllocationProblem problem;
+    bool solve_pending = false;
   };
 
   Decisions DecideAndUpdate(const SchedulingContext& ctx) const;
@@ -182,9 +211,16 @@ class RoundPolicy final : public SchedulingPolicy {
   bool SyncJobs(const SchedulingContext& ctx) const;
   // The first sync of a fresh or restored state: compares `jobs` with the whole active set.
   bool SyncAll(const SchedulingContext& ctx) const;
+  // Copies into `record` what ComputeAllocation reads of `job`.
+  static void CopyEstimates(const Job& job, JobRecord& record);
   // Recomputes a record's row when the job failed on another type since; true if it did.
   bool RefreshRow(const SchedulingContext& ctx, const Job& job, JobRecord& record) const;
+  // Poses the allocation problem of the active set now (X solved by SolvePending).
   void ComputeAllocation(const SchedulingContext& ctx) const;
+  // Solves a posed problem into state_.x, if one is pending.
+  void SolvePending() const;
+  // Builds state_.table from X, the rows and the counts.
+  void BuildTable(int types) const;
   // Assigns the jobs at `candidates` (positions in state_.jobs) to types with room (`room`, GPUs
   // per type), appending to state_.assigned, in the ranking order described above.
   // `running_on`: per position, the type the job runs on (RunningType). `count_rounds`:

@@ -91,6 +91,7 @@ class Reader {
 
 std::string RoundPolicy::SaveState() const {
   if (state_.num_types < 0) return {};  // never decided: nothing to carry
+  SolvePending();                       // X as it was posed
   const int types = state_.num_types;
   Writer w;
   w.Word(kMagic);

@@ -248,6 +248,37 @@ TEST_F(RoundPolicyTest, RecomputesTheAllocationOnlyWhenJobsArriveOrLeave) {
   EXPECT_THAT(policy_->AllocationOf(a), IsEmpty());
 }
 
+// The allocation problem carries each job's estimates as the scheduler last set them, though the
+// policy copies them only from jobs that ran: a job suspended between two computations of X (its
+// scheduler re-estimates it as it queues again) shows its new estimate at the next one.
+TEST_F(RoundPolicyTest, AnAllocationSeesTheEstimatesOfJobsSuspendedSinceTheLast) {
+  std::vector<double> remaining;  // the last problem's, by row
+  Start("1x1xV100", [&remaining](const AllocationProblem& problem) {
+    remaining = problem.remaining_iters;
+    return AllocateGreedy(problem);
+  });
+  const JobId a = Submit("flat");
+  const JobId b = Submit("flat");
+  scheduler_->RunCycle(kTimeZero);  // a runs
+  ASSERT_EQ(remaining.size(), 2u);
+  const double at_arrival = remaining[0];
+  scheduler_->RunCycle(AtSeconds(360));  // b's round: a checkpoints, b starts
+  CheckpointPreempted({a, b}, AtSeconds(360));
+  ASSERT_EQ(TypeOf(b), "V100");
+  const JobId c = Submit("flat", AtSeconds(400));
+  scheduler_->RunCycle(AtSeconds(400));  // an arrival: X again...
+  EXPECT_EQ(remaining.size(), 2u);       // ...solved when read (no GPU is free to backfill)
+  EXPECT_THAT(policy_->AllocationOf(c), ElementsAre(DoubleEq(1.0 / 3)));
+  ASSERT_EQ(remaining.size(), 3u);
+  const std::vector<JobId> rows = {a, b, c};
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const Job& job = scheduler_->jobs().at(rows[i]);
+    EXPECT_DOUBLE_EQ(remaining[i], ToSeconds(job.estimated_remaining) * job.spec.ref_iters_per_s)
+        << "row " << i;
+  }
+  EXPECT_LT(remaining[0], at_arrival);  // a's checkpoint counted
+}
+
 TEST_F(RoundPolicyTest, WithAReallocIntervalArrivalsWaitForTheNextComputation) {
   Start("1x2xV100", AllocateGreedy, /*agnostic=*/false, std::chrono::seconds(1920));
   const JobId a = Submit("flat");
