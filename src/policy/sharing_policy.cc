@@ -29,6 +29,7 @@ struct SharedGpu {
   // The running holders (ascending by id), then the jobs placed on it this cycle.
   std::vector<JobId> holders;
   size_t running = 0;  // holders[0, running) are running
+  uint64_t group = 0;  // its holders' SharingView::ShareGroup, set by PlaceCandidates per type
 };
 
 bool Contains(const std::vector<JobId>& sorted, JobId id) {
@@ -190,8 +191,10 @@ class SharingPolicy final : public SchedulingPolicy {
       if (model == nullptr) continue;
       std::vector<uint64_t>& groups = groups_;
       groups.clear();
-      for (const SharedGpu& gpu : gpus) {
-        if (gpu.type == type) groups.push_back(ctx.sharing->ShareGroup(gpu.holders[0]));
+      for (SharedGpu& gpu : gpus) {
+        if (gpu.type != type) continue;
+        gpu.group = ctx.sharing->ShareGroup(gpu.holders[0]);
+        groups.push_back(gpu.group);
       }
       std::ranges::sort(groups);
       groups.erase(std::ranges::unique(groups).begin(), groups.end());
@@ -209,7 +212,7 @@ class SharingPolicy final : public SchedulingPolicy {
     std::vector<size_t>& slots = slots_;  // into gpus
     slots.clear();
     for (size_t g = 0; g < gpus.size(); ++g) {
-      if (gpus[g].type == type && ctx.sharing->ShareGroup(gpus[g].holders[0]) == group) {
+      if (gpus[g].type == type && gpus[g].group == group) {
         slots.push_back(g);
       }
     }
@@ -242,11 +245,19 @@ class SharingPolicy final : public SchedulingPolicy {
     for (const size_t g : slots) {
       const std::vector<JobId>& holders = gpus[g].holders;
       all_jobs += holders.size();
+      std::vector<int64_t>& holder_mib = holder_mib_;  // each holder's PackMemoryMib, once
+      holder_mib.clear();
       int64_t used_mib = 0;
-      for (JobId holder : holders) used_mib += PackMemoryMib(ctx, holder);
-      if (capacity - used_mib < least_mib) continue;
       for (JobId holder : holders) {
-        jobs.push_back(PackJobOf(ctx, holder, static_cast<int>(kept.size())));
+        holder_mib.push_back(PackMemoryMib(ctx, holder));
+        used_mib += holder_mib.back();
+      }
+      if (capacity - used_mib < least_mib) continue;
+      for (size_t h = 0; h < holders.size(); ++h) {
+        sharing::PackJob& job = jobs.emplace_back();
+        job.job = ctx.sharing->Features(holders[h]);
+        job.memory_mib = holder_mib[h];
+        job.pinned_gpu = static_cast<int>(kept.size());
       }
       kept.push_back(g);
     }
@@ -502,6 +513,7 @@ class SharingPolicy final : public SchedulingPolicy {
   mutable std::vector<size_t> offered_;
   mutable std::vector<sharing::PackJob> pack_jobs_;
   mutable std::vector<size_t> kept_;
+  mutable std::vector<int64_t> holder_mib_;
   mutable std::vector<JobId> moving_;
   mutable std::vector<std::pair<double, JobId>> slowed_;
   mutable std::vector<SharedGpu> open_gpus_;

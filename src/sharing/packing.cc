@@ -229,9 +229,13 @@ void PinnedSlots(std::span<const PackJob> jobs, const PackOptions& options, Grou
   slots.closed.assign(positions, 0);
   for (size_t j = 0; j < jobs.size(); ++j) {
     if (jobs[j].pinned_gpu < 0) continue;
-    const size_t p = static_cast<size_t>(
-        std::lower_bound(slots.index.begin(), slots.index.end(), jobs[j].pinned_gpu) -
-        slots.index.begin());
+    // With max_gpus a slot's position is its index.
+    const size_t p =
+        options.max_gpus > 0
+            ? static_cast<size_t>(jobs[j].pinned_gpu)
+            : static_cast<size_t>(
+                  std::lower_bound(slots.index.begin(), slots.index.end(), jobs[j].pinned_gpu) -
+                  slots.index.begin());
     slots.members[p].push_back(static_cast<int>(j));
     slots.used_mib[p] += jobs[j].memory_mib;
   }
