@@ -36,7 +36,8 @@ SharedGpus::SharedGpus(const Cluster& cluster)
       any_(cluster),
       alone_(cluster),
       several_(cluster),
-      join_revision_(NextJoinRevision()) {}
+      join_revision_(NextJoinRevision()),
+      log_base_(join_revision_) {}
 
 void SharedGpus::Add(NodeId node, int gpu, JobId job) {
   std::vector<JobId>& holders = holders_[static_cast<size_t>(cluster_->first_gpu(node) + gpu)];
@@ -50,6 +51,11 @@ void SharedGpus::Add(NodeId node, int gpu, JobId job) {
     return;
   }
   join_revision_ = NextJoinRevision();
+  if (joins_.size() == 2 * kJoinLog - 1) {
+    log_base_ = joins_[kJoinLog - 1].revision;
+    joins_.erase(joins_.begin(), joins_.begin() + kJoinLog);
+  }
+  joins_.push_back({join_revision_, node, gpu});
   if (holders.size() == 2) {
     alone_.Clear(node, gpu);
     several_.Set(node, gpu);
@@ -69,6 +75,22 @@ void SharedGpus::Remove(NodeId node, int gpu, JobId job) {
     several_.Clear(node, gpu);
     alone_.Set(node, gpu);
   }
+}
+
+bool SharedGpus::JoinedSince(uint64_t since, std::vector<std::pair<NodeId, int>>& gpus) const {
+  gpus.clear();
+  if (since == join_revision_) return true;
+  // The entries' revisions ascend: the counter behind them only grows.
+  size_t first;
+  if (since == log_base_) {
+    first = 0;
+  } else {
+    const auto at = std::ranges::lower_bound(joins_, since, {}, &Join::revision);
+    if (at == joins_.end() || at->revision != since) return false;
+    first = static_cast<size_t>(at - joins_.begin()) + 1;
+  }
+  for (size_t i = first; i < joins_.size(); ++i) gpus.emplace_back(joins_[i].node, joins_[i].gpu);
+  return true;
 }
 
 }  // namespace dlsched

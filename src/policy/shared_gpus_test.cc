@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "support/builders.h"
@@ -132,6 +133,47 @@ TEST(SharedGpusTest, TheJoinRevisionMovesOnlyWhenAJobJoinsAHeldGpu) {
   const uint64_t third = index.join_revision();
   index.Remove(NodeId(0), 0, JobId(1));
   EXPECT_EQ(index.join_revision(), third);
+}
+
+// JoinedSince lists the GPUs joined after a revision, in the order of the joins; it knows the
+// current revision, the last kJoinLog or more, and none of another index's.
+TEST(SharedGpusTest, JoinedSinceListsTheJoinsAfterARevision) {
+  using Gpus = std::vector<std::pair<NodeId, int>>;
+  const Cluster cluster = MakeCluster("2x4xV100");
+  SharedGpus index(cluster);
+  const SharedGpus other(cluster);
+  Gpus gpus{{NodeId(1), 1}};
+  const uint64_t start = index.join_revision();
+  EXPECT_TRUE(index.JoinedSince(start, gpus));
+  EXPECT_THAT(gpus, IsEmpty());
+  index.Add(NodeId(1), 3, JobId(1));  // not a join
+  index.Add(NodeId(1), 3, JobId(2));
+  const uint64_t first = index.join_revision();
+  index.Add(NodeId(0), 2, JobId(3));  // not a join
+  index.Add(NodeId(0), 2, JobId(4));
+  index.Add(NodeId(1), 3, JobId(5));
+  EXPECT_TRUE(index.JoinedSince(start, gpus));
+  EXPECT_EQ(gpus, (Gpus{{NodeId(1), 3}, {NodeId(0), 2}, {NodeId(1), 3}}));
+  EXPECT_TRUE(index.JoinedSince(first, gpus));
+  EXPECT_EQ(gpus, (Gpus{{NodeId(0), 2}, {NodeId(1), 3}}));
+  EXPECT_TRUE(index.JoinedSince(index.join_revision(), gpus));
+  EXPECT_THAT(gpus, IsEmpty());
+  EXPECT_FALSE(index.JoinedSince(other.join_revision(), gpus)) << "another index's";
+  EXPECT_THAT(gpus, IsEmpty());
+
+  // Many joins later the oldest revisions are forgotten, the last kJoinLog are not.
+  uint64_t recent = 0;
+  for (uint32_t i = 0; i < 2 * SharedGpus::kJoinLog; ++i) {
+    index.Add(NodeId(0), 0, JobId(100 + i));
+    if (i > 0) index.Remove(NodeId(0), 0, JobId(100 + i - 1));
+    if (i == 0) continue;
+    if (i + SharedGpus::kJoinLog == 2 * SharedGpus::kJoinLog) recent = index.join_revision();
+  }
+  EXPECT_FALSE(index.JoinedSince(start, gpus));
+  EXPECT_FALSE(index.JoinedSince(first, gpus));
+  ASSERT_TRUE(index.JoinedSince(recent, gpus));
+  EXPECT_EQ(gpus.size(), SharedGpus::kJoinLog - 1);
+  EXPECT_EQ(gpus.back(), std::pair(NodeId(0), 0));
 }
 
 }  // namespace

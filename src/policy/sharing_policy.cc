@@ -29,17 +29,18 @@ struct SharedGpu {
   // The running holders (ascending by id), then the jobs placed on it this cycle.
   std::vector<JobId> holders;
   size_t running = 0;  // holders[0, running) are running
+  uint64_t group = 0;  // its holders' SharingView::ShareGroup, set by PlaceCandidates per type
 };
 
 bool Contains(const std::vector<JobId>& sorted, JobId id) {
   return std::ranges::binary_search(sorted, id);
 }
 
-std::vector<JobId> SortedIds(const auto& items) {
-  std::vector<JobId> ids;
+// The items' jobs, ascending, into `ids` (its buffer reused).
+void SortedIds(const auto& items, std::vector<JobId>& ids) {
+  ids.clear();
   for (const auto& item : items) ids.push_back(item.job);
   std::ranges::sort(ids);
-  return ids;
 }
 
 class SharingPolicy final : public SchedulingPolicy {
@@ -67,7 +68,7 @@ class SharingPolicy final : public SchedulingPolicy {
     if (!t.arrivals && !t.departures && !t.suspensions && !t.timer && decisions.empty()) {
       return decisions;
     }
-    const std::vector<JobId> candidates = Candidates(ctx, decisions);
+    const std::vector<JobId>& candidates = Candidates(ctx, decisions);
     // Observed demand changes only when a run segment ends; GPUs free up for jobs to move to
     // only when nothing waits (every waiting job is launched this cycle).
     const bool may_migrate = config_.migrate && (t.departures || t.suspensions ||
@@ -110,7 +111,8 @@ class SharingPolicy final : public SchedulingPolicy {
   // open_gpus_, valid until the next call.
   std::span<SharedGpu> CollectOpenGpus(const SchedulingContext& ctx,
                                        const Decisions& decisions) const {
-    const std::vector<JobId> preempted = SortedIds(decisions.preemptions);
+    std::vector<JobId>& preempted = preempted_;
+    SortedIds(decisions.preemptions, preempted);
     // The GPUs (and their holders' buffers) are reused from the last cycle: a cycle is too short
     // to pay for fresh ones.
     std::vector<SharedGpu>& gpus = open_gpus_;
@@ -142,11 +144,15 @@ class SharingPolicy final : public SchedulingPolicy {
   // selectors or preferences (the packer places by GPU type only), and not killed out of memory
   // within min_residence. The first ones, as many GPUs as the base's preemptions free, are left
   // to the base: those preemptions are likely for them.
-  std::vector<JobId> Candidates(const SchedulingContext& ctx, const Decisions& decisions) const {
-    std::vector<JobId> candidates;
+  // The result is candidates_, valid until the next call.
+  const std::vector<JobId>& Candidates(const SchedulingContext& ctx,
+                                       const Decisions& decisions) const {
+    std::vector<JobId>& candidates = candidates_;
+    candidates.clear();
     const auto singles = ctx.queue.by_gang_order().find(1);
     if (singles == ctx.queue.by_gang_order().end()) return candidates;
-    const std::vector<JobId> launched = SortedIds(decisions.launches);
+    std::vector<JobId>& launched = launched_;
+    SortedIds(decisions.launches, launched);
     int left_to_base = 0;
     for (const PreemptDecision& p : decisions.preemptions) {
       left_to_base += ctx.jobs.at(p.job).spec.num_gpus;
@@ -177,14 +183,18 @@ class SharingPolicy final : public SchedulingPolicy {
   void PlaceCandidates(const SchedulingContext& ctx, const std::vector<JobId>& candidates,
                        std::span<SharedGpu> gpus, Decisions& decisions) const {
     if (candidates.empty()) return;
-    std::vector<bool> placed(candidates.size(), false);
+    std::vector<char>& placed = placed_;  // bytes: read per candidate per group
+    placed.assign(candidates.size(), 0);
     for (int t = 0; t < ctx.cluster.num_gpu_types(); ++t) {
       const GpuTypeId type(static_cast<uint32_t>(t));
       const sharing::InterferenceModel* model = ModelFor(ctx, type);
       if (model == nullptr) continue;
-      std::vector<uint64_t> groups;
-      for (const SharedGpu& gpu : gpus) {
-        if (gpu.type == type) groups.push_back(ctx.sharing->ShareGroup(gpu.holders[0]));
+      std::vector<uint64_t>& groups = groups_;
+      groups.clear();
+      for (SharedGpu& gpu : gpus) {
+        if (gpu.type != type) continue;
+        gpu.group = ctx.sharing->ShareGroup(gpu.holders[0]);
+        groups.push_back(gpu.group);
       }
       std::ranges::sort(groups);
       groups.erase(std::ranges::unique(groups).begin(), groups.end());
@@ -198,16 +208,19 @@ class SharingPolicy final : public SchedulingPolicy {
   void PlaceInGroup(const SchedulingContext& ctx, const std::vector<JobId>& candidates,
                     std::span<SharedGpu> gpus, GpuTypeId type,
                     const sharing::InterferenceModel& model, uint64_t group,
-                    std::vector<bool>& placed, Decisions& decisions) const {
-    std::vector<size_t> slots;  // into gpus
+                    std::vector<char>& placed, Decisions& decisions) const {
+    std::vector<size_t>& slots = slots_;  // into gpus
+    slots.clear();
     for (size_t g = 0; g < gpus.size(); ++g) {
-      if (gpus[g].type == type && ctx.sharing->ShareGroup(gpus[g].holders[0]) == group) {
+      if (gpus[g].type == type && gpus[g].group == group) {
         slots.push_back(g);
       }
     }
     const int64_t capacity = gpus[slots.front()].memory_mib;
-    std::vector<sharing::PackJob> offered_jobs;
-    std::vector<size_t> offered;  // into candidates
+    std::vector<sharing::PackJob>& offered_jobs = offered_jobs_;
+    std::vector<size_t>& offered = offered_;  // into candidates
+    offered_jobs.clear();
+    offered.clear();
     int64_t least_mib = capacity;
     for (size_t c = 0; c < candidates.size(); ++c) {
       if (placed[c] || !MayRunOn(ctx.jobs.at(candidates[c]), type, ctx.cluster)) continue;
@@ -224,17 +237,27 @@ class SharingPolicy final : public SchedulingPolicy {
     // leave free, so a GPU without room for the least demanding candidate would take none: it
     // is left out (its slot with it), which changes no placement and spares the packers work
     // per open GPU at every cycle.
-    std::vector<sharing::PackJob> jobs;
-    std::vector<size_t> kept;  // into gpus, per packer slot
+    std::vector<sharing::PackJob>& jobs = pack_jobs_;
+    std::vector<size_t>& kept = kept_;  // into gpus, per packer slot
+    jobs.clear();
+    kept.clear();
     size_t all_jobs = offered.size();
     for (const size_t g : slots) {
       const std::vector<JobId>& holders = gpus[g].holders;
       all_jobs += holders.size();
+      std::vector<int64_t>& holder_mib = holder_mib_;  // each holder's PackMemoryMib, once
+      holder_mib.clear();
       int64_t used_mib = 0;
-      for (JobId holder : holders) used_mib += PackMemoryMib(ctx, holder);
-      if (capacity - used_mib < least_mib) continue;
       for (JobId holder : holders) {
-        jobs.push_back(PackJobOf(ctx, holder, static_cast<int>(kept.size())));
+        holder_mib.push_back(PackMemoryMib(ctx, holder));
+        used_mib += holder_mib.back();
+      }
+      if (capacity - used_mib < least_mib) continue;
+      for (size_t h = 0; h < holders.size(); ++h) {
+        sharing::PackJob& job = jobs.emplace_back();
+        job.job = ctx.sharing->Features(holders[h]);
+        job.memory_mib = holder_mib[h];
+        job.pinned_gpu = static_cast<int>(kept.size());
       }
       kept.push_back(g);
     }
@@ -265,7 +288,7 @@ class SharingPolicy final : public SchedulingPolicy {
       if (!HostRoomLeft(ctx, decisions, part)) continue;
       decisions.launches.push_back({id, Placement{{part}}, config_.mode});
       gpu.holders.push_back(id);
-      placed[offered[o]] = true;
+      placed[offered[o]] = 1;
     }
   }
 
@@ -339,7 +362,8 @@ class SharingPolicy final : public SchedulingPolicy {
   // the jobs placed this cycle.
   void Migrate(const SchedulingContext& ctx, std::span<const SharedGpu> open, size_t base_launches,
                Decisions& decisions) const {
-    const std::vector<JobId> preempted = SortedIds(decisions.preemptions);
+    std::vector<JobId>& preempted = preempted_;
+    SortedIds(decisions.preemptions, preempted);
     const auto migrate = [&](JobId id, std::string reason) {
       decisions.preemptions.push_back({id, std::move(reason), /*migration=*/true});
     };
@@ -347,16 +371,16 @@ class SharingPolicy final : public SchedulingPolicy {
     // memory; the largest of them that may migrate moves. A GPU with one running holder cannot
     // be over: alone it is never counted, and a job placed beside it this cycle fit with it (the
     // packers join a GPU only where the demands, these same ones, fit its memory).
-    // Since a check that found no GPU over, if no demand changed and no job joined a held GPU,
-    // each GPU's holders are some of those it had then, demanding no more: none is over, and the
-    // check is skipped.
-    std::vector<JobId> moving;
+    // Since the last check, if no demand changed, each GPU's holders are some of those it had
+    // then, demanding no more, unless a job joined it: only the GPUs that check found over and
+    // those joined since may be over now, and only they are checked again (in (node, GPU) order,
+    // as the full check visits them, so the same decisions).
+    std::vector<JobId>& moving = moving_;
+    moving.clear();
     const std::optional<uint64_t> demand_revision = ctx.sharing->DemandRevision();
-    const std::pair<uint64_t, uint64_t> revisions(demand_revision.value_or(0),
-                                                  ctx.shared_gpus->join_revision());
-    if (config_.mode == ShareMode::kPacked &&
-        !(demand_revision.has_value() && memory_checked_at_ == revisions)) {
-      bool over = false;
+    if (config_.mode == ShareMode::kPacked) {
+      std::vector<std::pair<NodeId, int>>& now_over = over_gpus_scratch_;
+      now_over.clear();
       const auto check = [&](NodeId node, int gpu, std::span<const JobId> running) {
         const int64_t memory_mib = ctx.cluster.node(node).gpus[static_cast<size_t>(gpu)].memory_mib;
         int64_t demand = 0;
@@ -364,7 +388,7 @@ class SharingPolicy final : public SchedulingPolicy {
           demand += ctx.sharing->MemoryDemandMib(id, config_.memory_percentile);
         }
         if (demand <= memory_mib) return;
-        over = true;
+        now_over.emplace_back(node, gpu);
         JobId largest;
         int64_t largest_mib = -1;
         for (JobId id : running) {
@@ -379,10 +403,26 @@ class SharingPolicy final : public SchedulingPolicy {
                              std::to_string(memory_mib) + " MiB");
         moving.push_back(largest);
       };
-      ctx.shared_gpus->ForEach(SharedGpus::Held::kBySeveral, check);
-      memory_checked_at_ = over || !demand_revision.has_value()
-                               ? std::nullopt
-                               : std::optional<std::pair<uint64_t, uint64_t>>(revisions);
+      std::vector<std::pair<NodeId, int>>& recheck = recheck_gpus_;
+      const bool since_last = demand_revision.has_value() && memory_checked_at_.has_value() &&
+                              memory_checked_at_->first == *demand_revision &&
+                              ctx.shared_gpus->JoinedSince(memory_checked_at_->second, recheck);
+      if (since_last) {
+        recheck.insert(recheck.end(), over_gpus_.begin(), over_gpus_.end());
+        std::ranges::sort(recheck);
+        recheck.erase(std::ranges::unique(recheck).begin(), recheck.end());
+        for (const auto& [node, gpu] : recheck) {
+          const std::span<const JobId> running = ctx.shared_gpus->holders(node, gpu);
+          if (running.size() >= 2) check(node, gpu, running);  // as ForEach(kBySeveral) visits
+        }
+      } else {
+        ctx.shared_gpus->ForEach(SharedGpus::Held::kBySeveral, check);
+      }
+      over_gpus_.swap(now_over);
+      memory_checked_at_ = demand_revision.has_value()
+                               ? std::optional<std::pair<uint64_t, uint64_t>>(
+                                     std::pair(*demand_revision, ctx.shared_gpus->join_revision()))
+                               : std::nullopt;
     }
     std::ranges::sort(moving);
     // Interference: once nothing waits, the most slowed jobs move to the GPUs left free.
@@ -392,13 +432,9 @@ class SharingPolicy final : public SchedulingPolicy {
     for (size_t i = 0; i < base_launches; ++i) {
       free_gpus -= decisions.launches[i].placement.num_gpus();
     }
-    std::vector<std::pair<double, JobId>> slowed;
-    size_t next_open = 0;  // open is a subsequence of the shared GPUs, in the same order
-    ctx.shared_gpus->ForEach([&](NodeId node, int gpu, std::span<const JobId> running) {
-      std::span<const JobId> holders = running;
-      if (next_open < open.size() && open[next_open].node == node && open[next_open].gpu == gpu) {
-        holders = open[next_open++].holders;  // with the jobs placed on it this cycle
-      }
+    std::vector<std::pair<double, JobId>>& slowed = slowed_;
+    slowed.clear();
+    const auto visit = [&](NodeId node, int gpu, std::span<const JobId> holders) {
       const GpuTypeId type = ctx.cluster.node(node).gpus[static_cast<size_t>(gpu)].type;
       const std::span<const double> slowdowns = PredictedSlowdowns(ctx, type, holders);
       size_t worst = holders.size();
@@ -411,7 +447,45 @@ class SharingPolicy final : public SchedulingPolicy {
         if (worst == holders.size() || slowdowns[i] > slowdowns[worst]) worst = i;
       }
       if (worst < holders.size()) slowed.emplace_back(slowdowns[worst], holders[worst]);
-    });
+    };
+    // open is a subsequence of the shared GPUs, in the same order; its holders include the jobs
+    // placed on it this cycle.
+    const auto before = [](const SharedGpu& g, NodeId node, int gpu) {
+      return g.node != node ? g.node < node : g.gpu < gpu;
+    };
+    size_t next_open = 0;
+    if (config_.min_slowdown_to_migrate > 1.0) {
+      // A job alone on its GPU is predicted a slowdown of 1, below the threshold: only GPUs with
+      // two or more holders are visited, those of the index held by several and the open ones a
+      // job joined this cycle. `slowed` is sorted below by a total order and MayMigrate's wake-up
+      // is a minimum, so the order of visits does not matter.
+      ctx.shared_gpus->ForEach(SharedGpus::Held::kBySeveral, [&](NodeId node, int gpu,
+                                                                 std::span<const JobId> running) {
+        for (; next_open < open.size() && before(open[next_open], node, gpu); ++next_open) {
+          if (open[next_open].holders.size() >= 2) {
+            visit(open[next_open].node, open[next_open].gpu, open[next_open].holders);
+          }
+        }
+        if (next_open < open.size() && open[next_open].node == node && open[next_open].gpu == gpu) {
+          visit(node, gpu, open[next_open++].holders);
+        } else {
+          visit(node, gpu, running);
+        }
+      });
+      for (; next_open < open.size(); ++next_open) {
+        if (open[next_open].holders.size() >= 2) {
+          visit(open[next_open].node, open[next_open].gpu, open[next_open].holders);
+        }
+      }
+    } else {
+      ctx.shared_gpus->ForEach([&](NodeId node, int gpu, std::span<const JobId> running) {
+        if (next_open < open.size() && open[next_open].node == node && open[next_open].gpu == gpu) {
+          visit(node, gpu, open[next_open++].holders);
+        } else {
+          visit(node, gpu, running);
+        }
+      });
+    }
     std::ranges::sort(slowed, [](const auto& a, const auto& b) {
       return a.first != b.first ? a.first > b.first : a.second < b.second;
     });
@@ -427,7 +501,21 @@ class SharingPolicy final : public SchedulingPolicy {
   std::unique_ptr<SchedulingPolicy> base_;
   NoInterference no_interference_;
   // Buffers kept between cycles (Decide runs on one thread at a time): CollectOpenGpus's, the
-  // packers' and their answer, and PredictedSlowdowns'.
+  // packers' and their answer, and PredictedSlowdowns'; Candidates', PlaceCandidates' and
+  // PlaceInGroup's, Migrate's.
+  mutable std::vector<JobId> candidates_;
+  mutable std::vector<JobId> launched_;
+  mutable std::vector<JobId> preempted_;
+  mutable std::vector<char> placed_;
+  mutable std::vector<uint64_t> groups_;
+  mutable std::vector<size_t> slots_;
+  mutable std::vector<sharing::PackJob> offered_jobs_;
+  mutable std::vector<size_t> offered_;
+  mutable std::vector<sharing::PackJob> pack_jobs_;
+  mutable std::vector<size_t> kept_;
+  mutable std::vector<int64_t> holder_mib_;
+  mutable std::vector<JobId> moving_;
+  mutable std::vector<std::pair<double, JobId>> slowed_;
   mutable std::vector<SharedGpu> open_gpus_;
   mutable sharing::PackScratch pack_scratch_;
   mutable std::vector<int> pack_gpu_of_;
@@ -435,8 +523,13 @@ class SharingPolicy final : public SchedulingPolicy {
   mutable std::vector<sharing::SharingJob> group_;
   mutable std::vector<double> speeds_;
   // The demand and join revisions (SharingView::DemandRevision, SharedGpus::join_revision) at
-  // Migrate's last memory check, where it found no GPU over; nullopt otherwise.
+  // Migrate's last memory check (nullopt where the view keeps no demand revision), and the GPUs
+  // that check found over, in (node, GPU) order; the next check's list is built in the second,
+  // the GPUs it looks at in the third.
   mutable std::optional<std::pair<uint64_t, uint64_t>> memory_checked_at_;
+  mutable std::vector<std::pair<NodeId, int>> over_gpus_;
+  mutable std::vector<std::pair<NodeId, int>> over_gpus_scratch_;
+  mutable std::vector<std::pair<NodeId, int>> recheck_gpus_;
 };
 
 }  // namespace

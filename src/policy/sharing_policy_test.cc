@@ -286,6 +286,68 @@ TEST_F(SharingPolicyTest, TheMemoryCheckWaitsForADemandRevision) {
   EXPECT_FALSE(job(alone).preempt_requested);
 }
 
+// A GPU that a memory check found over is checked again at the next departure though no
+// revision moved: its largest holder was asked to migrate and has not left yet, so the other one
+// moves too (a check that looked only at GPUs found fitting, or at none, would leave it).
+TEST_F(SharingPolicyTest, AGpuFoundOverIsCheckedAgainWhileTheRevisionsStay) {
+  Start("1x5xV100", Config());
+  view_.revision = 1;
+  Submit(0);
+  const JobId a = Submit(1);
+  const JobId leaving = Submit(2);
+  const JobId second = Submit(3);
+  Submit(4);
+  scheduler_->RunCycle(kTimeZero);  // each alone on a GPU
+  const JobId c = Submit(5, AtSeconds(1));
+  scheduler_->RunCycle(AtSeconds(1));
+  ASSERT_EQ(job(c).placement, job(a).placement) << "c joins the second GPU";
+  view_.memory_mib[a.value()] = int64_t{1} << 30;
+  view_.memory_mib[c.value()] = int64_t{1} << 29;
+  view_.revision = 2;
+  ASSERT_TRUE(
+      scheduler_->Handle(JobFinished{leaving, JobState::kSucceeded, ""}, AtSeconds(2)).ok());
+  scheduler_->RunCycle(AtSeconds(2));
+  ASSERT_TRUE(job(a).preempt_requested) << "the largest holder moves first";
+  ASSERT_FALSE(job(c).preempt_requested);
+  ASSERT_TRUE(scheduler_->Handle(JobFinished{second, JobState::kSucceeded, ""}, AtSeconds(3)).ok());
+  scheduler_->RunCycle(AtSeconds(3));
+  EXPECT_TRUE(job(c).preempt_requested) << "its GPU is still over, a has not left";
+  EXPECT_TRUE(job(c).migrating);
+}
+
+// A GPU a job joined after a memory check is checked at the next one though no demand revision
+// moved (only a join can have put it over: this view changes a demand without saying so, after
+// the join, as a world that broke the revision's promise would), and found over.
+TEST_F(SharingPolicyTest, AGpuJoinedSinceTheLastMemoryCheckIsChecked) {
+  Start("1x4xV100", Config());
+  view_.revision = 1;
+  const JobId first = Submit(0);
+  const JobId leaving = Submit(1);
+  const JobId second = Submit(2);
+  const JobId third = Submit(3);
+  scheduler_->RunCycle(kTimeZero);  // each alone on a GPU
+  ASSERT_TRUE(
+      scheduler_->Handle(JobFinished{leaving, JobState::kSucceeded, ""}, AtSeconds(1)).ok());
+  scheduler_->RunCycle(AtSeconds(1));  // checked: no GPU held by two
+  const JobId c = Submit(4, AtSeconds(2));
+  const JobId d = Submit(5, AtSeconds(2));
+  scheduler_->RunCycle(AtSeconds(2));  // c takes the free GPU, d joins a held one
+  ASSERT_EQ(job(c).state, JobState::kRunning);
+  ASSERT_EQ(job(d).state, JobState::kRunning);
+  ASSERT_EQ(Sharers(d), 2);
+  JobId host;  // the job d joined
+  for (JobId id : {first, second, third}) {
+    if (job(id).placement == job(d).placement) host = id;
+  }
+  ASSERT_TRUE(host.valid());
+  view_.memory_mib[host.value()] = int64_t{1} << 30;
+  const JobId leaves = host == third ? second : third;
+  ASSERT_TRUE(scheduler_->Handle(JobFinished{leaves, JobState::kSucceeded, ""}, AtSeconds(3)).ok());
+  scheduler_->RunCycle(AtSeconds(3));
+  EXPECT_TRUE(job(host).preempt_requested) << "the GPU d joined is checked";
+  EXPECT_FALSE(job(d).preempt_requested);
+}
+
 TEST(SharingPolicyConfigTest, RejectsBadValues) {
   const auto with = [](auto edit) {
     SharingPolicyConfig config = Config();

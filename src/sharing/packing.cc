@@ -57,6 +57,13 @@ class GroupEvaluator {
     return total;
   }
 
+  // Cost(members, -1, add): the group with `add` joined. A slot held by one job, the local
+  // search's usual move target, goes straight to the pair.
+  std::optional<double> CostWith(std::span<const int> members, int add) {
+    if (members.size() == 1) return PairCost(members[0], add);
+    return Cost(members, -1, add);
+  }
+
   // Writes each member's slowdown into `slowdown` (indexed by job).
   void Slowdowns(std::span<const int> members, std::vector<double>& slowdown) {
     if (members.size() == 1) {
@@ -78,13 +85,13 @@ class GroupEvaluator {
   }
 
  private:
-  // Cost of the group {a, b}, a first (the order of the sum).
+  // Cost of the group {a, b}, a first (the order of the sum). b's slowdown is not asked for
+  // where a's already breaks the bound (models are immutable: the same answer).
   std::optional<double> PairCost(int a, int b) const {
     const double slowdown_a = SlowdownOf(model_.PairSpeed(jobs_[a].job, jobs_[b].job));
+    if (slowdown_a > bound_ + kSlowdownTolerance) return std::nullopt;
     const double slowdown_b = SlowdownOf(model_.PairSpeed(jobs_[b].job, jobs_[a].job));
-    if (slowdown_a > bound_ + kSlowdownTolerance || slowdown_b > bound_ + kSlowdownTolerance) {
-      return std::nullopt;
-    }
+    if (slowdown_b > bound_ + kSlowdownTolerance) return std::nullopt;
     return slowdown_a + slowdown_b;
   }
 
@@ -111,6 +118,12 @@ class FreeMemoryTree {
     tree_[i] = free_mib;
     for (i /= 2; i >= 1; i /= 2) tree_[i] = std::max(tree_[2 * i], tree_[2 * i + 1]);
   }
+  // Set's leaf alone; the tree answers again only after Build. For filling many slots at once.
+  void SetLeaf(size_t slot, int64_t free_mib) { tree_[size_ + slot] = free_mib; }
+  // The inner nodes from the leaves, O(slots): the tree Set would have left for the same leaves.
+  void Build() {
+    for (size_t i = size_ - 1; i >= 1; --i) tree_[i] = std::max(tree_[2 * i], tree_[2 * i + 1]);
+  }
 
   // -1 when no slot qualifies.
   int64_t FindFirst(size_t pos, int64_t need) const { return Find(1, 0, size_, pos, need); }
@@ -136,10 +149,19 @@ struct Slots {
   std::vector<std::vector<int>> members;  // jobs per position
   std::vector<int64_t> used_mib;
   // The pinned group on this position breaks a rule: it stays as it is and nothing joins it.
-  std::vector<bool> closed;
+  // A byte per position (not vector<bool>): the local search reads it at every slot it visits.
+  std::vector<uint8_t> closed;
   // Slot indices from here on are the packer's own (none with max_gpus): Finish renumbers the
   // non-empty ones without gaps.
   int first_new = 0;
+};
+
+// GreedySlots' sort key of an unpinned job: decreasing memory demand, then SM utilisation, then
+// ascending index.
+struct OrderKey {
+  int64_t memory_mib;
+  double sm_util;
+  int job;
 };
 
 // A move's cost (GroupEvaluator::Cost of the slot with the job added), as of a slot version.
@@ -155,6 +177,7 @@ struct PackScratch::Buffers {
   Slots slots;
   std::vector<int> unplaced;
   std::vector<int> order;         // GreedySlots' order of the unpinned jobs
+  std::vector<OrderKey> keys;     // and its sort keys
   std::vector<int64_t> tree;      // FreeMemoryTree's
   std::vector<SharingJob> group;  // GroupEvaluator's
   std::vector<double> speeds;
@@ -203,12 +226,16 @@ void PinnedSlots(std::span<const PackJob> jobs, const PackOptions& options, Grou
   slots.members.resize(positions);
   for (std::vector<int>& members : slots.members) members.clear();
   slots.used_mib.assign(positions, 0);
-  slots.closed.assign(positions, false);
+  slots.closed.assign(positions, 0);
   for (size_t j = 0; j < jobs.size(); ++j) {
     if (jobs[j].pinned_gpu < 0) continue;
-    const size_t p = static_cast<size_t>(
-        std::lower_bound(slots.index.begin(), slots.index.end(), jobs[j].pinned_gpu) -
-        slots.index.begin());
+    // With max_gpus a slot's position is its index.
+    const size_t p =
+        options.max_gpus > 0
+            ? static_cast<size_t>(jobs[j].pinned_gpu)
+            : static_cast<size_t>(
+                  std::lower_bound(slots.index.begin(), slots.index.end(), jobs[j].pinned_gpu) -
+                  slots.index.begin());
     slots.members[p].push_back(static_cast<int>(j));
     slots.used_mib[p] += jobs[j].memory_mib;
   }
@@ -258,29 +285,36 @@ void GreedySlots(std::span<const PackJob> jobs, const PackOptions& options, Grou
   const size_t k = static_cast<size_t>(options.max_jobs_per_gpu);
   std::vector<int>& order = buf.order;
   std::vector<int>& unplaced = buf.unplaced;
-  order.clear();
+  // The keys sorted side by side (not read through the jobs at each comparison).
+  std::vector<OrderKey>& keys = buf.keys;
+  keys.clear();
   unplaced.clear();
   for (size_t j = 0; j < jobs.size(); ++j) {
-    if (jobs[j].pinned_gpu < 0) order.push_back(static_cast<int>(j));
+    if (jobs[j].pinned_gpu < 0) {
+      keys.push_back({jobs[j].memory_mib, jobs[j].job.sm_util, static_cast<int>(j)});
+    }
   }
-  std::sort(order.begin(), order.end(), [&](int a, int b) {
-    if (jobs[a].memory_mib != jobs[b].memory_mib) return jobs[a].memory_mib > jobs[b].memory_mib;
-    if (jobs[a].job.sm_util != jobs[b].job.sm_util)
-      return jobs[a].job.sm_util > jobs[b].job.sm_util;
-    return a < b;
+  std::sort(keys.begin(), keys.end(), [](const OrderKey& a, const OrderKey& b) {
+    if (a.memory_mib != b.memory_mib) return a.memory_mib > b.memory_mib;
+    if (a.sm_util != b.sm_util) return a.sm_util > b.sm_util;
+    return a.job < b.job;
   });
+  order.clear();
+  for (const OrderKey& key : keys) order.push_back(key.job);
 
   Slots& slots = buf.slots;
   PinnedSlots(jobs, options, eval, slots);
   const size_t positions = slots.index.size();
   FreeMemoryTree tree(positions, buf.tree);
-  const auto update = [&](size_t p) {
+  const auto free_mib = [&](size_t p) -> int64_t {
     const bool open = !slots.closed[p] && slots.members[p].size() < k;
-    tree.Set(p, open ? capacity - slots.used_mib[p] : -1);
+    return open ? capacity - slots.used_mib[p] : -1;
   };
+  const auto update = [&](size_t p) { tree.Set(p, free_mib(p)); };
   for (size_t p = 0; p < positions; ++p) {
-    if (!slots.members[p].empty()) update(p);
+    if (!slots.members[p].empty()) tree.SetLeaf(p, free_mib(p));
   }
+  tree.Build();
   // Positions below this one are all open (non-empty).
   size_t next_unopened = 0;
   const auto open_new = [&]() -> std::optional<size_t> {
@@ -381,10 +415,10 @@ int HeuristicSlots(std::span<const PackJob> jobs, const PackOptions& options, Gr
   std::vector<int>& version = buf.version;
   version.assign(gpus.size(), 0);
   const auto move_cost = [&](int i, size_t h) {
-    if (memo.empty()) return eval.Cost(gpus[h], -1, i);
+    if (memo.empty()) return eval.CostWith(gpus[h], i);
     MoveMemo& m = memo[static_cast<size_t>(row_of[i]) * gpus.size() + h];
     if (m.version != version[h]) {
-      m.cost = eval.Cost(gpus[h], -1, i);
+      m.cost = eval.CostWith(gpus[h], i);
       m.version = version[h];
     }
     return m.cost;

@@ -3,6 +3,7 @@
 #include <bit>
 #include <cstdint>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "dlsched/common/ids.h"
@@ -45,6 +46,15 @@ class SharedGpus {
   // keep it. Taken from a process-wide counter: two indices share a stamp only where one is a
   // copy of the other with no join since.
   uint64_t join_revision() const { return join_revision_; }
+  // The GPUs jobs joined since `since` was the join revision, for a caller that looks only at
+  // what changed: whether the index still knows them (`since` is the current join revision or
+  // one of the last kJoinLog or more it had), and if so `gpus` (cleared first) gets each joined
+  // GPU in the order of the joins, once per join. False for another index's revision or one
+  // forgotten; then `gpus` is empty and the caller must take every GPU as joined. O(log kJoinLog
+  // + joins listed).
+  bool JoinedSince(uint64_t since, std::vector<std::pair<NodeId, int>>& gpus) const;
+  // How many of the last joins JoinedSince remembers at least.
+  static constexpr size_t kJoinLog = 1024;
 
   // Calls fn(NodeId node, int gpu, std::span<const JobId> holders) for each GPU held in a shared
   // mode (with `which`: by one job only, or by several), in ascending (node, GPU) order;
@@ -85,6 +95,16 @@ class SharedGpus {
   Bits several_;                             // GPUs with two or more
   int size_ = 0;                             // GPUs with holders
   uint64_t join_revision_;
+  // One entry per join, oldest first: the join revision it gave and the GPU. At most
+  // 2 kJoinLog - 1 entries (at least kJoinLog once that many joins happened): the oldest are
+  // dropped kJoinLog at a time. log_base_ is the join revision before the first entry's.
+  struct Join {
+    uint64_t revision;
+    NodeId node;
+    int gpu;
+  };
+  std::vector<Join> joins_;
+  uint64_t log_base_;
 };
 
 }  // namespace dlsched
