@@ -979,12 +979,24 @@ bool PipelinePolicy::TryPreemptFor(Cycle& cycle, const JobView& job) const {
   const RunningIndex& running = ctx.running_by_rank;
   // Meets the candidates lowest rank first (`next()` -> the next one's id, or none left) until
   // their GPUs let the job start.
+  // The first plugin asked refuses, with no retry time, every victim not of a lower rank: the
+  // walk may stop at the first one (MayPreempt would refuse the rest one by one).
+  const bool lower_rank_only = !preempt_.empty() && preempt_.front()->LowerRankOnly();
+  // Nor when it refuses the job every victim: the first one it would be asked about ends the
+  // walk, with that refusal's retry time.
+  const Fit for_any = preempt_.empty() ? Fit::Yes() : preempt_.front()->MayPreemptAny(job, ctx);
   const auto search = [&](auto next) {
     while (const std::optional<JobId> id = next()) {
-      if (!(mine < running.KeyAt(*id, ctx.now))) break;  // the rest rank at or above the job
+      const RankKey key = running.KeyAt(*id, ctx.now);
+      if (!(mine < key)) break;                             // the rest rank at or above the job
+      if (lower_rank_only && key.rank <= mine.rank) break;  // the rest are of its rank or above
       const JobView victim = ctx.View(*id);
       if (Unavailable(cycle, victim.job()) || !MayFreeHostFor(job, victim.job())) continue;
       if (job_tenant >= 0 && GuaranteeProtects(cycle, job_tenant, victim.job())) continue;
+      if (!for_any.ok) {
+        retry_at = std::min(retry_at, for_any.retry_at);
+        return false;
+      }
       if (!MayPreempt(job, victim, ctx, retry_at)) continue;
       what_if.Release(victim.job().placement);
       chosen.push_back(victim.id());

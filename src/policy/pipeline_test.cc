@@ -384,5 +384,38 @@ TEST(PipelinePreemptTest, LowerRankOnlyNeverPreemptsWithinARank) {
   }
 }
 
+// A lower_rank_only search stops at the first victim of the job's rank (LowerRankOnly): it still
+// takes the victims of a worse rank met before, and never commits them alone when the job needs
+// the same-rank victim's GPUs too.
+TEST(PipelinePreemptTest, LowerRankOnlySearchStopsAtTheJobsRank) {
+  PipelineConfig profile;
+  profile.name = "two-queue-tiresias";
+  profile.queue_sort = {"tiresias", PluginArgs({{"thresholds_gpu_s", "100"}}), 1};
+  profile.preempt = {{"priority_preempt", PluginArgs({{"lower_rank_only", "true"}}), 1}};
+  const Cluster cluster = MakeCluster("1x2xV100");
+  RecordingExecutor executor;
+  SimpleThroughputModel model;
+  auto policy = BuildPipeline(profile, InTreeRegistry());
+  ASSERT_TRUE(policy.ok()) << policy.status().ToString();
+  Scheduler scheduler(cluster, std::move(policy).value(), executor, model, /*seed=*/1);
+  const auto a = scheduler.Submit(MakeJob(0).Spec(), kTimeZero);
+  ASSERT_TRUE(a.ok());
+  scheduler.RunCycle(kTimeZero);
+  const auto c = scheduler.Submit(MakeJob(1).Spec(), AtSeconds(50));
+  ASSERT_TRUE(c.ok());
+  scheduler.RunCycle(AtSeconds(50));
+  ASSERT_EQ(scheduler.jobs().at(*c).state, JobState::kRunning);
+  // At 100 s a is in queue 1, c still in queue 0. A 2-GPU job of queue 0 needs c's GPU too.
+  const auto wide = scheduler.Submit(MakeJob(2).Gpus(2).Spec(), AtSeconds(100));
+  ASSERT_TRUE(wide.ok());
+  scheduler.RunCycle(AtSeconds(100));
+  EXPECT_TRUE(executor.Preempted().empty());
+  // A 1-GPU job of queue 0 takes a's GPU, never c's.
+  const auto narrow = scheduler.Submit(MakeJob(3).Spec(), AtSeconds(101));
+  ASSERT_TRUE(narrow.ok());
+  scheduler.RunCycle(AtSeconds(101));
+  EXPECT_THAT(executor.Preempted(), ElementsAre(*a));
+}
+
 }  // namespace
 }  // namespace dlsched

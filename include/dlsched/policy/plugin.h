@@ -140,6 +140,17 @@ class PreemptPlugin : public Plugin {
                          const SchedulingContext& ctx) const {
     return Fit::Yes();
   }
+  // A refusal MayPreempt gives the job for every victim (the same Fit), or Fit::Yes() where its
+  // answer depends on the victim: when this plugin is the first asked, a victim search for a
+  // job refused here stops at the first victim it would ask about.
+  virtual Fit MayPreemptAny(const JobView& job, const SchedulingContext& ctx) const {
+    return Fit::Yes();
+  }
+  // True where MayPreempt refuses, for every job, each victim whose rank (RankKey::rank, the
+  // victim's as the running index files it) is not above the job's, with no retry time: a
+  // victim search, which meets victims lowest rank first, stops at the first such victim when
+  // this plugin is the first to be asked.
+  virtual bool LowerRankOnly() const { return false; }
 };
 
 }  // namespace dlsched

@@ -24,6 +24,7 @@ class PriorityPreempt final : public PreemptPlugin {
   Timestamp VictimFrom(const JobView& victim) const override;
   Fit MayPreempt(const JobView& job, const JobView& victim,
                  const SchedulingContext& ctx) const override;
+  bool LowerRankOnly() const override { return lower_rank_only_; }
 
  private:
   Duration min_run_;

@@ -28,15 +28,19 @@ Timestamp QosPreempt::VictimFrom(const JobView& victim) const {
   return victim.job().segment_start + min_run_;
 }
 
-Fit QosPreempt::MayPreempt(const JobView& job, const JobView& victim,
-                           const SchedulingContext& ctx) const {
+Fit QosPreempt::MayPreemptAny(const JobView& job, const SchedulingContext& ctx) const {
   const std::optional<Timestamp>& deadline = job.spec().deadline;
   if (!deadline) return Fit::Unfit("no deadline");
-  const Duration needs = RemainingNow(job);
-  const Timestamp urgent_from = *deadline - needs - urgent_slack_;
+  const Timestamp urgent_from = *deadline - RemainingNow(job) - urgent_slack_;
   if (ctx.now < urgent_from) return Fit::Unfit("not urgent", urgent_from);
+  return Fit::Yes();
+}
+
+Fit QosPreempt::MayPreempt(const JobView& job, const JobView& victim,
+                           const SchedulingContext& ctx) const {
+  if (Fit fit = MayPreemptAny(job, ctx); !fit.ok) return fit;
   const std::optional<Timestamp>& victim_deadline = victim.spec().deadline;
-  if (victim_deadline && ctx.now + RemainingNow(victim) + needs > *victim_deadline) {
+  if (victim_deadline && ctx.now + RemainingNow(victim) + RemainingNow(job) > *victim_deadline) {
     return Fit::Unfit("victim's deadline");
   }
   return Fit::Yes();

@@ -27,6 +27,8 @@ class QosPreempt final : public PreemptPlugin {
   Timestamp VictimFrom(const JobView& victim) const override;
   Fit MayPreempt(const JobView& job, const JobView& victim,
                  const SchedulingContext& ctx) const override;
+  // The job's part: a deadline, and urgency.
+  Fit MayPreemptAny(const JobView& job, const SchedulingContext& ctx) const override;
 
  private:
   Duration min_run_;

@@ -68,6 +68,13 @@ TEST(QosPreemptTest, Table) {
     const Fit fit = plugin.MayPreempt(JobView(c.job, now), JobView(c.victim, now), ctx);
     EXPECT_EQ(fit.ok, c.ok) << fit.reason;
     EXPECT_EQ(fit.retry_at, c.retry_at);
+    // The job's part refuses alike for every victim, and passes where the victim decides.
+    const Fit any = plugin.MayPreemptAny(JobView(c.job, now), ctx);
+    EXPECT_EQ(any.ok, fit.ok || fit.reason == "victim's deadline") << any.reason;
+    if (!any.ok) {
+      EXPECT_EQ(any.reason, fit.reason);
+      EXPECT_EQ(any.retry_at, fit.retry_at);
+    }
   }
 }
 
