@@ -480,7 +480,18 @@ void RoundPolicy::Assign(const SchedulingContext& ctx, const std::vector<int>& c
   }
   if (!AnyRoom(room, smallest_gang)) return;
   // Work conservation: GPUs left go to the least-served unassigned jobs, fastest type first.
-  std::vector<std::tuple<double, JobId, int>> rest;  // (time received, id, position)
+  std::vector<std::tuple<double, JobId, int>> rest = UnassignedByTimeReceived(candidates, chosen);
+  VisitInOrder(rest, std::less<>(), [&](const std::tuple<double, JobId, int>& entry) {
+    const int slot = std::get<2>(entry);
+    const int best = FastestTypeWithRoom(state_.jobs[slot], order, room);
+    if (best >= 0) assign(slot, best);
+    return AnyRoom(room, smallest_gang);
+  });
+}
+
+std::vector<std::tuple<double, JobId, int>> RoundPolicy::UnassignedByTimeReceived(
+    const std::vector<int>& candidates, const std::vector<char>& chosen) const {
+  std::vector<std::tuple<double, JobId, int>> rest;
   for (int slot : candidates) {
     const JobRecord& record = state_.jobs[slot];
     if (chosen[slot] || record.index < 0) continue;
@@ -489,19 +500,19 @@ void RoundPolicy::Assign(const SchedulingContext& ctx, const std::vector<int>& c
     rest.emplace_back(record.rounds_active > 0 ? static_cast<double>(on) / record.rounds_active : 0,
                       record.id, slot);
   }
-  VisitInOrder(rest, std::less<>(), [&](const std::tuple<double, JobId, int>& entry) {
-    const int slot = std::get<2>(entry);
-    const JobRecord& record = state_.jobs[slot];
-    int best = -1;
-    for (int t : order) {
-      if (record.row[t] > 0 && record.gang <= room[t] &&
-          (best < 0 || record.row[t] > record.row[best])) {
-        best = t;
-      }
+  return rest;
+}
+
+int RoundPolicy::FastestTypeWithRoom(const JobRecord& record, const std::vector<int>& order,
+                                     const std::vector<int>& room) {
+  int best = -1;
+  for (int t : order) {
+    if (record.row[t] > 0 && record.gang <= room[t] &&
+        (best < 0 || record.row[t] > record.row[best])) {
+      best = t;
     }
-    if (best >= 0) assign(slot, best);
-    return AnyRoom(room, smallest_gang);
-  });
+  }
+  return best;
 }
 
 void RoundPolicy::AssignByLists(const SchedulingContext& ctx, const std::vector<int>& candidates,
@@ -593,25 +604,10 @@ void RoundPolicy::AssignByLists(const SchedulingContext& ctx, const std::vector<
   if (options_.zero_entries) return;
   // Work conservation, as Assign's: GPUs left go to the least-served unassigned jobs, fastest
   // type first.
-  std::vector<std::tuple<double, JobId, int>> rest;  // (time received, id, position)
-  for (int slot : candidates) {
-    const JobRecord& record = state_.jobs[slot];
-    if (chosen[slot] || record.index < 0) continue;
-    int on = 0;
-    for (int r : record.rounds_on) on += r;
-    rest.emplace_back(record.rounds_active > 0 ? static_cast<double>(on) / record.rounds_active : 0,
-                      record.id, slot);
-  }
+  std::vector<std::tuple<double, JobId, int>> rest = UnassignedByTimeReceived(candidates, chosen);
   std::sort(rest.begin(), rest.end());
   for (const auto& [received, id, slot] : rest) {
-    const JobRecord& record = state_.jobs[slot];
-    int best = -1;
-    for (int t : order) {
-      if (record.row[t] > 0 && record.gang <= room[t] &&
-          (best < 0 || record.row[t] > record.row[best])) {
-        best = t;
-      }
-    }
+    const int best = FastestTypeWithRoom(state_.jobs[slot], order, room);
     if (best >= 0) take({0.0, 0.0, 0.0, false, id, best, slot});
   }
 }

@@ -3,6 +3,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -227,6 +228,14 @@ class RoundPolicy final : public SchedulingPolicy {
   // boundary assignment.
   void Assign(const SchedulingContext& ctx, const std::vector<int>& candidates,
               const std::vector<int>& running_on, std::vector<int>& room, bool count_rounds) const;
+  // Work conservation's order: the candidates not chosen that have a row in X, as (fraction of
+  // their active rounds they were assigned, id, position), unsorted.
+  std::vector<std::tuple<double, JobId, int>> UnassignedByTimeReceived(
+      const std::vector<int>& candidates, const std::vector<char>& chosen) const;
+  // The type of `order` with the job's highest rate among those with room for its gang; -1 if
+  // none (ties go to the earlier type in `order`).
+  static int FastestTypeWithRoom(const JobRecord& record, const std::vector<int>& order,
+                                 const std::vector<int>& room);
   // Assign's walk under options.deficit_ties or options.zero_entries (the same contract, the
   // lists as those options describe).
   void AssignByLists(const SchedulingContext& ctx, const std::vector<int>& candidates,
