@@ -346,17 +346,23 @@ TEST(PipelineFairTest, ATenantOverItsCpuGuaranteeIsABorrower) {
   }
 }
 
+// Two Tiresias queues split at 100 GPU-s, preempting by priority_preempt.
+PipelineConfig TwoQueueTiresias(bool lower_rank_only) {
+  PipelineConfig profile;
+  profile.name = "two-queue-tiresias";
+  profile.queue_sort = {"tiresias", PluginArgs({{"thresholds_gpu_s", "100"}}), 1};
+  profile.preempt = {{"priority_preempt",
+                      PluginArgs({{"lower_rank_only", lower_rank_only ? "true" : "false"}}), 1}};
+  return profile;
+}
+
 // priority_preempt's lower_rank_only: a waiting job preempts only jobs of a worse rank (here a
 // lower Tiresias queue), never a later-submitted one of its own queue; without it, FIFO order
 // inside the queue lets the earlier job take the GPU back.
 TEST(PipelinePreemptTest, LowerRankOnlyNeverPreemptsWithinARank) {
   for (const bool lower_rank_only : {false, true}) {
     SCOPED_TRACE(lower_rank_only ? "lower_rank_only" : "any lower key");
-    PipelineConfig profile;
-    profile.name = "two-queue-tiresias";
-    profile.queue_sort = {"tiresias", PluginArgs({{"thresholds_gpu_s", "100"}}), 1};
-    profile.preempt = {{"priority_preempt",
-                        PluginArgs({{"lower_rank_only", lower_rank_only ? "true" : "false"}}), 1}};
+    const PipelineConfig profile = TwoQueueTiresias(lower_rank_only);
     const Cluster cluster = MakeCluster("1x1xV100");
     RecordingExecutor executor;
     SimpleThroughputModel model;
@@ -388,10 +394,7 @@ TEST(PipelinePreemptTest, LowerRankOnlyNeverPreemptsWithinARank) {
 // takes the victims of a worse rank met before, and never commits them alone when the job needs
 // the same-rank victim's GPUs too.
 TEST(PipelinePreemptTest, LowerRankOnlySearchStopsAtTheJobsRank) {
-  PipelineConfig profile;
-  profile.name = "two-queue-tiresias";
-  profile.queue_sort = {"tiresias", PluginArgs({{"thresholds_gpu_s", "100"}}), 1};
-  profile.preempt = {{"priority_preempt", PluginArgs({{"lower_rank_only", "true"}}), 1}};
+  const PipelineConfig profile = TwoQueueTiresias(/*lower_rank_only=*/true);
   const Cluster cluster = MakeCluster("1x2xV100");
   RecordingExecutor executor;
   SimpleThroughputModel model;
