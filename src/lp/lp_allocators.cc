@@ -688,6 +688,12 @@ Result<Allocation> AllocateMaxMinWarm(const AllocationProblem& problem, MaxMinBa
                                       MaxMinSolver solver) {
   MaxMinBasis::State& state = *basis.state_;
   std::lock_guard basis_lock(state.mutex);
+  if (problem.tentative) {  // from the same bases, into a copy that is dropped
+    MaxMinBasis::State trial;
+    trial.jobs = state.jobs;
+    trial.partitions = state.partitions;
+    return AllocateMaxMinFrom(problem, kJobsPerLp, kJobsPerPartition, solver, &trial);
+  }
   Result<Allocation> x = AllocateMaxMinFrom(problem, kJobsPerLp, kJobsPerPartition, solver, &state);
   // The jobs that left are dropped; the ones not solved by CLP (GLPK's small LPs) start cold.
   state.jobs.swap(state.next_jobs);

@@ -105,8 +105,9 @@ class MaxMinBasis {
   std::shared_ptr<State> state_;
 };
 
-// AllocateMaxMin with its CLP LPs warm-started from `basis`, which then holds their bases. The
-// same optimal values as AllocateMaxMin; where the optimum is not unique the vertex may differ.
+// AllocateMaxMin with its CLP LPs warm-started from `basis`, which then holds their bases (a
+// tentative problem leaves `basis` as it was). The same optimal values as AllocateMaxMin; where
+// the optimum is not unique the vertex may differ.
 Result<Allocation> AllocateMaxMinWarm(const AllocationProblem& problem, MaxMinBasis& basis,
                                       MaxMinSolver solver = MaxMinSolver::kAuto);
 

@@ -405,4 +405,35 @@ TEST(MaxMinBasisTest, WarmStartsKeepTheOptimumInFewPivots) {
   EXPECT_LT(warm_pivots, cold_pivots / 10);
 }
 
+// A tentative solve (a policy explaining) answers from the bases as the real one would, and
+// leaves them as they were.
+TEST(MaxMinBasisTest, ATentativeSolveLearnsNothing) {
+  const AllocationProblem pool = DistinctJobsProblem(400, 2, 5);
+  const auto first = [&pool](int jobs) {
+    AllocationProblem p;
+    p.num_types = 2;
+    p.gpus_per_type = {256, 256};
+    for (int j = 0; j < jobs; ++j) {
+      p.gang.push_back(pool.gang[j]);
+      p.iters_per_s.push_back(pool.thr(j, 0));
+      p.iters_per_s.push_back(pool.thr(j, 1));
+    }
+    return p;
+  };
+  MaxMinBasis basis;
+  ASSERT_TRUE(AllocateMaxMinWarm(first(300), basis).ok());
+  const int64_t solves = basis.solves();
+  ASSERT_GT(solves, 0);  // CLP's path: above kClassLpAbove distinct jobs
+  AllocationProblem next = first(301);
+  next.tentative = true;
+  Result<Allocation> tentative = AllocateMaxMinWarm(next, basis);
+  ASSERT_TRUE(tentative.ok());
+  EXPECT_EQ(basis.solves(), solves);
+  next.tentative = false;
+  Result<Allocation> real = AllocateMaxMinWarm(next, basis);
+  ASSERT_TRUE(real.ok());
+  EXPECT_GT(basis.solves(), solves);
+  EXPECT_EQ(tentative->fraction, real->fraction);
+}
+
 }  // namespace dlsched::hetero

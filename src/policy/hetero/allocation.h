@@ -24,6 +24,9 @@ struct AllocationProblem {
   // finish-time-fairness allocator (with remaining_iters); may be empty otherwise.
   std::vector<double> elapsed_s;
   std::vector<double> done_iters;
+  // A solve whose X nothing acts on (a policy explaining a decision it does not take): an
+  // allocator that learns from its calls (MaxMinBasis) answers as it would, and learns nothing.
+  bool tentative = false;
 
   int num_jobs() const { return static_cast<int>(gang.size()); }
   double thr(int job, int type) const { return iters_per_s[job * num_types + type]; }

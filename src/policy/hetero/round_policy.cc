@@ -303,6 +303,7 @@ void RoundPolicy::ComputeAllocation(const SchedulingContext& ctx) const {
 void RoundPolicy::SolvePending() const {
   if (!state_.solve_pending) return;
   state_.solve_pending = false;
+  state_.problem.tentative = explaining_;
   Result<Allocation> x = allocate_(state_.problem);
   if (!x.ok()) x = AllocateGreedy(state_.problem);
   DS_CHECK(x.ok()) << x.status().ToString();
@@ -616,8 +617,11 @@ Decisions RoundPolicy::Decide(const SchedulingContext& ctx) const {
   if (!ctx.explain) return DecideAndUpdate(ctx);
   // Explaining (the daemon's queue view, the simulator's why-pending samples) must not move
   // the state: a round boundary seen here would be missed by the next cycle.
+  // Nor may an allocator that learns from its calls learn from the ones made here.
   State kept = state_;
+  explaining_ = true;
   Decisions decisions = DecideAndUpdate(ctx);
+  explaining_ = false;
   state_ = std::move(kept);
   return decisions;
 }

@@ -199,7 +199,8 @@ class RoundPolicy final : public SchedulingPolicy {
     // The problem of the last computation of X, and whether X is yet to be solved from it:
     // the allocator runs when X is first read (a round, a backfill between rounds, SaveState,
     // AllocationOf), so an X that a later change replaces before anything reads it is never
-    // solved. The allocator is a function of the problem, so X is the same whenever it runs.
+    // solved. The allocator answers from the problem (and max-min from the bases of the solves
+    // before it, which an X never solved is not among), so X is the same whenever it runs.
     // Not saved (SaveState solves first).
     AllocationProblem problem;
     bool solve_pending = false;
@@ -244,6 +245,8 @@ class RoundPolicy final : public SchedulingPolicy {
 
   RoundPolicyOptions options_;
   Allocator allocate_;
+  // Whether Decide is explaining: its solves are tentative (AllocationProblem::tentative).
+  mutable bool explaining_ = false;
   FeasibilityAdmit admit_;
   mutable State state_;
 };

@@ -279,6 +279,26 @@ TEST_F(RoundPolicyTest, AnAllocationSeesTheEstimatesOfJobsSuspendedSinceTheLast)
   EXPECT_LT(remaining[0], at_arrival);  // a's checkpoint counted
 }
 
+// Explaining (ExplainPending) solves what it must tentatively: an allocator that learns from its
+// calls (max-min's bases) learns only from the cycles that act.
+TEST_F(RoundPolicyTest, AnExplanationsSolvesAreTentative) {
+  std::vector<bool> tentative;  // per call
+  Start("1x1xV100", [&tentative](const AllocationProblem& problem) {
+    tentative.push_back(problem.tentative);
+    return AllocateGreedy(problem);
+  });
+  Submit("flat");
+  scheduler_->RunCycle(kTimeZero);
+  Submit("flat", AtSeconds(10));
+  scheduler_->RunCycle(AtSeconds(10));  // the arrival's X, posed; no GPU free: unread
+  ASSERT_EQ(tentative.size(), 1u);
+  // The round at 360 s reads it: solved in the explanation, and again in the cycle, which does
+  // not see the explanation's.
+  scheduler_->ExplainPending(AtSeconds(360), /*with_text=*/false);
+  scheduler_->RunCycle(AtSeconds(360));
+  EXPECT_THAT(tentative, ElementsAre(false, true, false));
+}
+
 TEST_F(RoundPolicyTest, WithAReallocIntervalArrivalsWaitForTheNextComputation) {
   Start("1x2xV100", AllocateGreedy, /*agnostic=*/false, std::chrono::seconds(1920));
   const JobId a = Submit("flat");
