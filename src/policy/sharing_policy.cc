@@ -454,37 +454,33 @@ class SharingPolicy final : public SchedulingPolicy {
       return g.node != node ? g.node < node : g.gpu < gpu;
     };
     size_t next_open = 0;
+    // A GPU the index lists, with the holders of its open copy where it has one.
+    const auto visit_listed = [&](NodeId node, int gpu, std::span<const JobId> running) {
+      if (next_open < open.size() && open[next_open].node == node && open[next_open].gpu == gpu) {
+        visit(node, gpu, open[next_open++].holders);
+      } else {
+        visit(node, gpu, running);
+      }
+    };
     if (config_.min_slowdown_to_migrate > 1.0) {
       // A job alone on its GPU is predicted a slowdown of 1, below the threshold: only GPUs with
       // two or more holders are visited, those of the index held by several and the open ones a
       // job joined this cycle. `slowed` is sorted below by a total order and MayMigrate's wake-up
       // is a minimum, so the order of visits does not matter.
-      ctx.shared_gpus->ForEach(SharedGpus::Held::kBySeveral, [&](NodeId node, int gpu,
-                                                                 std::span<const JobId> running) {
-        for (; next_open < open.size() && before(open[next_open], node, gpu); ++next_open) {
-          if (open[next_open].holders.size() >= 2) {
-            visit(open[next_open].node, open[next_open].gpu, open[next_open].holders);
-          }
+      const auto visit_open_joined_until = [&](const auto& stop) {
+        for (; next_open < open.size() && !stop(open[next_open]); ++next_open) {
+          const SharedGpu& g = open[next_open];
+          if (g.holders.size() >= 2) visit(g.node, g.gpu, g.holders);
         }
-        if (next_open < open.size() && open[next_open].node == node && open[next_open].gpu == gpu) {
-          visit(node, gpu, open[next_open++].holders);
-        } else {
-          visit(node, gpu, running);
-        }
-      });
-      for (; next_open < open.size(); ++next_open) {
-        if (open[next_open].holders.size() >= 2) {
-          visit(open[next_open].node, open[next_open].gpu, open[next_open].holders);
-        }
-      }
+      };
+      ctx.shared_gpus->ForEach(
+          SharedGpus::Held::kBySeveral, [&](NodeId node, int gpu, std::span<const JobId> running) {
+            visit_open_joined_until([&](const SharedGpu& g) { return !before(g, node, gpu); });
+            visit_listed(node, gpu, running);
+          });
+      visit_open_joined_until([](const SharedGpu&) { return false; });
     } else {
-      ctx.shared_gpus->ForEach([&](NodeId node, int gpu, std::span<const JobId> running) {
-        if (next_open < open.size() && open[next_open].node == node && open[next_open].gpu == gpu) {
-          visit(node, gpu, open[next_open++].holders);
-        } else {
-          visit(node, gpu, running);
-        }
-      });
+      ctx.shared_gpus->ForEach(visit_listed);
     }
     std::ranges::sort(slowed, [](const auto& a, const auto& b) {
       return a.first != b.first ? a.first > b.first : a.second < b.second;
