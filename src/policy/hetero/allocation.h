@@ -79,7 +79,9 @@ double CompletionRate(const AllocationProblem& problem, const Allocation& x);
 // exact balancing of normalised throughputs.
 Result<Allocation> AllocateGreedy(const AllocationProblem& problem);
 
-// An allocator: a pure function of the problem. Result errors are solver failures.
+// An allocator: a function of the problem, but for `max-min`'s, which also starts from the bases
+// of its earlier (non-tentative) calls (lp/lp_allocators.h, MaxMinBasis). Result errors are
+// solver failures.
 using Allocator = std::function<Result<Allocation>(const AllocationProblem&)>;
 
 }  // namespace dlsched::hetero
