@@ -143,13 +143,14 @@ TEST_F(LiveProfilesTest, ASharingProfileRunsLiveAndReplays) {
   ExpectTwoJobsRunAndReplay({"--profile", "greedy-share"}, "greedy-share");
 }
 
-// The finish-time-fairness allocator (issue 19 item 5) under Gavel's round mechanics, as in the
-// shipped gavel-finish-time-fairness, with 2-second rounds for the test.
+// The shipped gavel-finish-time-fairness (issue 19 item 5: the face-centred allocator, Gavel's
+// lease lists with deficits that travel with the saved state), with 2-second rounds for the test.
 TEST_F(LiveProfilesTest, AFinishTimeFairnessProfileRunsLiveAndReplays) {
   const fs::path profile = dir_ / "ftf-short.json";
-  std::ofstream(profile) << R"({"name": "ftf-short", "allocator": "finish-time-fairness",
+  std::ofstream(profile) << R"({"name": "ftf-short", "allocator": "finish-time-fairness-centre",
       "round_s": 2, "realloc_interval_s": 4, "backfill_between_rounds": false,
-      "reset_counts_at_allocation": true})";
+      "reset_counts_at_allocation": true, "type_walk": "type-order",
+      "initial_rounds_received": 0.5, "deficit_ties": true, "zero_entries": true})";
   ExpectTwoJobsRunAndReplay({"--profile", profile.string()}, "ftf-short");
 }
 
