@@ -127,6 +127,8 @@ class FreeMemoryTree {
 
   // -1 when no slot qualifies.
   int64_t FindFirst(size_t pos, int64_t need) const { return Find(1, 0, size_, pos, need); }
+  // The most free memory of any slot (-1 when none may be joined).
+  int64_t Max() const { return tree_[1]; }
 
  private:
   int64_t Find(size_t node, size_t lo, size_t hi, size_t pos, int64_t need) const {
@@ -156,12 +158,22 @@ struct Slots {
   int first_new = 0;
 };
 
-// GreedySlots' sort key of an unpinned job: decreasing memory demand, then SM utilisation, then
-// ascending index.
+// GreedySlots' heap key of an unpinned job; the order is decreasing memory demand, then SM
+// utilisation, then ascending index.
 struct OrderKey {
   int64_t memory_mib;
   double sm_util;
   int job;
+};
+
+// HeuristicSlots' view of a slot position, read at every visit of the slot.
+struct SearchSlot {
+  int64_t used_mib = 0;
+  double cost = 0.0;      // its members' total slowdown
+  int version = 0;        // counts the changes of its members
+  uint32_t size = 0;      // members
+  uint32_t unpinned = 0;  // members free to move (swap partners)
+  uint8_t closed = 0;     // Slots::closed
 };
 
 // A move's cost (GroupEvaluator::Cost of the slot with the job added), as of a slot version.
@@ -176,20 +188,18 @@ struct MoveMemo {
 struct PackScratch::Buffers {
   Slots slots;
   std::vector<int> unplaced;
-  std::vector<int> order;         // GreedySlots' order of the unpinned jobs
-  std::vector<OrderKey> keys;     // and its sort keys
+  std::vector<OrderKey> keys;     // GreedySlots' heap of the unpinned jobs' order
   std::vector<int64_t> tree;      // FreeMemoryTree's
   std::vector<SharingJob> group;  // GroupEvaluator's
   std::vector<double> speeds;
-  // HeuristicSlots': position per job, cost per position, slowdown per job, the jobs it visits,
-  // their rows in the move memo, the memo, and a version per position.
+  // HeuristicSlots': position per job, slowdown per job, state per position, the jobs it visits,
+  // their rows in the move memo, and the memo.
   std::vector<int> position_of;
-  std::vector<double> cost;
   std::vector<double> slowdown;
+  std::vector<SearchSlot> search;
   std::vector<int> visits;
   std::vector<int> row_of;
   std::vector<MoveMemo> memo;
-  std::vector<int> version;
 };
 
 PackScratch::PackScratch() : buffers_(std::make_unique<Buffers>()) {}
@@ -242,9 +252,10 @@ void PinnedSlots(std::span<const PackJob> jobs, const PackOptions& options, Grou
   for (size_t p = 0; p < positions; ++p) {
     const std::vector<int>& members = slots.members[p];
     if (members.empty()) continue;
+    // A job alone is within any bound (GroupEvaluator::Cost): only a group is evaluated.
     slots.closed[p] = members.size() > static_cast<size_t>(options.max_jobs_per_gpu) ||
                       slots.used_mib[p] > options.gpu_memory_mib ||
-                      !eval.Cost(members, -1, -1).has_value();
+                      (members.size() > 1 && !eval.Cost(members, -1, -1).has_value());
   }
 }
 
@@ -283,25 +294,8 @@ void GreedySlots(std::span<const PackJob> jobs, const PackOptions& options, Grou
                  PackScratch::Buffers& buf) {
   const int64_t capacity = options.gpu_memory_mib;
   const size_t k = static_cast<size_t>(options.max_jobs_per_gpu);
-  std::vector<int>& order = buf.order;
   std::vector<int>& unplaced = buf.unplaced;
-  // The keys sorted side by side (not read through the jobs at each comparison).
-  std::vector<OrderKey>& keys = buf.keys;
-  keys.clear();
   unplaced.clear();
-  for (size_t j = 0; j < jobs.size(); ++j) {
-    if (jobs[j].pinned_gpu < 0) {
-      keys.push_back({jobs[j].memory_mib, jobs[j].job.sm_util, static_cast<int>(j)});
-    }
-  }
-  std::sort(keys.begin(), keys.end(), [](const OrderKey& a, const OrderKey& b) {
-    if (a.memory_mib != b.memory_mib) return a.memory_mib > b.memory_mib;
-    if (a.sm_util != b.sm_util) return a.sm_util > b.sm_util;
-    return a.job < b.job;
-  });
-  order.clear();
-  for (const OrderKey& key : keys) order.push_back(key.job);
-
   Slots& slots = buf.slots;
   PinnedSlots(jobs, options, eval, slots);
   const size_t positions = slots.index.size();
@@ -328,7 +322,46 @@ void GreedySlots(std::span<const PackJob> jobs, const PackOptions& options, Grou
     update(p);
   };
 
-  for (int job : order) {
+  // The unpinned jobs' keys, taken in the order one at a time: a packing at every scheduling
+  // cycle places a job or two of dozens, and the rest need not be sorted (below).
+  std::vector<OrderKey>& keys = buf.keys;
+  keys.clear();
+  int64_t least_need = std::numeric_limits<int64_t>::max();
+  for (size_t j = 0; j < jobs.size(); ++j) {
+    if (jobs[j].pinned_gpu < 0) {
+      keys.push_back({jobs[j].memory_mib, jobs[j].job.sm_util, static_cast<int>(j)});
+      least_need = std::min(least_need, jobs[j].memory_mib);
+    }
+  }
+  // "a comes after b": the first in the order is the largest (std::max_element, the heap's top).
+  const auto after = [](const OrderKey& a, const OrderKey& b) {
+    if (a.memory_mib != b.memory_mib) return a.memory_mib < b.memory_mib;
+    if (a.sm_util != b.sm_util) return a.sm_util < b.sm_util;
+    return a.job > b.job;
+  };
+  // The first few jobs are picked by a scan of the rest (a packing that stops after one or two
+  // never builds the heap), the others from the heap made of what is left then.
+  constexpr int kScannedPicks = 2;
+  int picks = 0;
+  for (auto left_end = keys.end(); left_end != keys.begin(); ++picks) {
+    // Free memory only shrinks and slots only fill: once no open GPU has room for the least
+    // demanding job and no new one may open, every job left is unplaced, whatever its order.
+    if (tree.Max() < least_need && !open_new().has_value()) {
+      const size_t before = unplaced.size();
+      unplaced.resize(before + static_cast<size_t>(left_end - keys.begin()));
+      for (auto key = keys.begin(); key != left_end; ++key) {
+        unplaced[before + static_cast<size_t>(key - keys.begin())] = key->job;
+      }
+      break;
+    }
+    if (picks < kScannedPicks) {
+      std::iter_swap(std::max_element(keys.begin(), left_end, after), left_end - 1);
+    } else {
+      if (picks == kScannedPicks) std::make_heap(keys.begin(), left_end, after);
+      std::pop_heap(keys.begin(), left_end, after);
+    }
+    --left_end;
+    const int job = left_end->job;
     const int64_t need = jobs[job].memory_mib;
     if (need > capacity) {
       unplaced.push_back(job);
@@ -378,30 +411,50 @@ int HeuristicSlots(std::span<const PackJob> jobs, const PackOptions& options, Gr
     slots.closed.resize(used);
   }
   std::vector<std::vector<int>>& gpus = slots.members;
-  const std::vector<int64_t>& used_mib = slots.used_mib;
-  std::vector<int>& gpu_of = buf.position_of;
-  std::vector<double>& cost = buf.cost;
-  std::vector<double>& slowdown = buf.slowdown;
-  gpu_of.assign(n, -1);
-  cost.assign(gpus.size(), 0.0);
-  slowdown.assign(n, 0.0);
-  for (size_t g = 0; g < gpus.size(); ++g) {
-    std::sort(gpus[g].begin(), gpus[g].end());
-    eval.Slowdowns(gpus[g], slowdown);
-    for (int j : gpus[g]) {
-      gpu_of[j] = static_cast<int>(g);
-      cost[g] += slowdown[j];
-    }
-  }
   const int rounds = options.max_rounds > 0
                          ? options.max_rounds
                          : static_cast<int>(std::bit_width(static_cast<uint64_t>(n)));
-
-  // Pinned jobs are never visited, and never a swap partner below.
+  // The placed unpinned jobs, the only ones a round visits. Pinned jobs are never visited, and
+  // never a swap partner below.
   std::vector<int>& order = buf.visits;
   order.clear();
-  for (size_t j = 0; j < n; ++j) {
-    if (gpu_of[j] >= 0 && jobs[j].pinned_gpu < 0) order.push_back(static_cast<int>(j));
+  for (const std::vector<int>& members : gpus) {
+    for (int j : members) {
+      if (jobs[j].pinned_gpu < 0) order.push_back(j);
+    }
+  }
+  // Without them the first round moves nothing (and ends the search): the greedy's slots stand.
+  if (order.empty()) return std::min(rounds, 1);
+  const size_t num_slots = gpus.size();
+  std::vector<int>& gpu_of = buf.position_of;
+  std::vector<double>& slowdown = buf.slowdown;
+  std::vector<SearchSlot>& state = buf.search;
+  gpu_of.assign(n, -1);
+  slowdown.assign(n, 0.0);
+  state.resize(num_slots);
+  // A slot's state from its members (and version 0).
+  const auto refresh = [&](size_t g) {
+    SearchSlot& st = state[g];
+    st.used_mib = slots.used_mib[g];
+    st.size = static_cast<uint32_t>(gpus[g].size());
+    st.unpinned = 0;
+    st.closed = slots.closed[g];
+    st.cost = 0.0;
+    if (gpus[g].size() == 1) {  // alone: slowdown 1 (GroupEvaluator::Slowdowns)
+      slowdown[gpus[g][0]] = 1.0;
+    } else {
+      eval.Slowdowns(gpus[g], slowdown);
+    }
+    for (int j : gpus[g]) {
+      st.cost += slowdown[j];
+      if (jobs[j].pinned_gpu < 0) ++st.unpinned;
+    }
+  };
+  for (size_t g = 0; g < num_slots; ++g) {
+    if (gpus[g].size() > 1) std::sort(gpus[g].begin(), gpus[g].end());
+    for (int j : gpus[g]) gpu_of[j] = static_cast<int>(g);
+    refresh(g);
+    state[g].version = 0;
   }
   // The cost of each move evaluated (eval.Cost(gpus[h], -1, i)) per visited job and slot, valid
   // while the slot's members are the same (its version): a round after one that moved re-reads
@@ -410,19 +463,8 @@ int HeuristicSlots(std::span<const PackJob> jobs, const PackOptions& options, Gr
   row_of.assign(n, -1);
   for (size_t r = 0; r < order.size(); ++r) row_of[order[r]] = static_cast<int>(r);
   std::vector<MoveMemo>& memo = buf.memo;
-  const size_t memo_size = order.size() * gpus.size();
+  const size_t memo_size = order.size() * num_slots;
   memo.assign(memo_size <= kMaxMoveMemo ? memo_size : 0, MoveMemo{});
-  std::vector<int>& version = buf.version;
-  version.assign(gpus.size(), 0);
-  const auto move_cost = [&](int i, size_t h) {
-    if (memo.empty()) return eval.CostWith(gpus[h], i);
-    MoveMemo& m = memo[static_cast<size_t>(row_of[i]) * gpus.size() + h];
-    if (m.version != version[h]) {
-      m.cost = eval.CostWith(gpus[h], i);
-      m.version = version[h];
-    }
-    return m.cost;
-  };
   int rounds_run = 0;
   for (int round = 0; round < rounds; ++round) {
     ++rounds_run;
@@ -433,6 +475,11 @@ int HeuristicSlots(std::span<const PackJob> jobs, const PackOptions& options, Gr
     for (int i : order) {
       const size_t g = static_cast<size_t>(gpu_of[i]);
       const std::optional<double> without = eval.Cost(gpus[g], i, -1);
+      const double cost_g = state[g].cost;
+      const int64_t used_g = state[g].used_mib;
+      const int64_t need = jobs[i].memory_mib;
+      MoveMemo* const row =
+          memo.empty() ? nullptr : memo.data() + static_cast<size_t>(row_of[i]) * num_slots;
       double best = -kMinImprovement;
       int best_gpu = -1;
       int best_partner = -1;  // -1: a move, else a swap with this job
@@ -443,32 +490,41 @@ int HeuristicSlots(std::span<const PackJob> jobs, const PackOptions& options, Gr
         best_partner = partner;
       };
       bool tried_empty = false;
-      for (size_t h = 0; h < gpus.size(); ++h) {
+      for (size_t h = 0; h < num_slots; ++h) {
+        const SearchSlot& st = state[h];
         // A closed slot holds only its pinned group: nothing joins it, nothing there may move.
-        if (h == g || slots.closed[h]) continue;
-        const std::vector<int>& there = gpus[h];
-        if (there.empty()) {
+        if (h == g || st.closed) continue;
+        if (st.size == 0) {
           // Every empty GPU is alike: evaluate one.
           if (tried_empty || !without.has_value()) continue;
           tried_empty = true;
-          consider(*without + 1.0 - cost[g], h, -1);
+          consider(*without + 1.0 - cost_g, h, -1);
           continue;
         }
-        if (without.has_value() && there.size() < k &&
-            used_mib[h] + jobs[i].memory_mib <= capacity) {
-          if (const std::optional<double> c = move_cost(i, h); c.has_value()) {
-            consider(*without - cost[g] + *c - cost[h], h, -1);
+        if (without.has_value() && st.size < k && st.used_mib + need <= capacity) {
+          std::optional<double> c;
+          if (row == nullptr) {
+            c = eval.CostWith(gpus[h], i);
+          } else {
+            MoveMemo& m = row[h];
+            if (m.version != st.version) {
+              m.cost = eval.CostWith(gpus[h], i);
+              m.version = st.version;
+            }
+            c = m.cost;
           }
+          if (c.has_value()) consider(*without - cost_g + *c - st.cost, h, -1);
         }
-        for (int j : there) {
+        if (st.unpinned == 0) continue;  // no swap partner there
+        for (int j : gpus[h]) {
           if (jobs[j].pinned_gpu >= 0) continue;
-          const int64_t diff = jobs[j].memory_mib - jobs[i].memory_mib;
-          if (used_mib[g] + diff > capacity || used_mib[h] - diff > capacity) continue;
+          const int64_t diff = jobs[j].memory_mib - need;
+          if (used_g + diff > capacity || st.used_mib - diff > capacity) continue;
           const std::optional<double> cg = eval.Cost(gpus[g], i, j);
           if (!cg.has_value()) continue;
-          const std::optional<double> ch = eval.Cost(there, j, i);
+          const std::optional<double> ch = eval.Cost(gpus[h], j, i);
           if (!ch.has_value()) continue;
-          consider(*cg + *ch - cost[g] - cost[h], h, j);
+          consider(*cg + *ch - cost_g - st.cost, h, j);
         }
       }
       if (best_gpu < 0) continue;
@@ -485,12 +541,10 @@ int HeuristicSlots(std::span<const PackJob> jobs, const PackOptions& options, Gr
       gpus[h].push_back(i);
       slots.used_mib[h] += jobs[i].memory_mib;
       gpu_of[i] = static_cast<int>(h);
-      ++version[g];
-      ++version[h];
       for (size_t slot : {g, h}) {
-        eval.Slowdowns(gpus[slot], slowdown);
-        cost[slot] = 0.0;
-        for (int j : gpus[slot]) cost[slot] += slowdown[j];
+        const int version = state[slot].version;
+        refresh(slot);
+        state[slot].version = version + 1;
       }
       moved = true;
     }
