@@ -1,6 +1,7 @@
 #include "dlsched/sharing/packing.h"
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cmath>
 #include <limits>
@@ -182,6 +183,52 @@ struct MoveMemo {
   std::optional<double> cost;
 };
 
+// The cost of a visited job beside one other job, by the other's features: a pair's cost is a
+// function of the two jobs' features (the model is immutable), and the jobs waiting and running
+// are of few kinds, so one visit meets the same holder many times. Direct-mapped; an entry
+// answers only the visit that wrote it (its stamp) and only features with the same bits.
+class PairMemo {
+ public:
+  // Forgets every entry: the next visit (another job, or the same in another packing).
+  void NextVisit() { ++stamp_; }
+
+  template <typename Compute>
+  std::optional<double> Get(const SharingJob& other, Compute compute) {
+    Entry& e = entries_[Hash(other) % kEntries];
+    if (e.stamp != stamp_ || !SameBits(e.other, other)) {
+      e.stamp = stamp_;
+      e.other = other;
+      e.cost = compute();
+    }
+    return e.cost;
+  }
+
+ private:
+  static constexpr size_t kEntries = 64;
+  struct Entry {
+    uint64_t stamp = 0;  // 0: never written (stamp_ starts at 1)
+    SharingJob other;
+    std::optional<double> cost;
+  };
+  static uint64_t Hash(const SharingJob& job) {
+    uint64_t h = static_cast<uint64_t>(static_cast<uint32_t>(job.type));
+    for (uint64_t word :
+         {std::bit_cast<uint64_t>(job.sm_util), std::bit_cast<uint64_t>(job.mem_bw_util),
+          static_cast<uint64_t>(job.memory_mib)}) {
+      h = (h ^ word) * 0x9e3779b97f4a7c15ULL;
+    }
+    return h ^ (h >> 32);
+  }
+  static bool SameBits(const SharingJob& a, const SharingJob& b) {
+    return a.type == b.type && a.memory_mib == b.memory_mib &&
+           std::bit_cast<uint64_t>(a.sm_util) == std::bit_cast<uint64_t>(b.sm_util) &&
+           std::bit_cast<uint64_t>(a.mem_bw_util) == std::bit_cast<uint64_t>(b.mem_bw_util);
+  }
+
+  std::array<Entry, kEntries> entries_{};
+  uint64_t stamp_ = 1;
+};
+
 }  // namespace
 
 // Every buffer of one packing, kept by a PackScratch between calls.
@@ -200,6 +247,7 @@ struct PackScratch::Buffers {
   std::vector<int> visits;
   std::vector<int> row_of;
   std::vector<MoveMemo> memo;
+  PairMemo pair_memo;
 };
 
 PackScratch::PackScratch() : buffers_(std::make_unique<Buffers>()) {}
@@ -463,6 +511,7 @@ int HeuristicSlots(std::span<const PackJob> jobs, const PackOptions& options, Gr
   row_of.assign(n, -1);
   for (size_t r = 0; r < order.size(); ++r) row_of[order[r]] = static_cast<int>(r);
   std::vector<MoveMemo>& memo = buf.memo;
+  PairMemo& pair_memo = buf.pair_memo;
   const size_t memo_size = order.size() * num_slots;
   memo.assign(memo_size <= kMaxMoveMemo ? memo_size : 0, MoveMemo{});
   int rounds_run = 0;
@@ -480,6 +529,12 @@ int HeuristicSlots(std::span<const PackJob> jobs, const PackOptions& options, Gr
       const int64_t need = jobs[i].memory_mib;
       MoveMemo* const row =
           memo.empty() ? nullptr : memo.data() + static_cast<size_t>(row_of[i]) * num_slots;
+      // eval.CostWith(gpus[h], i); beside one job, by that job's features.
+      pair_memo.NextVisit();
+      const auto move_cost = [&](size_t h) {
+        const auto cost = [&] { return eval.CostWith(gpus[h], i); };
+        return gpus[h].size() == 1 ? pair_memo.Get(jobs[gpus[h][0]].job, cost) : cost();
+      };
       double best = -kMinImprovement;
       int best_gpu = -1;
       int best_partner = -1;  // -1: a move, else a swap with this job
@@ -504,11 +559,11 @@ int HeuristicSlots(std::span<const PackJob> jobs, const PackOptions& options, Gr
         if (without.has_value() && st.size < k && st.used_mib + need <= capacity) {
           std::optional<double> c;
           if (row == nullptr) {
-            c = eval.CostWith(gpus[h], i);
+            c = move_cost(h);
           } else {
             MoveMemo& m = row[h];
             if (m.version != st.version) {
-              m.cost = eval.CostWith(gpus[h], i);
+              m.cost = move_cost(h);
               m.version = st.version;
             }
             c = m.cost;

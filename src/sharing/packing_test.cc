@@ -531,5 +531,164 @@ TEST(PackingTest, PlaceRefusesWhatPackRefuses) {
             StatusCode::kInvalidArgument);
 }
 
+// The greedy's contract for the placement entries' case (max_gpus, pinned holders), written
+// plainly: every unpinned job in the order, full sort and no early stop.
+std::vector<int> PlainFirstFitDecreasing(const std::vector<PackJob>& jobs,
+                                         const InterferenceModel& model,
+                                         const PackOptions& options) {
+  const size_t slots = static_cast<size_t>(options.max_gpus);
+  std::vector<std::vector<int>> members(slots);
+  std::vector<int64_t> used(slots, 0);
+  std::vector<int> gpu_of(jobs.size(), -1);
+  std::vector<int> order;
+  for (size_t j = 0; j < jobs.size(); ++j) {
+    if (jobs[j].pinned_gpu >= 0) {
+      members[static_cast<size_t>(jobs[j].pinned_gpu)].push_back(static_cast<int>(j));
+      used[static_cast<size_t>(jobs[j].pinned_gpu)] += jobs[j].memory_mib;
+      gpu_of[j] = jobs[j].pinned_gpu;
+    } else {
+      order.push_back(static_cast<int>(j));
+    }
+  }
+  const auto within_bound = [&](const std::vector<int>& group) {
+    std::vector<SharingJob> features;
+    for (int j : group) features.push_back(jobs[j].job);
+    std::vector<double> speeds(features.size());
+    GroupSpeeds(model, features, speeds);
+    for (double speed : speeds) {
+      if (SlowdownOf(speed) > options.max_slowdown + 1e-9) return false;
+    }
+    return true;
+  };
+  std::vector<bool> closed(slots, false);
+  for (size_t s = 0; s < slots; ++s) {
+    closed[s] =
+        !members[s].empty() && (members[s].size() > static_cast<size_t>(options.max_jobs_per_gpu) ||
+                                used[s] > options.gpu_memory_mib || !within_bound(members[s]));
+  }
+  std::sort(order.begin(), order.end(), [&](int a, int b) {
+    if (jobs[a].memory_mib != jobs[b].memory_mib) return jobs[a].memory_mib > jobs[b].memory_mib;
+    if (jobs[a].job.sm_util != jobs[b].job.sm_util)
+      return jobs[a].job.sm_util > jobs[b].job.sm_util;
+    return a < b;
+  });
+  for (int j : order) {
+    if (jobs[j].memory_mib > options.gpu_memory_mib) continue;
+    int chosen = -1;
+    int probes = 0;
+    for (size_t s = 0; s < slots && chosen < 0 && probes < options.max_probes; ++s) {
+      if (members[s].empty() || closed[s] ||
+          members[s].size() >= static_cast<size_t>(options.max_jobs_per_gpu) ||
+          used[s] + jobs[j].memory_mib > options.gpu_memory_mib) {
+        continue;
+      }
+      std::vector<int> joined = members[s];
+      joined.push_back(j);
+      if (within_bound(joined)) {
+        chosen = static_cast<int>(s);
+      } else {
+        ++probes;
+      }
+    }
+    for (size_t s = 0; s < slots && chosen < 0; ++s) {
+      if (members[s].empty()) chosen = static_cast<int>(s);
+    }
+    if (chosen < 0) continue;
+    members[static_cast<size_t>(chosen)].push_back(j);
+    used[static_cast<size_t>(chosen)] += jobs[j].memory_mib;
+    gpu_of[j] = chosen;
+  }
+  return gpu_of;
+}
+
+// The greedy takes its order one job at a time (a scan for the first picks, a heap after) and
+// stops once no open GPU has room for the least demanding job left: the same placements as the
+// plain first-fit-decreasing, including where a job fits after larger ones did not.
+TEST(PackingTest, GreedyMatchesPlainFirstFitDecreasing) {
+  const FeatureModel model;
+  {
+    // Free memory 3000 and 1000 beside the holders; k = 3.
+    const std::vector<PackJob> jobs = {Pinned(0, 13000, 0), Pinned(1, 15000, 1), Job(0, 5000),
+                                       Job(1, 4000),        Job(0, 2500),        Job(1, 900),
+                                       Job(0, 800)};
+    PackOptions options = Options(3, 16000, 2.0);
+    options.max_gpus = 2;
+    const Result<Packing> p = GreedyPack(jobs, model, options);
+    ASSERT_TRUE(p.ok());
+    // 5000 and 4000 fit nowhere; 2500 beside the first holder, 900 beside the second; then the
+    // most free is 500, under the last job's 800.
+    EXPECT_EQ(p->gpu_of, (std::vector<int>{0, 1, -1, -1, 0, 1, -1}));
+    EXPECT_EQ(p->unplaced, (std::vector<int>{2, 3, 6}));
+    EXPECT_EQ(p->gpu_of, PlainFirstFitDecreasing(jobs, model, options));
+  }
+  PackScratch scratch;
+  std::vector<int> gpu_of;
+  for (uint64_t seed = 1; seed <= 40; ++seed) {
+    Rng rng(seed);
+    const int slots = 1 + static_cast<int>(rng.Below(12));
+    const int free_jobs = 1 + static_cast<int>(rng.Below(40));
+    std::vector<PackJob> jobs;
+    for (int s = 0; s < slots; ++s) {
+      // Most slots held (some by two), some empty: new GPUs open there.
+      if (rng.Uniform() < 0.2) continue;
+      const int holders = rng.Uniform() < 0.3 ? 2 : 1;
+      for (int h = 0; h < holders; ++h) {
+        jobs.push_back(Job(static_cast<int>(rng.Below(3)),
+                           2000 + static_cast<int64_t>(rng.Below(9000)), rng.Uniform()));
+        jobs.back().pinned_gpu = s;
+      }
+    }
+    for (int i = 0; i < free_jobs; ++i) {
+      // Few memory sizes: ties broken by SM utilisation, then index.
+      jobs.push_back(
+          Job(static_cast<int>(rng.Below(3)), 1000 * (1 + rng.Below(8)), rng.Below(3) * 0.25));
+    }
+    PackOptions options =
+        Options(1 + static_cast<int>(rng.Below(3)), 16384, 1.1 + rng.Uniform(0.0, 0.6));
+    options.max_probes = 1 + static_cast<int>(rng.Below(3));
+    options.max_gpus = slots;
+    SCOPED_TRACE(testing::Message() << "seed " << seed << " slots " << slots);
+    const std::vector<int> want = PlainFirstFitDecreasing(jobs, model, options);
+    const Result<Packing> p = GreedyPack(jobs, model, options);
+    ASSERT_TRUE(p.ok());
+    EXPECT_EQ(p->gpu_of, want);
+    ASSERT_TRUE(GreedyPlace(jobs, model, options, scratch, gpu_of).ok());
+    EXPECT_EQ(gpu_of, want);
+  }
+}
+
+// The local search remembers a visited job's cost beside each kind of holder (by features) for
+// that visit only: a later visit, in the same packing or the next one with the same scratch,
+// beside holders of the same features asks the model again.
+TEST(PackingTest, HeuristicPairMemoAnswersOneVisitOnly) {
+  // Types 0 (A), 1 (B) and holders of types 2 and 3; bound 1.5.
+  std::vector<std::vector<double>> speed(4, std::vector<double>(4, 0.9));
+  const auto pair = [&](int a, int b, double s) { speed[a][b] = speed[b][a] = s; };
+  pair(0, 3, 0.8);   // A beside a 3: 1.25 each
+  pair(0, 2, 0.95);  // A beside a 2: better
+  pair(1, 3, 0.7);   // B beside a 3: 1.43 each
+  pair(1, 2, 0.5);   // B beside a 2: over the bound
+  const SpeedTableModel model(speed);
+  PackOptions options = Options(2, 16000, 1.5);
+  options.max_gpus = 3;
+  PackScratch scratch;
+  std::vector<int> gpu_of;
+  // The greedy puts A (more memory) beside the first 3 and B beside the second (not beside the
+  // 2). B is visited first (the larger slowdown) and finds the 2 over the bound; A, visited
+  // next, must not take that answer for its own: beside the 2 it is better off.
+  const std::vector<PackJob> both = {Pinned(3, 1000, 0), Pinned(2, 1000, 1), Pinned(3, 1000, 2),
+                                     Job(0, 2000), Job(1, 1000)};
+  ASSERT_TRUE(HeuristicPlace(both, model, options, scratch, gpu_of).ok());
+  EXPECT_EQ(gpu_of, (std::vector<int>{0, 1, 2, 1, 2}));
+  // The next packing's first visit, A's, beside holders of the same features as B's last one.
+  const std::vector<PackJob> one = {Pinned(3, 1000, 0), Pinned(2, 1000, 1), Job(0, 2000)};
+  options.max_gpus = 2;
+  ASSERT_TRUE(HeuristicPlace(one, model, options, scratch, gpu_of).ok());
+  EXPECT_EQ(gpu_of, (std::vector<int>{0, 1, 1}));
+  const Result<Packing> p = HeuristicPack(one, model, options);
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(p->gpu_of, gpu_of);
+}
+
 }  // namespace
 }  // namespace dlsched::sharing
