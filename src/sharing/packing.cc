@@ -480,7 +480,7 @@ int HeuristicSlots(std::span<const PackJob> jobs, const PackOptions& options, Gr
   gpu_of.assign(n, -1);
   slowdown.assign(n, 0.0);
   state.resize(num_slots);
-  // A slot's state from its members (and version 0).
+  // A slot's state from its members and memory, but for its version (the caller's).
   const auto refresh = [&](size_t g) {
     SearchSlot& st = state[g];
     st.used_mib = slots.used_mib[g];

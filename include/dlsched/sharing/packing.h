@@ -108,7 +108,9 @@ Result<Packing> HeuristicPack(std::span<const PackJob> jobs, const InterferenceM
 
 // The buffers of a packing, kept between calls of GreedyPlace and HeuristicPlace: a caller that
 // packs at every scheduling cycle passes the same one, so that a call allocates only where its
-// input is larger than any before. Holds no result. Not thread-safe: one per calling thread.
+// input is larger than any before. Holds no result: what the local search remembers (a visited
+// job's cost beside each kind of holder) answers only the visit that found it, so a call's
+// placements do not depend on the calls before. Not thread-safe: one per calling thread.
 class PackScratch {
  public:
   PackScratch();
