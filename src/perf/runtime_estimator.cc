@@ -58,7 +58,7 @@ void HistoryRuntimeEstimator::Advance(Timestamp now) {
   }
 }
 
-std::optional<Duration> HistoryRuntimeEstimator::From(const Key& key) const {
+std::optional<Duration> HistoryRuntimeEstimator::From(const KeyView& key) const {
   const auto it = groups_.find(key);
   if (it == groups_.end() || it->second.count < options_.min_samples) return std::nullopt;
   const double mean_log_s =

@@ -85,6 +85,25 @@ TEST(HistoryRuntimeEstimatorTest, PrefersTheMostSpecificGroupWithEnoughSamples) 
   }
 }
 
+TEST(HistoryRuntimeEstimatorTest, TellsLongNamesApartThatDifferOnlyAtTheEnd) {
+  // Names longer than a short string's inline buffer, looked up without copies: the groups must
+  // still tell users and models apart by their last character.
+  HistoryRuntimeEstimator history(Options(1));
+  const std::string user = "team-vision-research-user-0001";
+  const std::string model = "resnet-50-imagenet-batch-256-a";
+  history.Observe(Spec(user, model, 4), seconds(1000), AtSeconds(0));
+  history.Observe(Spec(user + "x", model, 4), seconds(9000), AtSeconds(0));
+  history.Observe(Spec(user, model + "x", 4), seconds(4000), AtSeconds(0));
+  const auto estimate = [&](const JobSpec& spec) {
+    return ToSeconds(history.EstimateTotal(spec, AtSeconds(1)));
+  };
+  EXPECT_NEAR(estimate(Spec(user, model, 4)), 1000.0, 1e-3);
+  EXPECT_NEAR(estimate(Spec(user + "x", model, 4)), 9000.0, 1e-3);
+  EXPECT_NEAR(estimate(Spec(user, model + "x", 4)), 4000.0, 1e-3);
+  // The user's other models: (user, *, 4) holds 1000 s and 4000 s.
+  EXPECT_NEAR(estimate(Spec(user, "another-model-name-longer", 4)), 2000.0, 1e-3);
+}
+
 TEST(HistoryRuntimeEstimatorTest, WithoutHistoryTakesTheStatementThenThePrior) {
   HistoryRuntimeEstimator history(Options(1));
   JobSpec stated = Spec("a", "m", 1);

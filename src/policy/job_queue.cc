@@ -20,11 +20,13 @@ void JobQueue::Insert(JobId id) {
   // Waiting jobs do not run, so "now" does not affect their views.
   const JobView view(job, kTimeZero);
   const RankKey key = order_->KeyOf(view);
-  const auto [in_gang, inserted] = by_gang_order_[job.spec.num_gpus].insert(key);
+  OrderIndex& gang_index = by_gang_order_[job.spec.num_gpus];
+  const auto [in_gang, inserted] = gang_index.insert(key);
   DS_CHECK(inserted) << "job " << id << " is already queued";
-  by_gang_wait_[job.spec.num_gpus].emplace(job.queued_since, id);
+  WaitIndex& wait_index = by_gang_wait_[job.spec.num_gpus];
+  const auto in_wait = wait_index.emplace(job.queued_since, id).first;
   Position& position = positions_[id.index()];
-  position = {true, in_gang};
+  position = {true, &gang_index, in_gang, &wait_index, in_wait};
   if (by_tenant_) {
     position.tenant_index = &by_tenant_order_[job.spec.queue][job.spec.num_gpus];
     position.in_tenant = position.tenant_index->insert(key).first;
@@ -40,9 +42,9 @@ void JobQueue::Erase(JobId id) {
   Position& position = positions_[id.index()];
   position.queued = false;
   // Empty gang sets stay: gang sizes are few, and keeping them avoids churn.
-  by_gang_order_.at(job.spec.num_gpus).erase(position.in_gang);
+  position.gang_index->erase(position.in_gang);
   if (by_tenant_) position.tenant_index->erase(position.in_tenant);
-  by_gang_wait_.at(job.spec.num_gpus).erase({job.queued_since, id});
+  position.wait_index->erase(position.in_wait);
   if (job.spec.deadline) by_latest_start_.erase({LatestStart(job), id});
   --size_;
 }

@@ -44,7 +44,8 @@ void RunningIndex::Grow(JobId id) {
     where_.resize(n, kOutside);
     stored_.resize(n);
     drift_.resize(n, 0);
-    victim_at_.resize(n, kTimeNever);
+    in_victims_.resize(n);
+    in_guarded_.resize(n);
     due_at_.resize(n, kTimeNever);
     if (order_->by_tenant()) in_tenant_.resize(n);
   }
@@ -64,7 +65,9 @@ void RunningIndex::Insert(JobId id, Timestamp now) {
     ++stopping_victims_;
     where_[i] = kStoppingVictim;
   } else if (victim_at <= now) {
-    DS_CHECK(victims_.insert(stored_[i]).second) << "job " << id << " is already running";
+    const auto [filed, inserted] = victims_.insert(stored_[i]);
+    DS_CHECK(inserted) << "job " << id << " is already running";
+    in_victims_[i] = filed;
     where_[i] = kVictim;
     if (order_->by_tenant()) {
       const JobSpec& spec = view.spec();
@@ -79,8 +82,7 @@ void RunningIndex::Insert(JobId id, Timestamp now) {
     ++never_victims_;
     where_[i] = kNeverVictim;
   } else {
-    guarded_.insert({victim_at, id});
-    victim_at_[i] = victim_at;
+    in_guarded_[i] = guarded_.insert({victim_at, id}).first;
     where_[i] = kGuarded;
   }
   const Timestamp at = order_->NextRankChange(view, now);
@@ -91,7 +93,7 @@ void RunningIndex::Insert(JobId id, Timestamp now) {
 }
 
 void RunningIndex::EraseVictim(size_t i) {
-  victims_.erase(stored_[i]);
+  victims_.erase(in_victims_[i]);
   if (order_->by_tenant()) {  // every victim is filed under its tenant
     InTenant& filed = in_tenant_[i];
     filed.tenant->victims.erase(filed.at);
@@ -107,7 +109,7 @@ void RunningIndex::Take(JobId id) {
       EraseVictim(i);
       break;
     case kGuarded:
-      guarded_.erase({victim_at_[i], id});
+      guarded_.erase(in_guarded_[i]);
       break;
     case kNeverVictim:
       --never_victims_;
@@ -141,7 +143,8 @@ void RunningIndex::Stopping(JobId id) {
 }
 
 void RunningIndex::Refresh(Timestamp now) {
-  std::vector<JobId> refile;
+  std::vector<JobId>& refile = refile_;
+  refile.clear();
   while (!due_.empty() && due_.top().at <= now) {
     const Due due = due_.top();
     due_.pop();

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <utility>
 
 #include "dlsched/common/overloaded.h"
 #include "dlsched/policy/placement.h"
@@ -147,7 +148,7 @@ CycleResult Scheduler::RunCycle(Timestamp now) {
     executor_->Preempt(job, now);
     result.preemptions.push_back({job.id, preempt.migration, /*for_service=*/false});
   }
-  for (const LaunchDecision& launch : decisions.launches) {
+  for (LaunchDecision& launch : decisions.launches) {
     if (Apply(launch, now)) {
       result.launches.push_back(launch.job);
     } else {
@@ -176,7 +177,7 @@ Status Scheduler::SetNodeOnline(NodeId node, bool online) {
   return Status::Ok();
 }
 
-bool Scheduler::Apply(const LaunchDecision& launch, Timestamp now) {
+bool Scheduler::Apply(LaunchDecision& launch, Timestamp now) {
   if (!jobs_.contains(launch.job)) return false;
   Job& job = jobs_.at(launch.job);
   if (!IsWaiting(job.state) || job.spec.is_service() ||
@@ -202,7 +203,7 @@ bool Scheduler::Apply(const LaunchDecision& launch, Timestamp now) {
   }
   queue_.Erase(job.id);
   job.state = JobState::kRunning;
-  job.placement = launch.placement;
+  job.placement = std::move(launch.placement);
   job.share = launch.share;
   job.segment_start = now;
   if (job.first_start == kTimeNever) job.first_start = now;

@@ -108,8 +108,20 @@ class HistoryRuntimeEstimator final : public RuntimeEstimator {
   void Add(const Pending& p);
   // Keyed by (level 1-5, user, model, GPU count), the parts a level ignores left empty / 0.
   using Key = std::tuple<int, std::string, std::string, int>;
+  // A Key's parts as looked up, without copying the names (an estimate is made at every
+  // admission and every re-queue: a preempted job is estimated again).
+  using KeyView = std::tuple<int, std::string_view, std::string_view, int>;
+  // Orders Keys and KeyViews alike (Key's own order), so groups_ finds a KeyView.
+  struct KeyLess {
+    using is_transparent = void;
+    template <typename A, typename B>
+    bool operator()(const A& a, const B& b) const {
+      return KeyView(std::get<0>(a), std::get<1>(a), std::get<2>(a), std::get<3>(a)) <
+             KeyView(std::get<0>(b), std::get<1>(b), std::get<2>(b), std::get<3>(b));
+    }
+  };
   // The group's geometric mean when it has at least min_samples observations.
-  std::optional<Duration> From(const Key& key) const;
+  std::optional<Duration> From(const KeyView& key) const;
 
   Options options_;
   Timestamp now_ = Timestamp(Duration::min());
@@ -117,7 +129,7 @@ class HistoryRuntimeEstimator final : public RuntimeEstimator {
   int64_t observed_ = 0;
   std::priority_queue<Pending, std::vector<Pending>, std::greater<>> pending_;
   // Iteration order never matters here; an ordered map keeps the structure free of hash seeds.
-  std::map<Key, Group> groups_;
+  std::map<Key, Group, KeyLess> groups_;
 };
 
 }  // namespace dlsched

@@ -78,10 +78,14 @@ class JobQueue {
   GangWait by_gang_wait_;
   TenantOrder by_tenant_order_;
   LatestStartIndex by_latest_start_;
-  // Per job, its positions in its gang's policy-order indexes, so Erase compares nothing.
+  // Per job, its positions in its gang's indexes, so Erase compares nothing (a preemption and a
+  // relaunch each insert and erase a job).
   struct Position {
     bool queued = false;
+    OrderIndex* gang_index = nullptr;
     OrderIndex::iterator in_gang;
+    WaitIndex* wait_index = nullptr;
+    WaitIndex::iterator in_wait;
     OrderIndex* tenant_index = nullptr;  // by_tenant only
     OrderIndex::iterator in_tenant;
   };

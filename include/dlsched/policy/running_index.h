@@ -116,11 +116,14 @@ class RunningIndex {
   size_t never_victims_ = 0;
   size_t stopping_victims_ = 0;
   // Per job:
-  std::vector<Where> where_;          // which set holds it
-  std::vector<RankKey> stored_;       // its key less drift x (time it was filed)
-  std::vector<int64_t> drift_;        // its RankDrift
-  std::vector<Timestamp> victim_at_;  // when it becomes a victim, while guarded
-  std::vector<Timestamp> due_at_;     // its pending re-key time
+  std::vector<Where> where_;     // which set holds it
+  std::vector<RankKey> stored_;  // its key less drift x (time it was filed)
+  std::vector<int64_t> drift_;   // its RankDrift
+  // Where victims_ or guarded_ holds it, so a stop, a re-key or a suspension erases without a
+  // search (only the one its where_ names is set).
+  std::vector<std::set<RankKey>::iterator> in_victims_;
+  std::vector<std::set<std::pair<Timestamp, JobId>>::iterator> in_guarded_;
+  std::vector<Timestamp> due_at_;  // its pending re-key time
   // by_tenant only: where it is filed in victims_by_tenant_ while a victim.
   struct InTenant {
     TenantVictims* tenant = nullptr;  // nullptr: not filed
@@ -132,6 +135,7 @@ class RunningIndex {
   // Lazily deleted; next_change() drops stale tops, which changes no observable state.
   mutable std::priority_queue<Due, std::vector<Due>, std::greater<>> due_;
   std::vector<JobId> deferred_;  // InsertAtNextRefresh
+  std::vector<JobId> refile_;    // Refresh's scratch, kept to reuse its memory
 };
 
 }  // namespace dlsched

@@ -157,7 +157,9 @@ class Scheduler {
   SchedulingContext Context(Timestamp now);
   // Runs admission on pending jobs, adding what it did to `result`.
   void Admit(Timestamp now, CycleResult& result);
-  bool Apply(const LaunchDecision& launch, Timestamp now);
+  // Carries out a launch decision; a launch it carries out gives the job its placement (moved
+  // out of `launch`).
+  bool Apply(LaunchDecision& launch, Timestamp now);
   // Ends the current run segment of a running job and frees its GPUs.
   void StopRunning(Job& job, Timestamp now);
   // Puts a job into the queue as `state` (kQueued or kSuspended) with fresh estimates.
