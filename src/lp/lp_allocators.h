@@ -97,7 +97,8 @@ Result<Allocation> AllocateMaxMinWithLimits(const AllocationProblem& problem, in
 class MaxMinBasis {
  public:
   MaxMinBasis();
-  // LP stages solved from the state, and CLP's simplex iterations over them.
+  // LP stages solved with the state (CLP's both, GLPK's first), and the simplex iterations
+  // over them.
   int64_t solves() const;
   int64_t iterations() const;
 
