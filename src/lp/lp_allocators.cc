@@ -84,7 +84,8 @@ class LpBuilder {
     }
   }
 
-  glp_prob* lp() { return lp_.get(); }
+  glp_prob* lp() const { return lp_.get(); }
+  int num_types() const { return problem_.num_types; }
   // The column of local job `job` on `type`, 0 = none.
   int column(int job, int type) const { return column_of_[job * problem_.num_types + type]; }
   int num_x_columns() const { return static_cast<int>(pairs_.size()); }
@@ -107,8 +108,9 @@ class LpBuilder {
     glp_load_matrix(lp_.get(), static_cast<int>(ia_.size()) - 1, ia_.data(), ja_.data(),
                     ar_.data());
   }
-  // Runs the simplex (presolved on the first call, warm-started after); fails unless optimal.
-  Status Solve() {
+  // Runs the simplex (presolved on the first call, warm-started after; `warm`: the first call
+  // too, from the statuses set, presolved only where they are no basis); fails unless optimal.
+  Status Solve(bool warm = false) {
     glp_smcp parm;
     glp_init_smcp(&parm);
     parm.msg_lev = GLP_MSG_OFF;
@@ -118,8 +120,13 @@ class LpBuilder {
     // LP and optimum; where the optimum is not unique the vertex can differ, so the small LPs,
     // cheap either way, keep GLPK's default and their vertices (the goldens).
     if (static_cast<int>(jobs_.size()) > kClassLpAbove) parm.pricing = GLP_PT_STD;
-    parm.presolve = solved_once_ ? GLP_OFF : GLP_ON;
+    parm.presolve = solved_once_ || warm ? GLP_OFF : GLP_ON;
     int ret = glp_simplex(lp_.get(), &parm);
+    if (ret != 0 && warm && !solved_once_) {  // a singular or ill-conditioned basis
+      glp_std_basis(lp_.get());
+      parm.presolve = GLP_ON;
+      ret = glp_simplex(lp_.get(), &parm);
+    }
     if (ret != 0) {
       // Numerical trouble (a singular or ill-conditioned basis): rescale and restart from an
       // advanced initial basis, without the presolver, once.
@@ -162,6 +169,27 @@ Allocation Empty(const AllocationProblem& problem) {
           std::vector<double>(static_cast<size_t>(problem.num_jobs()) * problem.num_types, 0.0)};
 }
 
+// A rate's binary exponent and 30-bit mantissa, key[0] and key[1]: frexp's exponent and
+// llround(ldexp(frexp's mantissa, 30)), in [2^29, 2^30]. For positive normal numbers (every rate
+// but 0) read from the bits, the same integers without the three libm calls (8% of hetero-las at
+// 10,000 jobs went to them; BENCHMARKS.md, issue 19 step 8): the mantissa with its implicit bit,
+// 2^52 + f, is ldexp(m, 30) * 2^23, and llround rounds half away from zero.
+void RateKey(double rate, int64_t* key) {
+  uint64_t bits = 0;
+  std::memcpy(&bits, &rate, sizeof bits);
+  const int biased = static_cast<int>((bits >> 52) & 0x7ff);
+  if (rate > 0 && biased != 0 && biased != 0x7ff) {
+    key[0] = biased - 1022;
+    key[1] = static_cast<int64_t>(
+        ((bits & ((uint64_t{1} << 52) - 1)) + (uint64_t{1} << 52) + (uint64_t{1} << 22)) >> 23);
+    return;
+  }
+  int exponent = 0;
+  const double mantissa = std::frexp(rate, &exponent);
+  key[0] = exponent;
+  key[1] = std::llround(std::ldexp(mantissa, 30));
+}
+
 // The problem's jobs grouped by (gang, normalised rates thr(j, t) * weight[j] on every type),
 // `weight` the jobs' 1 / eq_j (0: no fair rate; such jobs group by their raw rates): lists of job
 // indexes, ascending, the lists in the order of their first job. Both stages of the max-min LP
@@ -187,10 +215,7 @@ std::vector<std::vector<int>> LikeJobs(const AllocationProblem& problem,
     key[1] = weight[j] > 0 ? 1 : 0;
     for (int t = 0; t < types; ++t) {
       const double rate = weight[j] > 0 ? problem.thr(j, t) * weight[j] : problem.thr(j, t);
-      int exponent = 0;
-      const double mantissa = std::frexp(rate, &exponent);
-      key[2 + 2 * t] = exponent;
-      key[3 + 2 * t] = std::llround(std::ldexp(mantissa, 30));
+      RateKey(rate, &key[2 + 2 * t]);
     }
   }
   const auto key_of = [&](int j) {
@@ -344,52 +369,11 @@ std::vector<Partition> MakePartitions(const AllocationProblem& problem, int jobs
   return parts;
 }
 
-// The two-stage max-min LP of one partition, `weight` the jobs' 1 / eq_j (0: no fair rate),
-// written into x; `level`, when given, receives the optimum z (less the second stage's slack).
-Status SolveMaxMin(const AllocationProblem& problem, const Partition& part,
-                   const std::vector<double>& weight, Allocation& x, double* level = nullptr) {
-  LpBuilder lp(problem, part);
-  if (lp.num_x_columns() == 0) return Status::Ok();
-  const int n = static_cast<int>(part.jobs.size());
-  const int z = lp.AddColumn(GLP_LO, 0.0, 0.0);
-  // r_j / eq_j - z >= 0, for jobs that can run somewhere (eq_j > 0).
-  bool any_fair_rate = false;
-  for (int j = 0; j < n; ++j) {
-    const int job = part.jobs[j];
-    if (weight[job] <= 0) continue;
-    any_fair_rate = true;
-    const int row = lp.AddRow(GLP_LO, 0.0, 0.0);
-    for (int t = 0; t < problem.num_types; ++t) {
-      if (const int c = lp.column(j, t)) lp.Add(row, c, problem.thr(job, t) * weight[job]);
-    }
-    lp.Add(row, z, -1.0);
-  }
-  // No job can run on any GPU the cluster has (z would be unbounded): nothing to allocate.
-  if (!any_fair_rate) return Status::Ok();
-  lp.LoadMatrix();
-  glp_set_obj_coef(lp.lp(), z, 1.0);
-  DS_RETURN_IF_ERROR(lp.Solve());
-  // Second stage: hold z at its optimum, maximise the sum of normalised rates.
-  const double z_opt = glp_get_col_prim(lp.lp(), z);
-  if (level != nullptr) *level = z_opt * (1 - 1e-9);
-  glp_set_col_bnds(lp.lp(), z, GLP_LO, z_opt * (1 - 1e-9), 0.0);
-  glp_set_obj_coef(lp.lp(), z, 0.0);
-  for (int j = 0; j < n; ++j) {
-    const int job = part.jobs[j];
-    for (int t = 0; t < problem.num_types; ++t) {
-      if (const int c = lp.column(j, t))
-        glp_set_obj_coef(lp.lp(), c, problem.thr(job, t) * weight[job] * part.copies_of(j));
-    }
-  }
-  DS_RETURN_IF_ERROR(lp.Solve());
-  lp.Extract(x);
-  return Status::Ok();
-}
-
 }  // namespace
 
-// The first stage's optimal basis of the last solve, per job (keyed by its gang and rates) and
-// per partition (its capacity rows and z), as CLP's status codes.
+// The optimal bases of the last solve's CLP LPs, per stage, per job (keyed by its gang and rates)
+// and per partition (its capacity rows and z), as CLP's status codes; and its GLPK LPs' first
+// stage, as GLPK's.
 struct MaxMinBasis::State {
   // Per type the X column's status, then the time row's and the fairness row's (a job), or per
   // type the capacity row's, then z's (a partition).
@@ -402,6 +386,11 @@ struct MaxMinBasis::State {
   std::unordered_map<uint64_t, Job> jobs;       // the last call's jobs, by JobKey
   std::unordered_map<uint64_t, Job> next_jobs;  // this call's, filled as its LPs are solved
   std::vector<std::array<Statuses, 2>> partitions;
+  // GLPK's LPs: per job the first stage's optimal statuses in GLPK's codes (the same layout),
+  // keyed by GlpkJobKey; per partition its capacity rows' and z's.
+  std::unordered_map<uint64_t, Statuses> glpk_jobs;
+  std::unordered_map<uint64_t, Statuses> glpk_next_jobs;
+  std::vector<Statuses> glpk_partitions;
   int64_t solves = 0;
   int64_t iterations = 0;
 };
@@ -418,6 +407,155 @@ uint64_t JobKey(const AllocationProblem& problem, int job) {
     hash = (hash ^ bits) * 0x100000001b3ULL;
   }
   return hash;
+}
+
+// The keys of a partition's jobs in MaxMinBasis's GLPK statuses: JobKey and the job's rank among
+// the partition's jobs with that key, so that like jobs (one key) keep one status each.
+std::vector<uint64_t> GlpkJobKeys(const AllocationProblem& problem, const Partition& part) {
+  std::vector<uint64_t> keys(part.jobs.size());
+  std::unordered_map<uint64_t, uint64_t> seen;
+  seen.reserve(part.jobs.size());
+  for (size_t j = 0; j < part.jobs.size(); ++j) {
+    const uint64_t key = JobKey(problem, part.jobs[j]);
+    keys[j] = (key ^ seen[key]++) * 0x9e3779b97f4a7c15ULL;
+  }
+  return keys;
+}
+
+// MaxMinBasis's GLPK statuses for SolveMaxMin's first stage. Rows of `lp`: time per job
+// (1..n), GPUs per type (n+1..n+T), then the jobs' fairness rows `fair_row` (0 = none); columns
+// lp.column(j, t) and z.
+//
+// Sets the saved statuses of the jobs found under `keys` and of the partition, then repairs the
+// count of basic variables (one per row: rows made basic from the last, or X columns made
+// nonbasic at zero from the first); false (the LP untouched) when no job was found.
+bool RestoreGlpkBasis(LpBuilder& lp, const std::vector<uint64_t>& keys,
+                      const std::vector<int>& fair_row, int z, const MaxMinBasis::State& basis,
+                      int part_index) {
+  const int n = static_cast<int>(keys.size());
+  const int types = lp.num_types();
+  bool any = false;
+  for (int j = 0; j < n; ++j) {
+    const auto it = basis.glpk_jobs.find(keys[j]);
+    if (it == basis.glpk_jobs.end() || it->second.size() != static_cast<size_t>(types) + 2) {
+      continue;
+    }
+    any = true;
+    const MaxMinBasis::State::Statuses& saved = it->second;
+    for (int t = 0; t < types; ++t) {
+      if (const int c = lp.column(j, t)) glp_set_col_stat(lp.lp(), c, saved[t]);
+    }
+    glp_set_row_stat(lp.lp(), j + 1, saved[types]);
+    if (fair_row[j] > 0) glp_set_row_stat(lp.lp(), fair_row[j], saved[types + 1]);
+  }
+  if (!any) return false;
+  if (part_index < static_cast<int>(basis.glpk_partitions.size()) &&
+      basis.glpk_partitions[part_index].size() == static_cast<size_t>(types) + 1) {
+    const MaxMinBasis::State::Statuses& saved = basis.glpk_partitions[part_index];
+    for (int t = 0; t < types; ++t) glp_set_row_stat(lp.lp(), n + 1 + t, saved[t]);
+    glp_set_col_stat(lp.lp(), z, saved[types]);
+  }
+  const int rows = glp_get_num_rows(lp.lp());
+  int basic = 0;
+  for (int r = 1; r <= rows; ++r) basic += glp_get_row_stat(lp.lp(), r) == GLP_BS;
+  for (int c = 1; c <= z; ++c) basic += glp_get_col_stat(lp.lp(), c) == GLP_BS;
+  for (int r = rows; r >= 1 && basic < rows; --r) {
+    if (glp_get_row_stat(lp.lp(), r) != GLP_BS) {
+      glp_set_row_stat(lp.lp(), r, GLP_BS);
+      ++basic;
+    }
+  }
+  for (int c = 1; c < z && basic > rows; ++c) {
+    if (glp_get_col_stat(lp.lp(), c) == GLP_BS) {
+      glp_set_col_stat(lp.lp(), c, GLP_NL);
+      --basic;
+    }
+  }
+  return true;
+}
+
+// Saves the first stage's statuses of `lp`'s jobs under `keys` and of partition `part_index`
+// into `basis` (its next_jobs: the jobs of this call).
+void SaveGlpkBasis(const LpBuilder& lp, const std::vector<uint64_t>& keys,
+                   const std::vector<int>& fair_row, int z, MaxMinBasis::State& basis,
+                   int part_index) {
+  const int n = static_cast<int>(keys.size());
+  const int types = lp.num_types();
+  for (int j = 0; j < n; ++j) {
+    MaxMinBasis::State::Statuses& saved = basis.glpk_next_jobs[keys[j]];
+    saved.assign(types + 2, GLP_NL);
+    for (int t = 0; t < types; ++t) {
+      if (const int c = lp.column(j, t)) saved[t] = glp_get_col_stat(lp.lp(), c);
+    }
+    saved[types] = glp_get_row_stat(lp.lp(), j + 1);
+    saved[types + 1] = fair_row[j] > 0 ? glp_get_row_stat(lp.lp(), fair_row[j]) : GLP_BS;
+  }
+  if (part_index >= static_cast<int>(basis.glpk_partitions.size())) {
+    basis.glpk_partitions.resize(part_index + 1);
+  }
+  MaxMinBasis::State::Statuses& saved = basis.glpk_partitions[part_index];
+  saved.assign(types + 1, GLP_NL);
+  for (int t = 0; t < types; ++t) saved[t] = glp_get_row_stat(lp.lp(), n + 1 + t);
+  saved[types] = glp_get_col_stat(lp.lp(), z);
+}
+
+// The two-stage max-min LP of one partition, `weight` the jobs' 1 / eq_j (0: no fair rate),
+// written into x; `level`, when given, receives the optimum z (less the second stage's slack).
+// With `basis`, the first stage starts from the statuses its jobs and partition `part_index`
+// ended in at the last call (new jobs' rows basic, their columns at zero) where they make a
+// basis, and saves its own; otherwise (or where they do not) it is presolved from scratch.
+Status SolveMaxMin(const AllocationProblem& problem, const Partition& part,
+                   const std::vector<double>& weight, Allocation& x, double* level = nullptr,
+                   MaxMinBasis::State* basis = nullptr, int part_index = 0) {
+  LpBuilder lp(problem, part);
+  if (lp.num_x_columns() == 0) return Status::Ok();
+  const int n = static_cast<int>(part.jobs.size());
+  const int z = lp.AddColumn(GLP_LO, 0.0, 0.0);
+  // r_j / eq_j - z >= 0, for jobs that can run somewhere (eq_j > 0).
+  bool any_fair_rate = false;
+  std::vector<int> fair_row(n, 0);  // per job, 0 = none
+  for (int j = 0; j < n; ++j) {
+    const int job = part.jobs[j];
+    if (weight[job] <= 0) continue;
+    any_fair_rate = true;
+    const int row = lp.AddRow(GLP_LO, 0.0, 0.0);
+    fair_row[j] = row;
+    for (int t = 0; t < problem.num_types; ++t) {
+      if (const int c = lp.column(j, t)) lp.Add(row, c, problem.thr(job, t) * weight[job]);
+    }
+    lp.Add(row, z, -1.0);
+  }
+  // No job can run on any GPU the cluster has (z would be unbounded): nothing to allocate.
+  if (!any_fair_rate) return Status::Ok();
+  lp.LoadMatrix();
+  glp_set_obj_coef(lp.lp(), z, 1.0);
+  std::vector<uint64_t> keys;
+  bool warm = false;
+  if (basis != nullptr) {
+    keys = GlpkJobKeys(problem, part);
+    warm = RestoreGlpkBasis(lp, keys, fair_row, z, *basis, part_index);
+  }
+  DS_RETURN_IF_ERROR(lp.Solve(warm));
+  if (basis != nullptr) {
+    ++basis->solves;
+    basis->iterations += glp_get_it_cnt(lp.lp());
+    SaveGlpkBasis(lp, keys, fair_row, z, *basis, part_index);
+  }
+  // Second stage: hold z at its optimum, maximise the sum of normalised rates.
+  const double z_opt = glp_get_col_prim(lp.lp(), z);
+  if (level != nullptr) *level = z_opt * (1 - 1e-9);
+  glp_set_col_bnds(lp.lp(), z, GLP_LO, z_opt * (1 - 1e-9), 0.0);
+  glp_set_obj_coef(lp.lp(), z, 0.0);
+  for (int j = 0; j < n; ++j) {
+    const int job = part.jobs[j];
+    for (int t = 0; t < problem.num_types; ++t) {
+      if (const int c = lp.column(j, t))
+        glp_set_obj_coef(lp.lp(), c, problem.thr(job, t) * weight[job] * part.copies_of(j));
+    }
+  }
+  DS_RETURN_IF_ERROR(lp.Solve());
+  lp.Extract(x);
+  return Status::Ok();
 }
 
 // The same two-stage max-min LP as SolveMaxMin, solved by COIN-OR CLP: both stages by the
@@ -595,7 +733,9 @@ Status SolveMaxMinBy(MaxMinSolver solver, MaxMinBasis::State* basis,
     solver = static_cast<int>(part.jobs.size()) > kClassLpAbove ? MaxMinSolver::kClpPrimal
                                                                 : MaxMinSolver::kGlpk;
   }
-  if (solver == MaxMinSolver::kGlpk) return SolveMaxMin(problem, part, weight, x, level);
+  if (solver == MaxMinSolver::kGlpk) {
+    return SolveMaxMin(problem, part, weight, x, level, basis, part_index);
+  }
   return SolveMaxMinClp(problem, part, part_index, num_parts, weight, solver, basis, x, level);
 }
 
@@ -692,12 +832,16 @@ Result<Allocation> AllocateMaxMinWarm(const AllocationProblem& problem, MaxMinBa
     MaxMinBasis::State trial;
     trial.jobs = state.jobs;
     trial.partitions = state.partitions;
+    trial.glpk_jobs = state.glpk_jobs;
+    trial.glpk_partitions = state.glpk_partitions;
     return AllocateMaxMinFrom(problem, kJobsPerLp, kJobsPerPartition, solver, &trial);
   }
   Result<Allocation> x = AllocateMaxMinFrom(problem, kJobsPerLp, kJobsPerPartition, solver, &state);
   // The jobs that left are dropped; the ones not solved by CLP (GLPK's small LPs) start cold.
   state.jobs.swap(state.next_jobs);
   state.next_jobs.clear();
+  state.glpk_jobs.swap(state.glpk_next_jobs);
+  state.glpk_next_jobs.clear();
   return x;
 }
 

@@ -66,10 +66,10 @@ inline constexpr int kClassLpAbove = 150;
 // jobs_per_lp jobs (and classes), above it partitions of at most jobs_per_partition jobs.
 // `solver` solves each LP: kAuto is AllocateMaxMin's choice. All reach the same optimal values at
 // both stages (to 1e-6; MaxMinSolversTest); where the optimum is not unique their vertices can
-// differ, so the LPs up to kClassLpAbove jobs stay with GLPK, whose vertices the goldens hold
-// (CLP there changes scenario.hetero and scenario.gavel_fidelity). Cold, CLP is 1.1-1.9x
-// faster than GLPK's Dantzig pricing above kClassLpAbove jobs; its gain is the warm start
-// (MaxMinBasis; BENCHMARKS.md, issue 19).
+// differ, so the LPs up to kClassLpAbove jobs stay with GLPK (CLP there changes
+// scenario.gavel_fidelity beyond its 5%). Cold, CLP is 1.1-1.9x faster than GLPK's Dantzig
+// pricing above kClassLpAbove jobs; its gain is the warm start (MaxMinBasis; BENCHMARKS.md,
+// issue 19).
 enum class MaxMinSolver {
   kAuto,       // GLPK for LPs over up to kClassLpAbove jobs (or classes), CLP's primal above
   kGlpk,       // GLPK's primal simplex, presolved
@@ -82,18 +82,23 @@ Result<Allocation> AllocateMaxMinWithLimits(const AllocationProblem& problem, in
                                             int jobs_per_partition,
                                             MaxMinSolver solver = MaxMinSolver::kAuto);
 
-// The optimal bases of the last call's CLP max-min LPs, each stage's, to warm-start the next
-// call: consecutive allocations of a round-based policy differ by about one job, so the last
-// basis, with the rows and columns of jobs that left dropped and slack ones for jobs that came
-// (CLP completes or trims the basis), is a few pivots from the optimum (4-9 per stage on MIX2-
-// like jobs, against hundreds cold). Jobs are recognised by their gang and rates (a job whose
-// rates changed starts from the slack basis). With several POP partitions the second stage
-// starts from the first's optimum, as jobs move between partitions. Copies share one state;
-// calls through it are serialised.
+// The optimal bases of the last call's CLP max-min LPs, each stage's, and of its GLPK LPs' first
+// stage, to warm-start the next call: consecutive allocations of a round-based policy differ by
+// about one job, so the last basis, with the rows and columns of jobs that left dropped and
+// slack ones for jobs that came (CLP completes or trims the basis; for GLPK, rows are made
+// basic or X columns nonbasic until there is one basic variable per row, and a basis GLPK
+// cannot factorise is dropped for the presolved cold solve), is a few pivots from the optimum
+// (CLP: 4-9 per stage on MIX2-like jobs, against hundreds cold; GLPK: about 2 against 66 at
+// 10-110 jobs). Jobs are recognised by their gang and rates (a job whose rates changed starts
+// from the slack basis; like jobs, by their rank among the jobs with their gang and rates).
+// GLPK's second stage starts from the first's optimum, as cold. With several POP partitions
+// CLP's second stage starts from the first's optimum, as jobs move between partitions. Copies
+// share one state; calls through it are serialised.
 class MaxMinBasis {
  public:
   MaxMinBasis();
-  // LP stages solved from the state, and CLP's simplex iterations over them.
+  // LP stages solved with the state (CLP's both, GLPK's first), and the simplex iterations
+  // over them.
   int64_t solves() const;
   int64_t iterations() const;
 
@@ -105,9 +110,10 @@ class MaxMinBasis {
   std::shared_ptr<State> state_;
 };
 
-// AllocateMaxMin with its CLP LPs warm-started from `basis`, which then holds their bases (a
+// AllocateMaxMin with its LPs warm-started from `basis`, which then holds their bases (a
 // tentative problem leaves `basis` as it was). The same optimal values as AllocateMaxMin; where
-// the optimum is not unique the vertex may differ.
+// the optimum is not unique the vertex may differ (for GLPK's small LPs it does in most calls:
+// 78% of the 20,000 at 10,000 Gavel-mix jobs at 1.5 per hour; BENCHMARKS.md, issue 19 step 8).
 Result<Allocation> AllocateMaxMinWarm(const AllocationProblem& problem, MaxMinBasis& basis,
                                       MaxMinSolver solver = MaxMinSolver::kAuto);
 
