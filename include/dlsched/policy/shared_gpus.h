@@ -18,9 +18,10 @@ namespace dlsched {
 // launch, or a restored running job) and removes it when it stops, so a sharing policy reads the
 // shared GPUs and their holders (SchedulingContext::shared_gpus) without reading every running
 // job. A job held shared holds one GPU. The GPUs are filed by holder count too (one, or several),
-// so a walk that needs only one kind visits only those. O(1) per Add or Remove while a GPU has few
-// holders; ForEach costs O(nodes / 64 + GPUs visited + their holders). Owned by the Scheduler;
-// single-threaded.
+// so a walk that needs only one kind visits only those, and each change is logged (JoinedSince,
+// ChangedSince), so a reader that keeps what it derived from the GPUs rereads only those that
+// changed. O(1) per Add or Remove while a GPU has few holders; ForEach costs O(nodes / 64 + GPUs
+// visited + their holders). Owned by the Scheduler; single-threaded.
 class SharedGpus {
  public:
   // Which shared GPUs a walk visits, by how many jobs hold each.
