@@ -1,20 +1,10 @@
 #include "dlsched/policy/shared_gpus.h"
 
 #include <algorithm>
-#include <atomic>
 
 #include "dlsched/common/status.h"
 
 namespace dlsched {
-namespace {
-
-// A stamp no index has had before (SharedGpus::join_revision).
-uint64_t NextJoinRevision() {
-  static std::atomic<uint64_t> next{0};
-  return next.fetch_add(1, std::memory_order_relaxed);
-}
-
-}  // namespace
 
 SharedGpus::Bits::Bits(const Cluster& cluster)
     : mask(static_cast<size_t>(cluster.num_nodes()), 0),
@@ -35,27 +25,21 @@ SharedGpus::SharedGpus(const Cluster& cluster)
       holders_(static_cast<size_t>(cluster.total_gpus())),
       any_(cluster),
       alone_(cluster),
-      several_(cluster),
-      join_revision_(NextJoinRevision()),
-      log_base_(join_revision_) {}
+      several_(cluster) {}
 
 void SharedGpus::Add(NodeId node, int gpu, JobId job) {
   std::vector<JobId>& holders = holders_[static_cast<size_t>(cluster_->first_gpu(node) + gpu)];
   const auto at = std::ranges::lower_bound(holders, job);
   DS_CHECK(at == holders.end() || *at != job) << "job " << job << " already holds the GPU";
   holders.insert(at, job);
+  changes_.Record({node, gpu});
   if (holders.size() == 1) {
     ++size_;
     any_.Set(node, gpu);
     alone_.Set(node, gpu);
     return;
   }
-  join_revision_ = NextJoinRevision();
-  if (joins_.size() == 2 * kJoinLog - 1) {
-    log_base_ = joins_[kJoinLog - 1].revision;
-    joins_.erase(joins_.begin(), joins_.begin() + kJoinLog);
-  }
-  joins_.push_back({join_revision_, node, gpu});
+  joins_.Record({node, gpu});
   if (holders.size() == 2) {
     alone_.Clear(node, gpu);
     several_.Set(node, gpu);
@@ -67,6 +51,7 @@ void SharedGpus::Remove(NodeId node, int gpu, JobId job) {
   const auto at = std::ranges::lower_bound(holders, job);
   DS_CHECK(at != holders.end() && *at == job) << "job " << job << " does not hold the GPU";
   holders.erase(at);
+  changes_.Record({node, gpu});
   if (holders.empty()) {
     --size_;
     any_.Clear(node, gpu);
@@ -77,20 +62,20 @@ void SharedGpus::Remove(NodeId node, int gpu, JobId job) {
   }
 }
 
-bool SharedGpus::JoinedSince(uint64_t since, std::vector<std::pair<NodeId, int>>& gpus) const {
-  gpus.clear();
-  if (since == join_revision_) return true;
-  // The entries' revisions ascend: the counter behind them only grows.
-  size_t first;
-  if (since == log_base_) {
-    first = 0;
-  } else {
-    const auto at = std::ranges::lower_bound(joins_, since, {}, &Join::revision);
-    if (at == joins_.end() || at->revision != since) return false;
-    first = static_cast<size_t>(at - joins_.begin()) + 1;
+void SharedGpus::Stopping(const Job& job) {
+  if (job.share == ShareMode::kExclusive || job.placement.parts.empty()) return;
+  const NodeGpus& part = job.placement.parts.front();
+  changes_.Record({part.node, std::countr_zero(part.gpus)});
+}
+
+void SharedGpus::NodeChanged(NodeId node) {
+  for (GpuMask gpus = mask(node); gpus != 0; gpus &= gpus - 1) {
+    changes_.Record({node, std::countr_zero(gpus)});
   }
-  for (size_t i = first; i < joins_.size(); ++i) gpus.emplace_back(joins_[i].node, joins_[i].gpu);
-  return true;
+}
+
+bool SharedGpus::JoinedSince(uint64_t since, std::vector<std::pair<NodeId, int>>& gpus) const {
+  return joins_.Since(since, gpus);
 }
 
 }  // namespace dlsched

@@ -176,5 +176,44 @@ TEST(SharedGpusTest, JoinedSinceListsTheJoinsAfterARevision) {
   EXPECT_EQ(gpus.back(), std::pair(NodeId(0), 0));
 }
 
+// ChangedSince lists every change of a GPU's standing: holders added or removed, a holder asked
+// to stop, its node going offline or coming back.
+TEST(SharedGpusTest, ChangedSinceListsEveryChange) {
+  using Gpus = std::vector<std::pair<NodeId, int>>;
+  const Cluster cluster = MakeCluster("2x4xV100");
+  SharedGpus index(cluster);
+  Gpus gpus;
+  const uint64_t start = index.change_revision();
+  index.Add(NodeId(1), 3, JobId(1));
+  index.Add(NodeId(1), 1, JobId(2));
+  index.Add(NodeId(0), 2, JobId(3));
+  const uint64_t added = index.change_revision();
+  EXPECT_NE(added, start);
+  index.Remove(NodeId(0), 2, JobId(3));
+  Job job;
+  job.id = JobId(2);
+  job.share = ShareMode::kPacked;
+  job.placement = Placement{{NodeGpus{NodeId(1), GpuMask{1} << 1}}};
+  index.Stopping(job);
+  job.share = ShareMode::kExclusive;
+  const uint64_t before_exclusive = index.change_revision();
+  index.Stopping(job);
+  EXPECT_EQ(index.change_revision(), before_exclusive) << "an exclusive job holds no shared GPU";
+  index.NodeChanged(NodeId(1));
+  index.NodeChanged(NodeId(0));  // holds none: nothing changes
+  EXPECT_TRUE(index.ChangedSince(start, gpus));
+  EXPECT_EQ(gpus, (Gpus{{NodeId(1), 3},
+                        {NodeId(1), 1},
+                        {NodeId(0), 2},
+                        {NodeId(0), 2},
+                        {NodeId(1), 1},
+                        {NodeId(1), 1},
+                        {NodeId(1), 3}}));
+  EXPECT_TRUE(index.ChangedSince(added, gpus));
+  EXPECT_EQ(gpus.size(), 4u);
+  const SharedGpus other(cluster);
+  EXPECT_FALSE(index.ChangedSince(other.change_revision(), gpus));
+}
+
 }  // namespace
 }  // namespace dlsched

@@ -1,7 +1,6 @@
 #include "dlsched/policy/sharing_knowledge.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <limits>
 
@@ -62,19 +61,9 @@ std::optional<int> FindSharingJobType(const sharing::JobTypeCatalog& catalog,
   return best;
 }
 
-namespace {
-
-// A stamp no knowledge has had before (SharingKnowledge::DemandRevision).
-uint64_t NextDemandRevision() {
-  static std::atomic<uint64_t> next{0};
-  return next.fetch_add(1, std::memory_order_relaxed);
-}
-
-}  // namespace
-
 SharingKnowledge::SharingKnowledge(
     std::vector<std::shared_ptr<const sharing::InterferenceModel>> models)
-    : models_(std::move(models)), demand_revision_(NextDemandRevision()) {}
+    : models_(std::move(models)) {}
 
 void SharingKnowledge::Set(JobId job, const sharing::SharingJob& features,
                            int64_t declared_peak_mib, size_t history) {
@@ -85,7 +74,7 @@ void SharingKnowledge::Set(JobId job, const sharing::SharingJob& features,
   info.features = features;
   info.declared_peak_mib = std::max<int64_t>(1, declared_peak_mib);
   info.history = sharing::DemandHistory(history);
-  demand_revision_ = NextDemandRevision();
+  changes_.Record(job);
 }
 
 void SharingKnowledge::Observe(JobId job, const sharing::DemandSample& sample) {
@@ -93,7 +82,7 @@ void SharingKnowledge::Observe(JobId job, const sharing::DemandSample& sample) {
   JobInfo& info = jobs_[job.index()];
   info.history.Add(sample);
   info.cached_percentile = -1.0;
-  demand_revision_ = NextDemandRevision();
+  changes_.Record(job);
 }
 
 void SharingKnowledge::SetHistory(JobId job, const sharing::DemandHistory& history) {
@@ -101,7 +90,13 @@ void SharingKnowledge::SetHistory(JobId job, const sharing::DemandHistory& histo
   JobInfo& info = jobs_[job.index()];
   info.history = history;
   info.cached_percentile = -1.0;
-  demand_revision_ = NextDemandRevision();
+  changes_.Record(job);
+}
+
+void SharingKnowledge::SetShareGroup(JobId job, uint64_t group) {
+  DS_CHECK(Has(job)) << "a group for job " << job << ", which was never declared";
+  jobs_[job.index()].group = group;
+  changes_.Record(job);
 }
 
 const sharing::InterferenceModel* SharingKnowledge::Interference(GpuTypeId type) const {

@@ -56,6 +56,30 @@ TEST(SharingKnowledgeTest, TheDemandRevisionMovesWithEveryChangeOfDemand) {
   EXPECT_EQ(copy.DemandRevision(), k.DemandRevision()) << "reading changes nothing";
 }
 
+// DemandChangedSince names the job of every Set, Observe, SetHistory and SetShareGroup since a
+// revision, and knows no other knowledge's revisions.
+TEST(SharingKnowledgeTest, DemandChangedSinceNamesTheChangedJobs) {
+  SharingKnowledge k = TwoTypes();
+  const sharing::SharingJob features{sharing::SharingJob::kUnknownType, 0.5, 0.3, 4096};
+  k.Set(JobId(0), features, 4096);
+  k.Set(JobId(1), features, 4096);
+  const uint64_t declared = *k.DemandRevision();
+  std::vector<JobId> jobs = {JobId(9)};
+  EXPECT_TRUE(k.DemandChangedSince(declared, jobs));
+  EXPECT_TRUE(jobs.empty());
+  k.Observe(JobId(1), {1000, 0.4});
+  k.SetHistory(JobId(0), sharing::DemandHistory(8));
+  const uint64_t before_group = *k.DemandRevision();
+  k.SetShareGroup(JobId(1), 3);
+  EXPECT_NE(*k.DemandRevision(), before_group) << "a group change moves the revision too";
+  EXPECT_TRUE(k.DemandChangedSince(declared, jobs));
+  EXPECT_EQ(jobs, (std::vector<JobId>{JobId(1), JobId(0), JobId(1)}));
+  k.MemoryDemandMib(JobId(1), 95);
+  EXPECT_TRUE(k.DemandChangedSince(*k.DemandRevision(), jobs)) << "reading changes nothing";
+  EXPECT_TRUE(jobs.empty());
+  EXPECT_FALSE(k.DemandChangedSince(*TwoTypes().DemandRevision(), jobs));
+}
+
 TEST(SharingKnowledgeTest, ATypeWithoutAModelIsNotShared) {
   const SharingKnowledge k = TwoTypes();
   EXPECT_NE(k.Interference(GpuTypeId(0)), nullptr);

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "dlsched/sharing/packing.h"
+#include "policy/open_shared_gpus.h"
 
 namespace dlsched {
 namespace {
@@ -20,16 +21,12 @@ class NoInterference final : public sharing::InterferenceModel {
   }
 };
 
-// A GPU held in a shared mode by running jobs that may take another job, as one cycle sees it.
+// A shared GPU a job joined this cycle.
 struct SharedGpu {
   NodeId node;
   int gpu = 0;
-  GpuTypeId type;
-  int64_t memory_mib = 0;
   // The running holders (ascending by id), then the jobs placed on it this cycle.
   std::vector<JobId> holders;
-  size_t running = 0;  // holders[0, running) are running
-  uint64_t group = 0;  // its holders' SharingView::ShareGroup, set by PlaceCandidates per type
 };
 
 bool Contains(const std::vector<JobId>& sorted, JobId id) {
@@ -46,7 +43,10 @@ void SortedIds(const auto& items, std::vector<JobId>& ids) {
 class SharingPolicy final : public SchedulingPolicy {
  public:
   SharingPolicy(SharingPolicyConfig config, std::unique_ptr<SchedulingPolicy> base)
-      : config_(std::move(config)), base_(std::move(base)) {}
+      : config_(std::move(config)),
+        base_(std::move(base)),
+        open_index_({config_.max_jobs_per_gpu, config_.memory_percentile,
+                     config_.mode == ShareMode::kTimeSliced}) {}
 
   std::string_view Name() const override { return config_.name; }
   const RankOrder& Order() const override { return base_->Order(); }
@@ -75,13 +75,10 @@ class SharingPolicy final : public SchedulingPolicy {
                                                  ctx.queue.size() <= decisions.launches.size());
     if (candidates.empty() && !may_migrate) return decisions;
     DS_CHECK(ctx.shared_gpus != nullptr) << "a context with a SharingView names the shared GPUs";
-    // Candidates join only shared GPUs with room left. Without candidates the open GPUs matter
-    // only to the interference migration, which runs once nothing waits.
-    const bool need_open = !candidates.empty() || ctx.queue.size() <= decisions.launches.size();
-    const std::span<SharedGpu> open =
-        need_open ? CollectOpenGpus(ctx, decisions) : std::span<SharedGpu>();
-    PlaceCandidates(ctx, candidates, open, decisions);
-    if (may_migrate) Migrate(ctx, open, base_launches, decisions);
+    // Candidates join only open shared GPUs with room left; the interference migration reads
+    // the copies of those they joined (every other GPU holds its running jobs only).
+    const std::span<const SharedGpu> packed = PlaceCandidates(ctx, candidates, decisions);
+    if (may_migrate) Migrate(ctx, packed, base_launches, decisions);
     return decisions;
   }
 
@@ -102,42 +99,6 @@ class SharingPolicy final : public SchedulingPolicy {
           ctx.cluster.node(part.node).gpus[static_cast<size_t>(std::countr_zero(part.gpus))].type;
       if (ctx.sharing->Interference(type) != nullptr) launch.share = config_.mode;
     }
-  }
-
-  // The shared GPUs that may take another job this cycle, by node and GPU, from the scheduler's
-  // index (SchedulingContext::shared_gpus): on an online node, held by fewer than
-  // max_jobs_per_gpu jobs, none of them being preempted (its holders are leaving, and a base
-  // policy's preemption counts on the GPU). Only these GPUs' holders are read. The result views
-  // open_gpus_, valid until the next call.
-  std::span<SharedGpu> CollectOpenGpus(const SchedulingContext& ctx,
-                                       const Decisions& decisions) const {
-    std::vector<JobId>& preempted = preempted_;
-    SortedIds(decisions.preemptions, preempted);
-    // The GPUs (and their holders' buffers) are reused from the last cycle: a cycle is too short
-    // to pay for fresh ones.
-    std::vector<SharedGpu>& gpus = open_gpus_;
-    size_t count = 0;
-    const size_t k = static_cast<size_t>(config_.max_jobs_per_gpu);
-    if (k == 1) return {};  // every shared GPU is full
-    // With room for two, only the GPUs held by one job are open: the others are not visited.
-    const SharedGpus::Held held = k == 2 ? SharedGpus::Held::kAlone : SharedGpus::Held::kAny;
-    ctx.shared_gpus->ForEach(held, [&](NodeId node, int gpu, std::span<const JobId> holders) {
-      if (holders.size() >= k || ctx.state.offline(node)) return;
-      for (JobId id : holders) {
-        if (ctx.jobs.at(id).preempt_requested || Contains(preempted, id)) return;
-      }
-      const GpuSpec& spec = ctx.cluster.node(node).gpus[static_cast<size_t>(gpu)];
-      if (count == gpus.size()) gpus.emplace_back();
-      SharedGpu& shared = gpus[count++];
-      shared.node = node;
-      shared.gpu = gpu;
-      shared.type = spec.type;
-      shared.memory_mib = spec.memory_mib;
-      shared.holders.clear();  // one or two ids: no call to copy them
-      for (JobId id : holders) shared.holders.push_back(id);
-      shared.running = holders.size();
-    });
-    return std::span<SharedGpu>(gpus.data(), count);
   }
 
   // Up to max_candidates single-GPU waiting jobs the base did not start, in queue order, without
@@ -178,45 +139,79 @@ class SharingPolicy final : public SchedulingPolicy {
     return std::ranges::find(job.failed_gpu_types, type) == job.failed_gpu_types.end();
   }
 
-  // Packs candidates beside the jobs on open shared GPUs, one GPU type and one sharing group
-  // (SharingView::ShareGroup: a GPU's group is its holders') at a time.
-  void PlaceCandidates(const SchedulingContext& ctx, const std::vector<JobId>& candidates,
-                       std::span<SharedGpu> gpus, Decisions& decisions) const {
-    if (candidates.empty()) return;
+  // Packs candidates beside the jobs on open shared GPUs (OpenSharedGpus, less those of the
+  // base's preemptions: their holders are leaving, and the base counts on the GPU), one GPU type
+  // and one sharing group at a time, ascending. Returns the GPUs jobs joined, by node
+  // and GPU, with the jobs placed on them: a view of joined_gpus_, valid until the next call.
+  std::span<const SharedGpu> PlaceCandidates(const SchedulingContext& ctx,
+                                             const std::vector<JobId>& candidates,
+                                             Decisions& decisions) const {
+    joined_count_ = 0;
+    if (candidates.empty() || config_.max_jobs_per_gpu == 1) return {};  // k = 1: none is open
+    open_index_.Sync(ctx.cluster, ctx.state, ctx.jobs, *ctx.shared_gpus, *ctx.sharing);
+    // The open GPUs of the base's preempted jobs, ascending by cluster GPU index.
+    std::vector<uint32_t>& excluded = excluded_;
+    excluded.clear();
+    for (const PreemptDecision& p : decisions.preemptions) {
+      const Job& job = ctx.jobs.at(p.job);
+      if (job.state != JobState::kRunning || job.share == ShareMode::kExclusive) continue;
+      const NodeGpus& part = job.placement.parts.front();
+      excluded.push_back(
+          static_cast<uint32_t>(ctx.cluster.first_gpu(part.node) + std::countr_zero(part.gpus)));
+    }
+    std::ranges::sort(excluded);
+    excluded.erase(std::ranges::unique(excluded).begin(), excluded.end());
     std::vector<char>& placed = placed_;  // bytes: read per candidate per group
     placed.assign(candidates.size(), 0);
-    for (int t = 0; t < ctx.cluster.num_gpu_types(); ++t) {
-      const GpuTypeId type(static_cast<uint32_t>(t));
+    for (const auto& [key, group] : open_index_.groups()) {
+      const GpuTypeId type(key.first);
       const sharing::InterferenceModel* model = ModelFor(ctx, type);
       if (model == nullptr) continue;
-      std::vector<uint64_t>& groups = groups_;
-      groups.clear();
-      for (SharedGpu& gpu : gpus) {
-        if (gpu.type != type) continue;
-        gpu.group = ctx.sharing->ShareGroup(gpu.holders[0]);
-        groups.push_back(gpu.group);
-      }
-      std::ranges::sort(groups);
-      groups.erase(std::ranges::unique(groups).begin(), groups.end());
-      for (const uint64_t group : groups) {
-        PlaceInGroup(ctx, candidates, gpus, type, *model, group, placed, decisions);
-      }
+      PlaceInGroup(ctx, candidates, group, type, *model, key.second, placed, decisions);
     }
+    std::vector<SharedGpu>& gpus = joined_gpus_;
+    std::sort(gpus.begin(), gpus.begin() + static_cast<std::ptrdiff_t>(joined_count_),
+              [](const SharedGpu& a, const SharedGpu& b) {
+                return a.node != b.node ? a.node < b.node : a.gpu < b.gpu;
+              });
+    return std::span<const SharedGpu>(gpus.data(), joined_count_);
   }
 
-  // PlaceCandidates for the open GPUs of `type` in `group` and the candidates of that group.
-  void PlaceInGroup(const SchedulingContext& ctx, const std::vector<JobId>& candidates,
-                    std::span<SharedGpu> gpus, GpuTypeId type,
-                    const sharing::InterferenceModel& model, uint64_t group,
-                    std::vector<char>& placed, Decisions& decisions) const {
-    std::vector<size_t>& slots = slots_;  // into gpus
-    slots.clear();
-    for (size_t g = 0; g < gpus.size(); ++g) {
-      if (gpus[g].type == type && gpus[g].group == group) {
-        slots.push_back(g);
+  bool Excluded(uint32_t gpu) const {
+    return !excluded_.empty() && std::ranges::binary_search(excluded_, gpu);
+  }
+
+  // The holders of a GPU a job joins this cycle: its copy among joined_gpus_, made at the first
+  // join with its running holders.
+  std::vector<JobId>& Joined(const SchedulingContext& ctx, NodeId node, int gpu) const {
+    for (size_t i = 0; i < joined_count_; ++i) {
+      if (joined_gpus_[i].node == node && joined_gpus_[i].gpu == gpu) {
+        return joined_gpus_[i].holders;
       }
     }
-    const int64_t capacity = gpus[slots.front()].memory_mib;
+    if (joined_count_ == joined_gpus_.size()) joined_gpus_.emplace_back();
+    SharedGpu& joined = joined_gpus_[joined_count_++];
+    joined.node = node;
+    joined.gpu = gpu;
+    joined.holders.clear();  // one or two ids: no call to copy them
+    for (JobId id : ctx.shared_gpus->holders(node, gpu)) joined.holders.push_back(id);
+    return joined.holders;
+  }
+
+  // PlaceCandidates for the open GPUs of `type` in `group` (`open`) and the candidates of that
+  // group.
+  void PlaceInGroup(const SchedulingContext& ctx, const std::vector<JobId>& candidates,
+                    const OpenSharedGpus::Group& open, GpuTypeId type,
+                    const sharing::InterferenceModel& model, uint64_t group,
+                    std::vector<char>& placed, Decisions& decisions) const {
+    // The group's first GPU gives the memory the packer plans with.
+    int64_t capacity = -1;
+    open_index_.ForEachGpu(open, [&](uint32_t g) {
+      if (Excluded(g)) return true;
+      capacity = open_index_.gpu(g).memory_mib;
+      return false;
+    });
+    if (capacity < 0) return;
     std::vector<sharing::PackJob>& offered_jobs = offered_jobs_;
     std::vector<size_t>& offered = offered_;  // into candidates
     offered_jobs.clear();
@@ -236,31 +231,25 @@ class SharingPolicy final : public SchedulingPolicy {
     // The packers join a job to a GPU only where its demand fits the memory the GPU's holders
     // leave free, so a GPU without room for the least demanding candidate would take none: it
     // is left out (its slot with it), which changes no placement and spares the packers work
-    // per open GPU at every cycle.
+    // per open GPU at every cycle. The others are read off the index by their holders' demand,
+    // then taken in (node, GPU) order.
+    size_t all_jobs = offered.size() + open.holders;
+    for (const uint32_t g : excluded_) {
+      if (open.bits[g / 64] >> (g % 64) & 1) all_jobs -= open_index_.gpu(g).holders.size();
+    }
     std::vector<sharing::PackJob>& jobs = pack_jobs_;
-    std::vector<size_t>& kept = kept_;  // into gpus, per packer slot
+    std::vector<uint32_t>& kept = kept_;  // cluster GPU index per packer slot
     jobs.clear();
     kept.clear();
-    size_t all_jobs = offered.size();
-    for (const size_t g : slots) {
-      const std::vector<JobId>& holders = gpus[g].holders;
-      all_jobs += holders.size();
-      std::vector<int64_t>& holder_mib = holder_mib_;  // each holder's PackMemoryMib, once
-      holder_mib.clear();
-      int64_t used_mib = 0;
-      for (JobId holder : holders) {
-        holder_mib.push_back(PackMemoryMib(ctx, holder));
-        used_mib += holder_mib.back();
-      }
-      if (capacity - used_mib < least_mib) continue;
-      for (size_t h = 0; h < holders.size(); ++h) {
-        sharing::PackJob& job = jobs.emplace_back();
-        job.job = ctx.sharing->Features(holders[h]);
-        job.memory_mib = holder_mib[h];
-        job.pinned_gpu = static_cast<int>(kept.size());
+    open_index_.ForEachGpu(open, [&](uint32_t g) {
+      if (capacity - open_index_.used_mib(g) < least_mib || Excluded(g)) return true;
+      for (const sharing::PackJob& holder : open_index_.gpu(g).holders) {
+        jobs.push_back(holder);
+        jobs.back().pinned_gpu = static_cast<int>(kept.size());
       }
       kept.push_back(g);
-    }
+      return true;
+    });
     if (kept.empty()) return;
     const size_t first_candidate = jobs.size();
     jobs.insert(jobs.end(), offered_jobs.begin(), offered_jobs.end());
@@ -279,7 +268,7 @@ class SharingPolicy final : public SchedulingPolicy {
     for (size_t o = 0; o < offered.size(); ++o) {
       const int slot = gpu_of[first_candidate + o];
       if (slot < 0) continue;
-      SharedGpu& gpu = gpus[kept[static_cast<size_t>(slot)]];
+      const OpenSharedGpus::Gpu& gpu = open_index_.gpu(kept[static_cast<size_t>(slot)]);
       const JobId id = candidates[offered[o]];
       // A GPU's second holder needs host CPUs and memory of its own on the node too.
       const NodeGpus part =
@@ -287,7 +276,7 @@ class SharingPolicy final : public SchedulingPolicy {
                          EffectiveHostRequest(ctx.jobs.at(id).spec, ctx.cluster.host_defaults()));
       if (!HostRoomLeft(ctx, decisions, part)) continue;
       decisions.launches.push_back({id, Placement{{part}}, config_.mode});
-      gpu.holders.push_back(id);
+      Joined(ctx, gpu.node, gpu.gpu).push_back(id);
       placed[offered[o]] = 1;
     }
   }
@@ -358,8 +347,8 @@ class SharingPolicy final : public SchedulingPolicy {
   }
 
   // Dynamic adjustment (see the header): out of GPUs whose observed demand no longer fits, and
-  // off shared GPUs onto free ones once nothing waits. `open` as CollectOpenGpus left it, with
-  // the jobs placed this cycle.
+  // off shared GPUs onto free ones once nothing waits. `open`: the GPUs jobs joined this cycle,
+  // with them (every other shared GPU holds its running jobs only), as PlaceCandidates left them.
   void Migrate(const SchedulingContext& ctx, std::span<const SharedGpu> open, size_t base_launches,
                Decisions& decisions) const {
     std::vector<JobId>& preempted = preempted_;
@@ -449,7 +438,7 @@ class SharingPolicy final : public SchedulingPolicy {
       if (worst < holders.size()) slowed.emplace_back(slowdowns[worst], holders[worst]);
     };
     // open is a subsequence of the shared GPUs, in the same order; its holders include the jobs
-    // placed on it this cycle.
+    // placed on it this cycle, and the other GPUs' are those the index lists.
     const auto before = [](const SharedGpu& g, NodeId node, int gpu) {
       return g.node != node ? g.node < node : g.gpu < gpu;
     };
@@ -496,23 +485,24 @@ class SharingPolicy final : public SchedulingPolicy {
   SharingPolicyConfig config_;
   std::unique_ptr<SchedulingPolicy> base_;
   NoInterference no_interference_;
-  // Buffers kept between cycles (Decide runs on one thread at a time): CollectOpenGpus's, the
-  // packers' and their answer, and PredictedSlowdowns'; Candidates', PlaceCandidates' and
-  // PlaceInGroup's, Migrate's.
+  // The open shared GPUs, brought up to date at each cycle that places candidates.
+  mutable OpenSharedGpus open_index_;
+  // Buffers kept between cycles (Decide runs on one thread at a time): the packers' and their
+  // answer, and PredictedSlowdowns'; Candidates', PlaceCandidates' and PlaceInGroup's (the GPUs
+  // jobs joined among them), Migrate's.
   mutable std::vector<JobId> candidates_;
   mutable std::vector<JobId> launched_;
   mutable std::vector<JobId> preempted_;
   mutable std::vector<char> placed_;
-  mutable std::vector<uint64_t> groups_;
-  mutable std::vector<size_t> slots_;
+  mutable std::vector<uint32_t> excluded_;
   mutable std::vector<sharing::PackJob> offered_jobs_;
   mutable std::vector<size_t> offered_;
   mutable std::vector<sharing::PackJob> pack_jobs_;
-  mutable std::vector<size_t> kept_;
-  mutable std::vector<int64_t> holder_mib_;
+  mutable std::vector<uint32_t> kept_;
   mutable std::vector<JobId> moving_;
   mutable std::vector<std::pair<double, JobId>> slowed_;
-  mutable std::vector<SharedGpu> open_gpus_;
+  mutable std::vector<SharedGpu> joined_gpus_;  // [0, joined_count_) this cycle's
+  mutable size_t joined_count_ = 0;
   mutable sharing::PackScratch pack_scratch_;
   mutable std::vector<int> pack_gpu_of_;
   mutable std::vector<double> slowdowns_;

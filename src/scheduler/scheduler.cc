@@ -144,6 +144,7 @@ CycleResult Scheduler::RunCycle(Timestamp now) {
     }
     job.preempt_requested = true;
     running_by_rank_.Stopping(job.id);
+    shared_gpus_.Stopping(job);
     job.migrating = preempt.migration;
     executor_->Preempt(job, now);
     result.preemptions.push_back({job.id, preempt.migration, /*for_service=*/false});
@@ -168,6 +169,7 @@ Status Scheduler::SetNodeOnline(NodeId node, bool online) {
   if (!node.valid() || node.index() >= static_cast<size_t>(cluster_->num_nodes())) {
     return NotFound("no node " + std::to_string(node.value()));
   }
+  shared_gpus_.NodeChanged(node);  // its shared GPUs take new holders only while it is online
   if (!online) {
     state_.SetOffline(node);
   } else if (state_.offline(node)) {

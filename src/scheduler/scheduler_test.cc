@@ -864,6 +864,29 @@ TEST_F(SchedulerSharingTest, AMigrationCountsInMigrationsNotPreemptions) {
   EXPECT_EQ(scheduler_->state().free_total(), 4);
 }
 
+// The shared-GPU index logs what changes a shared GPU's standing beyond its holders: a holder
+// asked to stop, its node going offline and back (SharedGpus::ChangedSince).
+TEST_F(SchedulerSharingTest, TheSharedGpusLogAStopRequestAndTheNodeGoingOffline) {
+  using Gpus = std::vector<std::pair<NodeId, int>>;
+  StartScripted("1x4xV100");
+  const JobId a = Submit(MakeJob(0).Spec());
+  script_.launches = {Launch(a, 0, 0b0100)};
+  ASSERT_EQ(scheduler_->RunCycle(kTimeZero).launched(), 1);
+  script_.launches.clear();
+  const uint64_t launched = scheduler_->shared_gpus().change_revision();
+  script_.preemptions = {{a, "for a higher priority job"}};
+  EXPECT_EQ(scheduler_->RunCycle(AtSeconds(10)).preempted(), 1);
+  script_.preemptions.clear();
+  Gpus gpus;
+  ASSERT_TRUE(scheduler_->shared_gpus().ChangedSince(launched, gpus));
+  EXPECT_EQ(gpus, (Gpus{{NodeId(0), 2}})) << "a's stop request";
+  const uint64_t stopping = scheduler_->shared_gpus().change_revision();
+  ASSERT_TRUE(scheduler_->SetNodeOnline(NodeId(0), false).ok());
+  ASSERT_TRUE(scheduler_->SetNodeOnline(NodeId(0), true).ok());
+  ASSERT_TRUE(scheduler_->shared_gpus().ChangedSince(stopping, gpus));
+  EXPECT_EQ(gpus, (Gpus{{NodeId(0), 2}, {NodeId(0), 2}}));
+}
+
 TEST_F(SchedulerSharingTest, TheCycleListsWhatItAppliedInTheOrderTheExecutorGotIt) {
   StartScripted("1x4xV100");
   const JobId a = Submit(MakeJob(0).Spec());

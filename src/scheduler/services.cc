@@ -117,6 +117,7 @@ bool Scheduler::MakeRoomFor(Job& service, const Placer& placer, ClusterState& av
     Job& victim = jobs_.at(candidates[i].second);
     victim.preempt_requested = true;
     running_by_rank_.Stopping(victim.id);
+    shared_gpus_.Stopping(victim);
     executor_->Preempt(victim, now);
     result.preemptions.push_back({victim.id, /*migration=*/false, /*for_service=*/true});
     ++service_yields_;
@@ -209,6 +210,7 @@ void Scheduler::TakeBack(Job& service, int gpus, CycleResult& result, Timestamp 
     if (borrower.preempt_requested) continue;
     borrower.preempt_requested = true;
     running_by_rank_.Stopping(borrower.id);
+    shared_gpus_.Stopping(borrower);
     executor_->Preempt(borrower, now);
     result.preemptions.push_back({id, /*migration=*/false, /*for_service=*/true});
     ++service_yields_;

@@ -8,6 +8,8 @@
 
 #include "dlsched/common/ids.h"
 #include "dlsched/model/cluster.h"
+#include "dlsched/model/job.h"
+#include "dlsched/policy/change_log.h"
 
 namespace dlsched {
 
@@ -16,9 +18,10 @@ namespace dlsched {
 // launch, or a restored running job) and removes it when it stops, so a sharing policy reads the
 // shared GPUs and their holders (SchedulingContext::shared_gpus) without reading every running
 // job. A job held shared holds one GPU. The GPUs are filed by holder count too (one, or several),
-// so a walk that needs only one kind visits only those. O(1) per Add or Remove while a GPU has few
-// holders; ForEach costs O(nodes / 64 + GPUs visited + their holders). Owned by the Scheduler;
-// single-threaded.
+// so a walk that needs only one kind visits only those, and each change is logged (JoinedSince,
+// ChangedSince), so a reader that keeps what it derived from the GPUs rereads only those that
+// changed. O(1) per Add or Remove while a GPU has few holders; ForEach costs O(nodes / 64 + GPUs
+// visited + their holders). Owned by the Scheduler; single-threaded.
 class SharedGpus {
  public:
   // Which shared GPUs a walk visits, by how many jobs hold each.
@@ -32,6 +35,11 @@ class SharedGpus {
   void Add(NodeId node, int gpu, JobId job);
   // `job` no longer holds it. Precondition: it is among its holders.
   void Remove(NodeId node, int gpu, JobId job);
+  // What else changes a shared GPU's standing for ChangedSince: `job` was asked to stop
+  // (Job::preempt_requested set; a no-op unless it holds a GPU in a shared mode), and `node` went
+  // offline or came back (each GPU of it held in a shared mode changed).
+  void Stopping(const Job& job);
+  void NodeChanged(NodeId node);
 
   // The jobs holding GPU `gpu` of `node` in a shared mode, ascending by id; empty when none.
   std::span<const JobId> holders(NodeId node, int gpu) const {
@@ -45,7 +53,7 @@ class SharedGpus {
   // (so a GPU's holders may demand more than before); an Add to a GPU nobody held and a Remove
   // keep it. Taken from a process-wide counter: two indices share a stamp only where one is a
   // copy of the other with no join since.
-  uint64_t join_revision() const { return join_revision_; }
+  uint64_t join_revision() const { return joins_.revision(); }
   // The GPUs jobs joined since `since` was the join revision, for a caller that looks only at
   // what changed: whether the index still knows them (`since` is the current join revision or
   // one of the last kJoinLog or more it had), and if so `gpus` (cleared first) gets each joined
@@ -54,7 +62,17 @@ class SharedGpus {
   // + joins listed).
   bool JoinedSince(uint64_t since, std::vector<std::pair<NodeId, int>>& gpus) const;
   // How many of the last joins JoinedSince remembers at least.
-  static constexpr size_t kJoinLog = 1024;
+  static constexpr size_t kJoinLog = ChangeLog<std::pair<NodeId, int>>::kKeep;
+
+  // A stamp that differs from every earlier one whenever a GPU's holders change (Add, Remove),
+  // a holder is asked to stop (Stopping) or its node goes offline or comes back (NodeChanged).
+  uint64_t change_revision() const { return changes_.revision(); }
+  // As JoinedSince, for every change change_revision() counts: the GPUs changed since `since`
+  // was the change revision, in the order of the changes, once per change (the last kJoinLog or
+  // more are known). O(log kJoinLog + changes listed).
+  bool ChangedSince(uint64_t since, std::vector<std::pair<NodeId, int>>& gpus) const {
+    return changes_.Since(since, gpus);
+  }
 
   // Calls fn(NodeId node, int gpu, std::span<const JobId> holders) for each GPU held in a shared
   // mode (with `which`: by one job only, or by several), in ascending (node, GPU) order;
@@ -89,22 +107,13 @@ class SharedGpus {
   };
 
   const Cluster* cluster_;
-  std::vector<std::vector<JobId>> holders_;  // per GPU (Cluster::first_gpu), ascending
-  Bits any_;                                 // GPUs with holders
-  Bits alone_;                               // GPUs with one holder
-  Bits several_;                             // GPUs with two or more
-  int size_ = 0;                             // GPUs with holders
-  uint64_t join_revision_;
-  // One entry per join, oldest first: the join revision it gave and the GPU. At most
-  // 2 kJoinLog - 1 entries (at least kJoinLog once that many joins happened): the oldest are
-  // dropped kJoinLog at a time. log_base_ is the join revision before the first entry's.
-  struct Join {
-    uint64_t revision;
-    NodeId node;
-    int gpu;
-  };
-  std::vector<Join> joins_;
-  uint64_t log_base_;
+  std::vector<std::vector<JobId>> holders_;    // per GPU (Cluster::first_gpu), ascending
+  Bits any_;                                   // GPUs with holders
+  Bits alone_;                                 // GPUs with one holder
+  Bits several_;                               // GPUs with two or more
+  int size_ = 0;                               // GPUs with holders
+  ChangeLog<std::pair<NodeId, int>> joins_;    // one entry per join
+  ChangeLog<std::pair<NodeId, int>> changes_;  // one entry per change_revision() change
 };
 
 }  // namespace dlsched

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "dlsched/common/ids.h"
+#include "dlsched/policy/change_log.h"
 #include "dlsched/policy/sharing_view.h"
 #include "dlsched/sharing/demand.h"
 #include "dlsched/sharing/interference.h"
@@ -57,16 +58,21 @@ class SharingKnowledge final : public SharingView {
   const sharing::DemandHistory& History(JobId job) const { return jobs_[job.index()].history; }
   // Puts a job in a sharing group (SharingView::ShareGroup; 0 until set, also after Set).
   // Precondition: Has(job).
-  void SetShareGroup(JobId job, uint64_t group) { jobs_[job.index()].group = group; }
+  void SetShareGroup(JobId job, uint64_t group);
 
   // SharingView. Features and MemoryDemandMib require Has(job).
   const sharing::InterferenceModel* Interference(GpuTypeId type) const override;
   sharing::SharingJob Features(JobId job) const override { return jobs_[job.index()].features; }
   int64_t MemoryDemandMib(JobId job, double p) const override;
   uint64_t ShareGroup(JobId job) const override { return jobs_[job.index()].group; }
-  // Changes with each Set, Observe and SetHistory; taken from a process-wide counter, so two
-  // knowledges share a stamp only where one is a copy of the other, unchanged since.
-  std::optional<uint64_t> DemandRevision() const override { return demand_revision_; }
+  // Changes with each Set, Observe, SetHistory and SetShareGroup; taken from a process-wide
+  // counter, so two knowledges share a stamp only where one is a copy of the other, unchanged
+  // since. DemandChangedSince knows the current revision and those of at least the last
+  // ChangeLog::kKeep of these calls.
+  std::optional<uint64_t> DemandRevision() const override { return changes_.revision(); }
+  bool DemandChangedSince(uint64_t since, std::vector<JobId>& jobs) const override {
+    return changes_.Since(since, jobs);
+  }
 
  private:
   struct JobInfo {
@@ -82,7 +88,7 @@ class SharingKnowledge final : public SharingView {
 
   std::vector<std::shared_ptr<const sharing::InterferenceModel>> models_;  // per GPU type
   std::vector<JobInfo> jobs_;
-  uint64_t demand_revision_;
+  ChangeLog<JobId> changes_;  // the job of each Set, Observe, SetHistory and SetShareGroup
 };
 
 }  // namespace dlsched

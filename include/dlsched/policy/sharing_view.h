@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <vector>
 
 #include "dlsched/common/ids.h"
 #include "dlsched/sharing/interference.h"
@@ -30,6 +31,16 @@ class SharingView {
   // for any job (equal stamps: the same answers for every job); nullopt when the view keeps none,
   // and then a caller must take every demand as possibly changed.
   virtual std::optional<uint64_t> DemandRevision() const { return std::nullopt; }
+  // For a caller that looks only at what changed: whether the view can say which jobs' figures
+  // (Features, MemoryDemandMib, ShareGroup) may answer differently since DemandRevision() was
+  // `since`; if so `jobs` (cleared first) gets them, in no particular order, maybe repeated.
+  // False when it cannot (a view that keeps no such log, a revision it forgot or never had);
+  // then `jobs` is empty and the caller must take every job as changed. A view that can moves
+  // DemandRevision when features or a group change too.
+  virtual bool DemandChangedSince(uint64_t /*since*/, std::vector<JobId>& jobs) const {
+    jobs.clear();
+    return false;
+  }
 };
 
 }  // namespace dlsched
