@@ -310,6 +310,36 @@ TEST_F(RoundPolicyTest, AnAllocationSeesTheEstimatesOfJobsSuspendedSinceTheLast)
 
 // Explaining (ExplainPending) solves what it must tentatively: an allocator that learns from its
 // calls (max-min's bases) learns only from the cycles that act.
+TEST_F(RoundPolicyTest, AProblemFilledWhenReadHoldsTheEstimatesItWasPosedWith) {
+  // A problem is posed at an arrival and filled when first read; an estimate that changes in
+  // between without a new problem (a checkpoint, seen at an arrival that joins nothing) must
+  // not reach it.
+  std::vector<double> remaining;  // the last problem's, by row
+  Start("1x1xV100", [&remaining](const AllocationProblem& problem) {
+    remaining = problem.remaining_iters;
+    return AllocateGreedy(problem);
+  });
+  const JobId a = Submit("flat");
+  Submit("flat");
+  scheduler_->RunCycle(kTimeZero);       // a runs
+  scheduler_->RunCycle(AtSeconds(360));  // b's round: a is asked to checkpoint
+  ASSERT_TRUE(scheduler_->jobs().at(a).preempt_requested);
+  const JobId c = Submit("flat", AtSeconds(370));
+  scheduler_->RunCycle(AtSeconds(370));  // posed, not read: a still holds the GPU
+  const Job& job_a = scheduler_->jobs().at(a);
+  const double posed = ToSeconds(job_a.estimated_remaining) * job_a.spec.ref_iters_per_s;
+  ASSERT_TRUE(scheduler_->Handle(JobSuspended{a, 1000}, AtSeconds(390)).ok());
+  scheduler_->RunCycle(AtSeconds(390));  // b takes the GPU
+  ASSERT_NE(ToSeconds(job_a.estimated_remaining) * job_a.spec.ref_iters_per_s, posed);
+  const JobId too_big = Submit("flat", AtSeconds(400), /*gpus=*/2);
+  scheduler_->RunCycle(AtSeconds(400));  // an arrival that admission rejects
+  ASSERT_EQ(scheduler_->jobs().at(too_big).state, JobState::kRejected);
+  remaining.clear();
+  EXPECT_THAT(policy_->AllocationOf(c), ElementsAre(DoubleEq(1.0 / 3)));
+  ASSERT_EQ(remaining.size(), 3u);
+  EXPECT_DOUBLE_EQ(remaining[0], posed);
+}
+
 TEST_F(RoundPolicyTest, AnExplanationsSolvesAreTentative) {
   std::vector<bool> tentative;  // per call
   Start("1x1xV100", [&tentative](const AllocationProblem& problem) {
