@@ -1,9 +1,13 @@
 #include "policy/hetero/allocation.h"
 
 #include <algorithm>
+#include <functional>
 #include <limits>
 #include <numeric>
 #include <string>
+#include <utility>
+
+#include "policy/hetero/visit_in_order.h"
 
 namespace dlsched::hetero {
 
@@ -185,7 +189,9 @@ Result<Allocation> AllocateGreedy(const AllocationProblem& problem) {
                    [&](int a, int b) { return type_speed[a] > type_speed[b]; });
 
   std::vector<double> capacity(problem.gpus_per_type.begin(), problem.gpus_per_type.end());
-  std::vector<int> jobs;
+  // Each pass visits a type's jobs by a key computed once per job, (key, index) pairs ordered
+  // lazily: a type's capacity is spent long before its last job when many jobs are active.
+  std::vector<std::pair<double, int>> jobs;
   jobs.reserve(n);
   // Gives job j up to `want` of type t's time, as capacity allows.
   auto give = [&](int j, int t, double want) {
@@ -196,20 +202,21 @@ Result<Allocation> AllocateGreedy(const AllocationProblem& problem) {
     budget[j] -= amount;
   };
   for (int t : type_order) {
+    if (capacity[t] <= 0) continue;
     jobs.clear();
     for (int j = 0; j < n; ++j) {
-      if (problem.thr(j, t) > 0 && budget[j] > 0) jobs.push_back(j);
+      if (problem.thr(j, t) > 0 && budget[j] > 0) jobs.emplace_back(problem.thr(j, t) / mean[j], j);
     }
     // Highest relative speedup on t first; ties to the lower index.
-    std::sort(jobs.begin(), jobs.end(), [&](int a, int b) {
-      const double sa = problem.thr(a, t) / mean[a];
-      const double sb = problem.thr(b, t) / mean[b];
-      return sa != sb ? sa > sb : a < b;
-    });
-    for (int j : jobs) {
-      if (capacity[t] <= 0) break;
-      give(j, t, budget[j]);
-    }
+    VisitInOrder(
+        jobs,
+        [](const auto& a, const auto& b) {
+          return a.first != b.first ? a.first > b.first : a.second < b.second;
+        },
+        [&](const auto& job) {
+          give(job.second, t, budget[job.second]);
+          return capacity[t] > 0;
+        });
   }
   // Idle capacity: up to all of its time for each job, jobs with the least time first.
   std::vector<double> time(n, 0.0);
@@ -220,16 +227,16 @@ Result<Allocation> AllocateGreedy(const AllocationProblem& problem) {
     if (capacity[t] <= 0) continue;
     jobs.clear();
     for (int j = 0; j < n; ++j) {
-      if (problem.thr(j, t) > 0 && time[j] < 1) jobs.push_back(j);
+      if (problem.thr(j, t) > 0 && time[j] < 1) jobs.emplace_back(time[j], j);
     }
-    std::sort(jobs.begin(), jobs.end(),
-              [&](int a, int b) { return time[a] != time[b] ? time[a] < time[b] : a < b; });
-    for (int j : jobs) {
-      if (capacity[t] <= 0) break;
+    // Least time first; ties to the lower index (time[j] changes only for the job visited).
+    VisitInOrder(jobs, std::less<>(), [&](const auto& job) {
+      const int j = job.second;
       const double before = x.at(j, t);
       give(j, t, 1 - time[j]);
       time[j] += x.at(j, t) - before;
-    }
+      return capacity[t] > 0;
+    });
   }
   return x;
 }

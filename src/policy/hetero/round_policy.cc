@@ -10,6 +10,7 @@
 
 #include "dlsched/policy/placement.h"
 #include "policy/hetero/tied_types.h"
+#include "policy/hetero/visit_in_order.h"
 
 namespace dlsched::hetero {
 namespace {
@@ -33,24 +34,6 @@ int RunningType(const Job& job, const Cluster& cluster) {
     return -1;  // (a CPU job runs outside the rounds)
   }
   return static_cast<int>(cluster.node_gpu_type(job.placement.parts.front().node).index());
-}
-
-// Visits `items` in the order of `less` (a strict total order, so the order is unique), stopping
-// when `visit` returns false; only the prefix visited is sorted. Chunks of the smallest items left
-// are brought to the front (nth_element) and sorted, each chunk twice the last: a round that
-// fills its GPUs with the first few hundred of thousands of entries sorts only those, and a walk
-// over everything costs O(n log n), as a full sort.
-template <typename T, typename Less, typename Visit>
-void VisitInOrder(std::vector<T>& items, Less less, Visit visit) {
-  size_t chunk = 256;
-  for (auto begin = items.begin(); begin != items.end(); chunk *= 2) {
-    const auto end = static_cast<size_t>(items.end() - begin) > chunk ? begin + chunk : items.end();
-    if (end != items.end()) std::nth_element(begin, end, items.end(), less);
-    std::sort(begin, end, less);
-    for (; begin != end; ++begin) {
-      if (!visit(*begin)) return;
-    }
-  }
 }
 
 // True while some type has room for a gang of `smallest_gang` GPUs.
@@ -86,6 +69,13 @@ void RoundPolicy::CopyEstimates(const Job& job, JobRecord& record) {
   record.ref_iters_per_s = job.spec.ref_iters_per_s;
   record.estimated_total = job.estimated_total;
   record.estimated_remaining = job.estimated_remaining;
+}
+
+bool RoundPolicy::SameEstimates(const Job& job, const JobRecord& record) {
+  return record.submit_time == job.spec.submit_time &&
+         record.ref_iters_per_s == job.spec.ref_iters_per_s &&
+         record.estimated_total == job.estimated_total &&
+         record.estimated_remaining == job.estimated_remaining;
 }
 
 bool RoundPolicy::RefreshRow(const SchedulingContext& ctx, const Job& job,
@@ -133,8 +123,15 @@ bool RoundPolicy::SyncAll(const SchedulingContext& ctx) const {
   return changed || k < old.size();
 }
 
-bool RoundPolicy::SyncJobs(const SchedulingContext& ctx) const {
+bool RoundPolicy::SyncJobs(const SchedulingContext& ctx, size_t running_gpu_jobs) const {
   bool changed = false;
+  // Positions in `jobs` from here on moved or are new, and the jobs removed: the slots to
+  // update (a sync that only appends touches only the new slots).
+  size_t first_moved = state_.jobs.size();
+  std::vector<JobId> removed;
+  // A posed problem not filled yet reads the records as they are now: filled before a change
+  // unless the change poses a new problem this cycle (which replaces it).
+  if (!ReplacedOnChange()) FillProblem();
   if (!state_.synced) {
     changed = SyncAll(ctx);
   } else {
@@ -152,6 +149,8 @@ bool RoundPolicy::SyncJobs(const SchedulingContext& ctx) const {
       for (size_t i = 0; i < state_.jobs.size(); ++i) {
         if (check(i)) {
           changed = true;
+          removed.push_back(state_.jobs[i].id);
+          first_moved = std::min(first_moved, i);
           continue;
         }
         if (kept != i) state_.jobs[kept] = std::move(state_.jobs[i]);
@@ -170,17 +169,17 @@ bool RoundPolicy::SyncJobs(const SchedulingContext& ctx) const {
         any_gone = true;
         continue;
       }
-      CopyEstimates(job, *record);
+      if (!SameEstimates(job, *record)) {
+        FillProblem();  // (an estimate changes without a new problem)
+        CopyEstimates(job, *record);
+      }
       if (RefreshRow(ctx, job, *record)) changed = true;
     }
     if (any_gone) remove_ended([&](size_t i) { return gone[i] != 0; });
-    size_t active = ctx.queue.size();
+    size_t active = ctx.queue.size() + running_gpu_jobs;
     if (const auto cpu_jobs = ctx.queue.by_gang_order().find(0);
         cpu_jobs != ctx.queue.by_gang_order().end()) {
       active -= cpu_jobs->second.size();
-    }
-    for (JobId id : ctx.running) {
-      if (ctx.jobs.at(id).spec.num_gpus > 0) ++active;
     }
     size_t arrived = 0;
     for (size_t i = state_.jobs_seen; i < ctx.jobs.size(); ++i) {
@@ -190,6 +189,7 @@ bool RoundPolicy::SyncJobs(const SchedulingContext& ctx) const {
     if (state_.jobs.size() + arrived != active) {
       remove_ended([&](size_t i) { return ended(ctx.jobs.at(state_.jobs[i].id)); });
     }
+    first_moved = std::min(first_moved, state_.jobs.size());
     const std::vector<Job>& table = ctx.jobs.all();
     for (size_t i = state_.jobs_seen; i < table.size(); ++i) {
       const Job& job = table[i];
@@ -205,13 +205,15 @@ bool RoundPolicy::SyncJobs(const SchedulingContext& ctx) const {
   }
   state_.jobs_seen = ctx.jobs.size();
   state_.watch.assign(ctx.running.begin(), ctx.running.end());
-  if (changed || !state_.synced) {
+  if (!state_.synced) {
     state_.slot.assign(ctx.jobs.size(), -1);
-    for (size_t i = 0; i < state_.jobs.size(); ++i) {
-      state_.slot[state_.jobs[i].id.index()] = static_cast<int>(i);
-    }
+    first_moved = 0;
   } else {
     state_.slot.resize(ctx.jobs.size(), -1);
+    for (JobId id : removed) state_.slot[id.index()] = -1;
+  }
+  for (size_t i = first_moved; i < state_.jobs.size(); ++i) {
+    state_.slot[state_.jobs[i].id.index()] = static_cast<int>(i);
   }
   if (changed) {
     state_.table_begin.clear();  // positions or rows moved
@@ -224,7 +226,8 @@ bool RoundPolicy::SyncJobs(const SchedulingContext& ctx) const {
   return changed;
 }
 
-void RoundPolicy::ComputeAllocation(const SchedulingContext& ctx) const {
+void RoundPolicy::ComputeAllocation(const SchedulingContext& ctx,
+                                    const RunningJobs& running) const {
   const int types = ctx.cluster.num_gpu_types();
   const bool deficits =
       options_.reset_counts_at_allocation && (options_.deficit_ties || options_.zero_entries);
@@ -233,34 +236,18 @@ void RoundPolicy::ComputeAllocation(const SchedulingContext& ctx) const {
   if (deficits) SolvePending();
   AllocationProblem& problem = state_.problem;
   problem.num_types = types;
-  problem.gpus_per_type.clear();
-  problem.gang.clear();
-  problem.iters_per_s.clear();
-  problem.remaining_iters.clear();
-  problem.elapsed_s.clear();
-  problem.done_iters.clear();
   // The GPUs training can have: free ones and those training jobs hold. Without online services
   // or offline nodes, every GPU of the type.
+  problem.gpus_per_type.assign(types, 0);
   for (int t = 0; t < types; ++t) {
-    problem.gpus_per_type.push_back(ctx.state.free_of_type(GpuTypeId(static_cast<uint32_t>(t))));
-  }
-  for (JobId id : ctx.running) {
-    const Job& job = ctx.jobs.at(id);
-    if (job.spec.num_gpus == 0) continue;  // a CPU job
-    problem.gpus_per_type[ctx.cluster.node_gpu_type(job.placement.parts.front().node).index()] +=
-        job.spec.num_gpus;
+    problem.gpus_per_type[t] =
+        ctx.state.free_of_type(GpuTypeId(static_cast<uint32_t>(t))) + running.held_by_gpu_jobs[t];
   }
   // Only jobs that ran since the last sync (state_.watch) can have new estimates (a suspension
   // or a launch failure re-estimates a job as it queues it again).
   for (JobId id : state_.watch) {
     if (JobRecord* record = Find(id)) CopyEstimates(ctx.jobs.at(id), *record);
   }
-  const size_t n = state_.jobs.size();
-  problem.gang.reserve(n);
-  problem.iters_per_s.reserve(n * types);
-  problem.remaining_iters.reserve(n);
-  problem.elapsed_s.reserve(n);
-  problem.done_iters.reserve(n);
   int index = 0;
   for (JobRecord& record : state_.jobs) {
     if (deficits) {
@@ -280,19 +267,9 @@ void RoundPolicy::ComputeAllocation(const SchedulingContext& ctx) const {
       record.rounds_active = 0;
       std::fill(record.rounds_on.begin(), record.rounds_on.end(), 0);
     }
-    problem.gang.push_back(record.gang);
-    problem.iters_per_s.insert(problem.iters_per_s.end(), record.row.begin(), record.row.end());
-    // Estimated work left at the last checkpoint (the run-time estimator's, in iterations at
-    // the reference speed: the true work is the simulator's); never 0, so a job about to finish
-    // ranks first.
-    const double ref = record.ref_iters_per_s;
-    const double remaining_iters = ToSeconds(record.estimated_remaining) * ref;
-    problem.remaining_iters.push_back(std::max(remaining_iters, 1e-6 * std::max(1.0, ref)));
-    // For finish-time fairness: time since arrival, and the work done by that estimate.
-    problem.elapsed_s.push_back(std::max(0.0, ToSeconds(ctx.now - record.submit_time)));
-    problem.done_iters.push_back(
-        std::max(0.0, ToSeconds(record.estimated_total - record.estimated_remaining)) * ref);
   }
+  state_.posed_at = ctx.now;
+  state_.fill_pending = true;
   state_.solve_pending = true;
   state_.table_begin.clear();
   ++state_.allocations_computed;
@@ -300,9 +277,45 @@ void RoundPolicy::ComputeAllocation(const SchedulingContext& ctx) const {
   state_.allocation_stale = false;
 }
 
+bool RoundPolicy::ReplacedOnChange() const {
+  return options_.realloc_interval == Duration::zero() &&
+         !(options_.reset_counts_at_allocation && (options_.deficit_ties || options_.zero_entries));
+}
+
+void RoundPolicy::FillProblem() const {
+  if (!state_.fill_pending) return;
+  state_.fill_pending = false;
+  AllocationProblem& problem = state_.problem;
+  const int types = problem.num_types;
+  const size_t n = state_.jobs.size();
+  problem.gang.resize(n);
+  problem.iters_per_s.resize(n * types);
+  problem.remaining_iters.resize(n);
+  problem.elapsed_s.resize(n);
+  problem.done_iters.resize(n);
+  for (size_t i = 0; i < n; ++i) {
+    const JobRecord& record = state_.jobs[i];
+    DS_CHECK(record.index == static_cast<int>(i))
+        << "a posed job moved before its problem was filled";
+    problem.gang[i] = record.gang;
+    for (int t = 0; t < types; ++t) problem.iters_per_s[i * types + t] = record.row[t];
+    // Estimated work left at the last checkpoint (the run-time estimator's, in iterations at
+    // the reference speed: the true work is the simulator's); never 0, so a job about to finish
+    // ranks first.
+    const double ref = record.ref_iters_per_s;
+    const double remaining_iters = ToSeconds(record.estimated_remaining) * ref;
+    problem.remaining_iters[i] = std::max(remaining_iters, 1e-6 * std::max(1.0, ref));
+    // For finish-time fairness: time since arrival, and the work done by that estimate.
+    problem.elapsed_s[i] = std::max(0.0, ToSeconds(state_.posed_at - record.submit_time));
+    problem.done_iters[i] =
+        std::max(0.0, ToSeconds(record.estimated_total - record.estimated_remaining)) * ref;
+  }
+}
+
 void RoundPolicy::SolvePending() const {
   if (!state_.solve_pending) return;
   state_.solve_pending = false;
+  FillProblem();
   state_.problem.tentative = explaining_;
   Result<Allocation> x = allocate_(state_.problem);
   if (!x.ok()) x = AllocateGreedy(state_.problem);
@@ -633,32 +646,52 @@ Decisions RoundPolicy::DecideAndUpdate(const SchedulingContext& ctx) const {
     state_.num_types = ctx.cluster.num_gpu_types();
   }
   if (!state_.placements) state_.placements.emplace(ctx.cluster);
+  const int types = ctx.cluster.num_gpu_types();
+  // The running jobs' entries in the job table, read once (far apart in memory; every walk
+  // below reads the copy).
+  RunningJobs running;
+  running.held_by_gpu_jobs.assign(types, 0);
+  running.placed_type.reserve(ctx.running.size());
+  running.placed_gpus.reserve(ctx.running.size());
+  running.running_type.reserve(ctx.running.size());
+  for (JobId id : ctx.running) {
+    const Job& job = ctx.jobs.at(id);
+    if (job.spec.num_gpus > 0) {
+      ++running.gpu_jobs;
+      running
+          .held_by_gpu_jobs[ctx.cluster.node_gpu_type(job.placement.parts.front().node).index()] +=
+          job.spec.num_gpus;
+    }
+    const int gpus = job.placement.num_gpus();
+    running.placed_gpus.push_back(gpus);
+    running.placed_type.push_back(
+        gpus > 0
+            ? static_cast<int>(ctx.cluster.node_gpu_type(job.placement.parts.front().node).index())
+            : -1);
+    running.running_type.push_back(RunningType(job, ctx.cluster));
+  }
   // Only arrivals and departures (launch failures among them, the one change of a row) change
   // the active set or a row; other cycles (suspensions, timers) skip the comparison, which costs
   // O(n log n) in active jobs. A fresh or restored state compares once whatever the trigger.
   const bool may_change = !state_.synced || ctx.trigger.arrivals || ctx.trigger.departures;
-  if (may_change && SyncJobs(ctx)) state_.allocation_stale = true;
+  if (may_change && SyncJobs(ctx, running.gpu_jobs)) state_.allocation_stale = true;
   state_.synced = true;
   if (state_.allocation_stale) {
     const Duration interval = options_.realloc_interval;
     if (interval == Duration::zero() ||
         (ctx.now >= state_.next_round &&
          (state_.last_allocation == kTimeZero || ctx.now - state_.last_allocation >= interval))) {
-      ComputeAllocation(ctx);
+      ComputeAllocation(ctx, running);
     }
   }
-  const int types = ctx.cluster.num_gpu_types();
   // Capacity now: free GPUs plus those held by running jobs (offline nodes' GPUs are neither).
   std::vector<int> room(types);
   for (int t = 0; t < types; ++t) {
     room[t] = ctx.state.free_of_type(GpuTypeId(static_cast<uint32_t>(t)));
   }
-  for (JobId id : ctx.running) {
-    const Job& job = ctx.jobs.at(id);
-    if (job.placement.num_gpus() == 0) continue;  // a CPU job
-    room[ctx.cluster.node_gpu_type(job.placement.parts.front().node).index()] +=
-        job.placement.num_gpus();
-  }
+  for (size_t r = 0; r < ctx.running.size(); ++r) {
+    if (running.placed_gpus[r] > 0) room[running.placed_type[r]] += running.placed_gpus[r];
+  }  // (CPU jobs hold none)
 
   // Per position in state_.jobs: the type the job runs on (RunningType), or -1 (also when it
   // runs but is being preempted); and whether it runs at all (else it waits: an active job not
@@ -666,10 +699,10 @@ Decisions RoundPolicy::DecideAndUpdate(const SchedulingContext& ctx) const {
   const size_t n = state_.jobs.size();
   std::vector<int> running_on(n, -1);
   std::vector<char> is_running(n, 0);
-  for (JobId id : ctx.running) {
-    if (const JobRecord* record = Find(id)) {
+  for (size_t r = 0; r < ctx.running.size(); ++r) {
+    if (const JobRecord* record = Find(ctx.running[r])) {
       const size_t slot = record - state_.jobs.data();
-      running_on[slot] = RunningType(ctx.jobs.at(id), ctx.cluster);
+      running_on[slot] = running.running_type[r];
       is_running[slot] = 1;
     }
   }
@@ -693,8 +726,9 @@ Decisions RoundPolicy::DecideAndUpdate(const SchedulingContext& ctx) const {
     }
     Assign(ctx, candidates, running_on, room, /*count_rounds=*/true);
     mark_assigned();
-    for (JobId id : ctx.running) {
-      const int on = RunningType(ctx.jobs.at(id), ctx.cluster);
+    for (size_t r = 0; r < ctx.running.size(); ++r) {
+      const JobId id = ctx.running[r];
+      const int on = running.running_type[r];
       if (on < 0) continue;
       const JobRecord* record = Find(id);
       const int type = record != nullptr ? assigned_type[record - state_.jobs.data()] : -1;
@@ -710,13 +744,11 @@ Decisions RoundPolicy::DecideAndUpdate(const SchedulingContext& ctx) const {
     for (const auto& [id, type] : state_.assigned) room[type] -= Find(id)->gang;
     // Running jobs outside the round's assignment (none unless the assignment was cut by a
     // change of the active set) still hold their GPUs.
-    for (JobId id : ctx.running) {
-      const Job& job = ctx.jobs.at(id);
-      const JobRecord* record = Find(id);
+    for (size_t r = 0; r < ctx.running.size(); ++r) {
+      const JobRecord* record = Find(ctx.running[r]);
       if ((record == nullptr || assigned_type[record - state_.jobs.data()] < 0) &&
-          job.placement.num_gpus() > 0) {
-        room[ctx.cluster.node_gpu_type(job.placement.parts.front().node).index()] -=
-            job.placement.num_gpus();
+          running.placed_gpus[r] > 0) {
+        room[running.placed_type[r]] -= running.placed_gpus[r];
       }
     }
     bool any_room = false;

@@ -204,21 +204,49 @@ class RoundPolicy final : public SchedulingPolicy {
     // Not saved (SaveState solves first).
     AllocationProblem problem;
     bool solve_pending = false;
+    // Whether `problem` holds only its capacities yet: its per-job vectors are filled from the
+    // records when first read (FillProblem), and before anything it reads of them changes (a
+    // record's estimates, the active set or a row, but for a change that poses a new problem
+    // at once), so that an arrival cycle whose problem the next change replaces copies no row.
+    // `posed_at`: the time it was posed (its elapsed_s). Not saved (SaveState solves first).
+    bool fill_pending = false;
+    Timestamp posed_at = kTimeZero;
+  };
+
+  // What a cycle reads of its running jobs (ctx.running), walked once: per entry of
+  // ctx.running, the GPU type its placement's first part is on (-1 with no GPUs), its GPUs, and
+  // RunningType; the jobs with a GPU gang, and the GPUs they hold per type by their gangs.
+  struct RunningJobs {
+    std::vector<int> placed_type;
+    std::vector<int> placed_gpus;
+    std::vector<int> running_type;
+    size_t gpu_jobs = 0;
+    std::vector<int> held_by_gpu_jobs;
   };
 
   Decisions DecideAndUpdate(const SchedulingContext& ctx) const;
   // The record of an active job, or nullptr.
   JobRecord* Find(JobId id) const;
   // Brings the active set and rows up to date; returns true when X must be recomputed.
-  bool SyncJobs(const SchedulingContext& ctx) const;
+  // `running_gpu_jobs`: the running jobs with a GPU gang (RunningJobs::gpu_jobs).
+  bool SyncJobs(const SchedulingContext& ctx, size_t running_gpu_jobs) const;
   // The first sync of a fresh or restored state: compares `jobs` with the whole active set.
   bool SyncAll(const SchedulingContext& ctx) const;
-  // Copies into `record` what ComputeAllocation reads of `job`.
+  // Copies into `record` what ComputeAllocation reads of `job`; SameEstimates: whether the copy
+  // would change nothing.
   static void CopyEstimates(const Job& job, JobRecord& record);
+  static bool SameEstimates(const Job& job, const JobRecord& record);
   // Recomputes a record's row when the job failed on another type since; true if it did.
   bool RefreshRow(const SchedulingContext& ctx, const Job& job, JobRecord& record) const;
-  // Poses the allocation problem of the active set now (X solved by SolvePending).
-  void ComputeAllocation(const SchedulingContext& ctx) const;
+  // Poses the allocation problem of the active set now (filled by FillProblem, X solved by
+  // SolvePending).
+  void ComputeAllocation(const SchedulingContext& ctx, const RunningJobs& running) const;
+  // Fills a posed problem's per-job vectors from the records, if it is yet to be filled.
+  void FillProblem() const;
+  // Whether every change of the active set or of a row poses a new problem in the same cycle
+  // (no realloc_interval, no deficits read from the X replaced): then a problem not filled when
+  // such a change comes is replaced unread, and need not be filled first.
+  bool ReplacedOnChange() const;
   // Solves a posed problem into state_.x, if one is pending.
   void SolvePending() const;
   // Builds state_.table from X, the rows and the counts.

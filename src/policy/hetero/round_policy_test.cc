@@ -146,6 +146,35 @@ TEST_F(RoundPolicyTest, TheActiveSetFollowsCancellationsAndArrivalsBetweenRounds
   EXPECT_TRUE(scheduler_->jobs().at(a).preempt_requested);
 }
 
+TEST_F(RoundPolicyTest, JobsAfterOneThatLeftAreFoundAtTheirNewPositions) {
+  // A sync updates only the positions that moved (after the first job removed) and those of the
+  // jobs that came: each job must still find its own row of X, and one that left none.
+  Start("1x1xK80+1x1xV100", AllocateGreedy);
+  const JobId j0 = Submit("fast");
+  const JobId j1 = Submit("flat");
+  scheduler_->RunCycle(kTimeZero);  // both run
+  const JobId s1 = Submit("flat", AtSeconds(10));
+  const JobId f2 = Submit("fast", AtSeconds(10));
+  const JobId s2 = Submit("flat", AtSeconds(10));
+  scheduler_->RunCycle(AtSeconds(10));  // no GPU free: the three wait
+  ASSERT_TRUE(scheduler_->Handle(JobCancelRequested{s1}, AtSeconds(20)).ok());
+  scheduler_->RunCycle(AtSeconds(20));
+  // Four jobs, a time share of 1/2 each: the fast ones on the V100 (type 1), the flat on the K80.
+  EXPECT_THAT(policy_->AllocationOf(s1), IsEmpty());
+  EXPECT_THAT(policy_->AllocationOf(j0), ElementsAre(0, 0.5));
+  EXPECT_THAT(policy_->AllocationOf(j1), ElementsAre(0.5, 0));
+  EXPECT_THAT(policy_->AllocationOf(f2), ElementsAre(0, 0.5));
+  EXPECT_THAT(policy_->AllocationOf(s2), ElementsAre(0.5, 0));
+  // A fifth job (shares of 0.4): the third fast job gets the V100's last 0.2 and the K80's.
+  const JobId f3 = Submit("fast", AtSeconds(30));
+  scheduler_->RunCycle(AtSeconds(30));
+  using ::testing::DoubleNear;
+  EXPECT_THAT(policy_->AllocationOf(f2), ElementsAre(0, DoubleNear(0.4, 1e-12)));
+  EXPECT_THAT(policy_->AllocationOf(s2), ElementsAre(DoubleNear(0.4, 1e-12), 0));
+  EXPECT_THAT(policy_->AllocationOf(f3),
+              ElementsAre(DoubleNear(0.2, 1e-12), DoubleNear(0.2, 1e-12)));
+}
+
 TEST_F(RoundPolicyTest, AWalkPastItsFirstEntriesReachesTheTypeStillFree) {
   // 600 never-served jobs on one K80 and one V100: every entry has an infinite priority, so
   // they rank by X (larger first), then id, then type. Most jobs' X is on the V100, so the walk
@@ -281,6 +310,36 @@ TEST_F(RoundPolicyTest, AnAllocationSeesTheEstimatesOfJobsSuspendedSinceTheLast)
 
 // Explaining (ExplainPending) solves what it must tentatively: an allocator that learns from its
 // calls (max-min's bases) learns only from the cycles that act.
+TEST_F(RoundPolicyTest, AProblemFilledWhenReadHoldsTheEstimatesItWasPosedWith) {
+  // A problem is posed at an arrival and filled when first read; an estimate that changes in
+  // between without a new problem (a checkpoint, seen at an arrival that joins nothing) must
+  // not reach it.
+  std::vector<double> remaining;  // the last problem's, by row
+  Start("1x1xV100", [&remaining](const AllocationProblem& problem) {
+    remaining = problem.remaining_iters;
+    return AllocateGreedy(problem);
+  });
+  const JobId a = Submit("flat");
+  Submit("flat");
+  scheduler_->RunCycle(kTimeZero);       // a runs
+  scheduler_->RunCycle(AtSeconds(360));  // b's round: a is asked to checkpoint
+  ASSERT_TRUE(scheduler_->jobs().at(a).preempt_requested);
+  const JobId c = Submit("flat", AtSeconds(370));
+  scheduler_->RunCycle(AtSeconds(370));  // posed, not read: a still holds the GPU
+  const Job& job_a = scheduler_->jobs().at(a);
+  const double posed = ToSeconds(job_a.estimated_remaining) * job_a.spec.ref_iters_per_s;
+  ASSERT_TRUE(scheduler_->Handle(JobSuspended{a, 1000}, AtSeconds(390)).ok());
+  scheduler_->RunCycle(AtSeconds(390));  // b takes the GPU
+  ASSERT_NE(ToSeconds(job_a.estimated_remaining) * job_a.spec.ref_iters_per_s, posed);
+  const JobId too_big = Submit("flat", AtSeconds(400), /*gpus=*/2);
+  scheduler_->RunCycle(AtSeconds(400));  // an arrival that admission rejects
+  ASSERT_EQ(scheduler_->jobs().at(too_big).state, JobState::kRejected);
+  remaining.clear();
+  EXPECT_THAT(policy_->AllocationOf(c), ElementsAre(DoubleEq(1.0 / 3)));
+  ASSERT_EQ(remaining.size(), 3u);
+  EXPECT_DOUBLE_EQ(remaining[0], posed);
+}
+
 TEST_F(RoundPolicyTest, AnExplanationsSolvesAreTentative) {
   std::vector<bool> tentative;  // per call
   Start("1x1xV100", [&tentative](const AllocationProblem& problem) {
