@@ -29,6 +29,11 @@ class JobQueue {
   // by_tenant_order() as well (one more ordered insert and erase per job). `jobs` resolves ids.
   // Both must outlive the queue.
   JobQueue(const JobTable& jobs, const RankOrder& order);
+  // Not copyable: it keeps each job's position in its own containers (moves keep them valid).
+  JobQueue(const JobQueue&) = delete;
+  JobQueue& operator=(const JobQueue&) = delete;
+  JobQueue(JobQueue&&) = default;
+  JobQueue& operator=(JobQueue&&) = default;
 
   void Insert(JobId id);
   void Erase(JobId id);

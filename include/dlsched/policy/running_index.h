@@ -39,6 +39,11 @@ class RunningIndex {
  public:
   // `jobs` resolves ids; `order` ranks and guards jobs. Both must outlive the index.
   RunningIndex(const JobTable& jobs, const RankOrder& order);
+  // Not copyable: it keeps each job's position in its own containers (moves keep them valid).
+  RunningIndex(const RunningIndex&) = delete;
+  RunningIndex& operator=(const RunningIndex&) = delete;
+  RunningIndex(RunningIndex&&) = default;
+  RunningIndex& operator=(RunningIndex&&) = default;
 
   // Adds a job that has just started running at `now`. Call Refresh(now) first.
   void Insert(JobId id, Timestamp now);
