@@ -58,6 +58,14 @@ class RoundPolicyTest : public ::testing::Test {
     options.reset_counts_at_allocation = reset_counts;
     StartWith(cluster_spec, std::move(allocator), std::move(options));
   }
+  // Starts one V100 under the greedy allocator, recording each problem's remaining work by row
+  // in `remaining`.
+  void StartRecordingRemaining(std::vector<double>& remaining) {
+    Start("1x1xV100", [&remaining](const AllocationProblem& problem) {
+      remaining = problem.remaining_iters;
+      return AllocateGreedy(problem);
+    });
+  }
   void StartWith(const std::string& cluster_spec, Allocator allocator, RoundPolicyOptions options) {
     cluster_ = MakeCluster(cluster_spec);
     auto policy = std::make_unique<RoundPolicy>(std::move(options), std::move(allocator));
@@ -282,10 +290,7 @@ TEST_F(RoundPolicyTest, RecomputesTheAllocationOnlyWhenJobsArriveOrLeave) {
 // scheduler re-estimates it as it queues again) shows its new estimate at the next one.
 TEST_F(RoundPolicyTest, AnAllocationSeesTheEstimatesOfJobsSuspendedSinceTheLast) {
   std::vector<double> remaining;  // the last problem's, by row
-  Start("1x1xV100", [&remaining](const AllocationProblem& problem) {
-    remaining = problem.remaining_iters;
-    return AllocateGreedy(problem);
-  });
+  StartRecordingRemaining(remaining);
   const JobId a = Submit("flat");
   const JobId b = Submit("flat");
   scheduler_->RunCycle(kTimeZero);  // a runs
@@ -308,17 +313,12 @@ TEST_F(RoundPolicyTest, AnAllocationSeesTheEstimatesOfJobsSuspendedSinceTheLast)
   EXPECT_LT(remaining[0], at_arrival);  // a's checkpoint counted
 }
 
-// Explaining (ExplainPending) solves what it must tentatively: an allocator that learns from its
-// calls (max-min's bases) learns only from the cycles that act.
 TEST_F(RoundPolicyTest, AProblemFilledWhenReadHoldsTheEstimatesItWasPosedWith) {
   // A problem is posed at an arrival and filled when first read; an estimate that changes in
   // between without a new problem (a checkpoint, seen at an arrival that joins nothing) must
   // not reach it.
   std::vector<double> remaining;  // the last problem's, by row
-  Start("1x1xV100", [&remaining](const AllocationProblem& problem) {
-    remaining = problem.remaining_iters;
-    return AllocateGreedy(problem);
-  });
+  StartRecordingRemaining(remaining);
   const JobId a = Submit("flat");
   Submit("flat");
   scheduler_->RunCycle(kTimeZero);       // a runs
@@ -340,6 +340,8 @@ TEST_F(RoundPolicyTest, AProblemFilledWhenReadHoldsTheEstimatesItWasPosedWith) {
   EXPECT_DOUBLE_EQ(remaining[0], posed);
 }
 
+// Explaining (ExplainPending) solves what it must tentatively: an allocator that learns from its
+// calls (max-min's bases) learns only from the cycles that act.
 TEST_F(RoundPolicyTest, AnExplanationsSolvesAreTentative) {
   std::vector<bool> tentative;  // per call
   Start("1x1xV100", [&tentative](const AllocationProblem& problem) {
