@@ -368,6 +368,16 @@ class PipelinePolicy final : public SchedulingPolicy {
     };
     std::vector<FailedSearch> failed_by_rank;
     std::vector<FailedSearch> failed_reclaim;
+    // The last failed search by rank whose walk met every victim ranked below its job, for a
+    // job with GPUs: no tenant's guarantee shielded one, and no preempt plugin refused one; and
+    // whose placement was refused for want of GPUs, not for the job's own reasons (a gang held
+    // for consolidation, GPU types it failed on; with no filters, which judge each job). A
+    // search for a job of any tenant, at least as wide and ranked at or below it, meets a subset
+    // of those victims (the ones of its tenant's guarantee included) and fails too; a job whose
+    // first preempt plugin refuses it every victim is left to its own search (its retry time).
+    FailedSearch failed_unshielded;
+    // Whether the last TryPreemptFor's walk met every victim as failed_unshielded says.
+    bool last_search_unshielded = false;
     uint64_t epoch = 1;
     // The first-ranked (least) key GuardedRetry answered for in this cycle; nullopt: none yet.
     // After an answer for key k, every guarded job turning before the cycle's wake-up (which only
@@ -385,7 +395,8 @@ class PipelinePolicy final : public SchedulingPolicy {
     bool waiting_tenants_set = false;
   };
   enum class Search { kByRank, kReclaim };
-  // Whether a victim search of this kind for the job is known to fail (Cycle::failed_by_rank).
+  // Whether a victim search of this kind for the job is known to fail (Cycle::failed_by_rank,
+  // Cycle::failed_unshielded).
   bool KnownToFail(Cycle& cycle, Search kind, const JobView& job) const;
   // Records a failed search; only for a job without type or labels, whose placement depends on
   // its gang alone (as Cycle::smallest_failed_gang).
@@ -985,6 +996,8 @@ bool PipelinePolicy::TryPreemptFor(Cycle& cycle, const JobView& job) const {
   // Nor when it refuses the job every victim: the first one it would be asked about ends the
   // walk, with that refusal's retry time.
   const Fit for_any = preempt_.empty() ? Fit::Yes() : preempt_.front()->MayPreemptAny(job, ctx);
+  bool shielded = false;  // a victim ranked below the job passed over by a guarantee
+  cycle.last_search_unshielded = false;
   const auto search = [&](auto next) {
     while (const std::optional<JobId> id = next()) {
       const RankKey key = running.KeyAt(*id, ctx.now);
@@ -992,7 +1005,10 @@ bool PipelinePolicy::TryPreemptFor(Cycle& cycle, const JobView& job) const {
       if (lower_rank_only && key.rank <= mine.rank) break;  // the rest are of its rank or above
       const JobView victim = ctx.View(*id);
       if (Unavailable(cycle, victim.job()) || !MayFreeHostFor(job, victim.job())) continue;
-      if (job_tenant >= 0 && GuaranteeProtects(cycle, job_tenant, victim.job())) continue;
+      if (job_tenant >= 0 && GuaranteeProtects(cycle, job_tenant, victim.job())) {
+        shielded = true;
+        continue;
+      }
       if (!for_any.ok) {
         retry_at = std::min(retry_at, for_any.retry_at);
         return false;
@@ -1023,6 +1039,8 @@ bool PipelinePolicy::TryPreemptFor(Cycle& cycle, const JobView& job) const {
       if (static_cast<int>(t) == job_tenant ||
           !cycle.tenants[t].ShieldsAll(victims->cpu_jobs > 0, cycle.measure_host)) {
         walk.Add(static_cast<int>(t), victims->victims);
+      } else if (!victims->victims.empty()) {
+        shielded = true;
       }
     }
     found = search([&]() -> std::optional<JobId> {
@@ -1038,6 +1056,11 @@ bool PipelinePolicy::TryPreemptFor(Cycle& cycle, const JobView& job) const {
   }
   if (found) return true;
   EndVictimSearch(cycle);
+  // The last Find saw every victim's GPUs released: unless it held the gang for consolidation,
+  // which depends on the job, no placement of its width exists there for any job.
+  cycle.last_search_unshielded = !shielded && retry_at == kTimeNever &&
+                                 !cycle.placer.last_held_for_consolidation() &&
+                                 job.job().failed_gpu_types.empty() && filters_.empty();
   // Guarded jobs may become victims later: look again then.
   retry_at = std::min(retry_at, GuardedRetry(cycle, job));
   cycle.decisions.wake_at = std::min(cycle.decisions.wake_at, retry_at);
@@ -1082,6 +1105,13 @@ void PipelinePolicy::CommitVictims(Cycle& cycle, const JobView& job, const Place
 bool PipelinePolicy::KnownToFail(Cycle& cycle, Search kind, const JobView& job) const {
   const auto& memo = kind == Search::kByRank ? cycle.failed_by_rank : cycle.failed_reclaim;
   const size_t t = static_cast<size_t>(TenantOf(cycle, job.job()));
+  if (kind == Search::kByRank) {
+    const Cycle::FailedSearch& any = cycle.failed_unshielded;
+    if (any.epoch == cycle.epoch && job.num_gpus() >= any.gang && !(order_.KeyOf(job) < any.key) &&
+        (preempt_.empty() || preempt_.front()->MayPreemptAny(job, cycle.ctx).ok)) {
+      return true;
+    }
+  }
   if (t >= memo.size()) return false;
   const Cycle::FailedSearch& failed = memo[t];
   return failed.epoch == cycle.epoch && job.num_gpus() >= failed.gang &&
@@ -1094,6 +1124,9 @@ void PipelinePolicy::RecordFailure(Cycle& cycle, Search kind, const JobView& job
   const size_t t = static_cast<size_t>(TenantOf(cycle, job.job()));
   if (t >= memo.size()) memo.resize(t + 1);
   memo[t] = {cycle.epoch, job.num_gpus(), kind == Search::kByRank ? order_.KeyOf(job) : RankKey{}};
+  if (kind == Search::kByRank && cycle.last_search_unshielded && job.num_gpus() > 0) {
+    cycle.failed_unshielded = memo[t];
+  }
 }
 
 void PipelinePolicy::CountTenantsGpus(Cycle& cycle) const {

@@ -420,5 +420,67 @@ TEST(PipelinePreemptTest, LowerRankOnlySearchStopsAtTheJobsRank) {
   EXPECT_THAT(executor.Preempted(), ElementsAre(*a));
 }
 
+// A preempt plugin that lets any job preempt any victim at once, and counts the pairs it is
+// asked about.
+class CountingPreempt final : public PreemptPlugin {
+ public:
+  static constexpr std::string_view kName = "counting-preempt";
+  static inline int asked = 0;
+  static Result<std::unique_ptr<Plugin>> Create(const PluginArgs& args) {
+    DS_RETURN_IF_ERROR(args.CheckKnown({}));
+    return std::unique_ptr<Plugin>(std::make_unique<CountingPreempt>());
+  }
+  std::string_view Name() const override { return kName; }
+  Timestamp VictimFrom(const JobView& victim) const override { return victim.job().segment_start; }
+  Fit MayPreempt(const JobView&, const JobView&, const SchedulingContext&) const override {
+    ++asked;
+    return Fit::Yes();
+  }
+};
+
+// A failed victim search that met every victim ranked below its job (no guarantee shielded
+// one) stands for a later job of another tenant, as wide and ranked at or below it: that job's
+// search would meet a subset of the same victims and fail too, so it walks none.
+TEST(PipelinePreemptTest, AnUnshieldedFailedSearchSparesLaterTenantsTheWalk) {
+  PluginRegistry registry;
+  ASSERT_TRUE(RegisterInTreePlugins(registry).ok());
+  ASSERT_TRUE(registry.Register<CountingPreempt>().ok());
+  PipelineConfig profile;
+  profile.name = "priority-quota";
+  profile.queue_sort = {"priority", {}, 1};
+  profile.score = {{"consolidate", {}, 1}};
+  profile.preempt = {{"counting-preempt", {}, 1}};
+  profile.quotas = {{"a", {0.0, 1.0}}, {"b", {0.0, 1.0}}};  // no guarantee shields a job
+  const Cluster cluster = MakeCluster("1x4xV100");
+  RecordingExecutor executor;
+  SimpleThroughputModel model;
+  auto policy = BuildPipeline(profile, registry);
+  ASSERT_TRUE(policy.ok()) << policy.status().ToString();
+  Scheduler scheduler(cluster, std::move(policy).value(), executor, model, /*seed=*/1);
+  const auto submit = [&](uint32_t i, int gpus, int priority, const char* tenant, Timestamp at) {
+    JobSpec spec = MakeJob(i).Gpus(gpus).Priority(priority).Spec();
+    spec.queue = tenant;
+    Result<JobId> id = scheduler.Submit(spec, at);
+    EXPECT_TRUE(id.ok()) << id.status().ToString();
+    return *id;
+  };
+  // Tenant a runs a 2-GPU job above the waiting ones and two 1-GPU jobs below them.
+  submit(0, 2, 10, "a", kTimeZero);
+  submit(1, 1, 0, "a", kTimeZero);
+  submit(2, 1, 0, "a", kTimeZero);
+  scheduler.RunCycle(kTimeZero);
+  ASSERT_EQ(scheduler.state().free_total(), 0);
+  // Each 4-GPU job could free only the two low jobs' GPUs. The first search asks about both;
+  // the second one's (tenant a's own, submitted later) is known to fail.
+  CountingPreempt::asked = 0;
+  const JobId first = submit(3, 4, 5, "b", AtSeconds(10));
+  const JobId second = submit(4, 4, 5, "a", AtSeconds(10));
+  scheduler.RunCycle(AtSeconds(10));
+  EXPECT_EQ(CountingPreempt::asked, 2);
+  EXPECT_TRUE(executor.Preempted().empty());
+  EXPECT_EQ(scheduler.jobs().at(first).state, JobState::kQueued);
+  EXPECT_EQ(scheduler.jobs().at(second).state, JobState::kQueued);
+}
+
 }  // namespace
 }  // namespace dlsched
