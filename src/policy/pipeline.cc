@@ -1014,8 +1014,13 @@ bool PipelinePolicy::TryPreemptFor(Cycle& cycle, const JobView& job) const {
         return false;
       }
       if (!MayPreempt(job, victim, ctx, retry_at)) continue;
+      const int free_before = what_if.free_total();
       what_if.Release(victim.job().placement);
       chosen.push_back(victim.id());
+      // The last Find (TryStart's, or the walk's) failed on the same free GPUs when this
+      // release freed none (a shared GPU's other holder stays) and the job's host request
+      // limits nothing: it would fail again.
+      if (what_if.free_total() == free_before && !cycle.placer.last_limited_by_host()) continue;
       if (auto placement = cycle.placer.Find(job, what_if)) {
         EndVictimSearch(cycle);
         CommitVictims(cycle, job, *placement,
