@@ -996,7 +996,9 @@ bool PipelinePolicy::TryPreemptFor(Cycle& cycle, const JobView& job) const {
   // Nor when it refuses the job every victim: the first one it would be asked about ends the
   // walk, with that refusal's retry time.
   const Fit for_any = preempt_.empty() ? Fit::Yes() : preempt_.front()->MayPreemptAny(job, ctx);
-  bool shielded = false;  // a victim ranked below the job passed over by a guarantee
+  // A victim ranked below the job left out for this job's own reasons (a guarantee shielding
+  // it from the job's tenant, a preempt plugin's refusal): the walk did not meet every victim.
+  bool passed_over = false;
   cycle.last_search_unshielded = false;
   const auto search = [&](auto next) {
     while (const std::optional<JobId> id = next()) {
@@ -1006,14 +1008,18 @@ bool PipelinePolicy::TryPreemptFor(Cycle& cycle, const JobView& job) const {
       const JobView victim = ctx.View(*id);
       if (Unavailable(cycle, victim.job()) || !MayFreeHostFor(job, victim.job())) continue;
       if (job_tenant >= 0 && GuaranteeProtects(cycle, job_tenant, victim.job())) {
-        shielded = true;
+        passed_over = true;
         continue;
       }
       if (!for_any.ok) {
         retry_at = std::min(retry_at, for_any.retry_at);
+        passed_over = true;
         return false;
       }
-      if (!MayPreempt(job, victim, ctx, retry_at)) continue;
+      if (!MayPreempt(job, victim, ctx, retry_at)) {
+        passed_over = true;
+        continue;
+      }
       const int free_before = what_if.free_total();
       what_if.Release(victim.job().placement);
       chosen.push_back(victim.id());
@@ -1045,7 +1051,7 @@ bool PipelinePolicy::TryPreemptFor(Cycle& cycle, const JobView& job) const {
           !cycle.tenants[t].ShieldsAll(victims->cpu_jobs > 0, cycle.measure_host)) {
         walk.Add(static_cast<int>(t), victims->victims);
       } else if (!victims->victims.empty()) {
-        shielded = true;
+        passed_over = true;
       }
     }
     found = search([&]() -> std::optional<JobId> {
@@ -1063,8 +1069,7 @@ bool PipelinePolicy::TryPreemptFor(Cycle& cycle, const JobView& job) const {
   EndVictimSearch(cycle);
   // The last Find saw every victim's GPUs released: unless it held the gang for consolidation,
   // which depends on the job, no placement of its width exists there for any job.
-  cycle.last_search_unshielded = !shielded && retry_at == kTimeNever &&
-                                 !cycle.placer.last_held_for_consolidation() &&
+  cycle.last_search_unshielded = !passed_over && !cycle.placer.last_held_for_consolidation() &&
                                  job.job().failed_gpu_types.empty() && filters_.empty();
   // Guarded jobs may become victims later: look again then.
   retry_at = std::min(retry_at, GuardedRetry(cycle, job));

@@ -482,5 +482,60 @@ TEST(PipelinePreemptTest, AnUnshieldedFailedSearchSparesLaterTenantsTheWalk) {
   EXPECT_EQ(scheduler.jobs().at(second).state, JobState::kQueued);
 }
 
+// A preempt plugin that refuses every victim to the jobs of tenant "polite" (MayPreemptAny) and
+// lets every other job preempt any victim.
+class PolitePreempt final : public PreemptPlugin {
+ public:
+  static constexpr std::string_view kName = "polite-preempt";
+  static Result<std::unique_ptr<Plugin>> Create(const PluginArgs& args) {
+    DS_RETURN_IF_ERROR(args.CheckKnown({}));
+    return std::unique_ptr<Plugin>(std::make_unique<PolitePreempt>());
+  }
+  std::string_view Name() const override { return kName; }
+  Timestamp VictimFrom(const JobView& victim) const override { return victim.job().segment_start; }
+  Fit MayPreempt(const JobView& job, const JobView&, const SchedulingContext& ctx) const override {
+    return MayPreemptAny(job, ctx);
+  }
+  Fit MayPreemptAny(const JobView& job, const SchedulingContext&) const override {
+    return job.job().spec.queue == "polite" ? Fit::Unfit("polite") : Fit::Yes();
+  }
+};
+
+// A search that a plugin's refusal cut short met no victim, so under tenant quotas its failure
+// stands for no later job of another tenant (Cycle::failed_unshielded): one the plugin lets
+// preempt still takes the GPUs.
+TEST(PipelinePreemptTest, ASearchARefusalCutShortStandsForNoOtherJob) {
+  PluginRegistry registry;
+  ASSERT_TRUE(RegisterInTreePlugins(registry).ok());
+  ASSERT_TRUE(registry.Register<PolitePreempt>().ok());
+  PipelineConfig profile;
+  profile.name = "priority-polite";
+  profile.queue_sort = {"priority", {}, 1};
+  profile.score = {{"consolidate", {}, 1}};
+  profile.preempt = {{"polite-preempt", {}, 1}};
+  profile.backfill = true;  // the polite job blocks no one behind it
+  profile.quotas = {{"a", {0.0, 1.0}}, {"polite", {0.0, 1.0}}};  // no guarantee shields a job
+  const Cluster cluster = MakeCluster("1x2xV100");
+  RecordingExecutor executor;
+  SimpleThroughputModel model;
+  auto policy = BuildPipeline(profile, registry);
+  ASSERT_TRUE(policy.ok()) << policy.status().ToString();
+  Scheduler scheduler(cluster, std::move(policy).value(), executor, model, /*seed=*/1);
+  const auto submit = [&](uint32_t i, int priority, const char* queue, Timestamp at) {
+    JobSpec spec = MakeJob(i).Gpus(2).Priority(priority).Spec();
+    spec.queue = queue;
+    Result<JobId> id = scheduler.Submit(spec, at);
+    EXPECT_TRUE(id.ok()) << id.status().ToString();
+    return *id;
+  };
+  const JobId low = submit(0, 0, "a", kTimeZero);
+  scheduler.RunCycle(kTimeZero);
+  const JobId polite = submit(1, 5, "polite", AtSeconds(10));
+  submit(2, 5, "a", AtSeconds(10));  // ranks below polite: submitted after it
+  scheduler.RunCycle(AtSeconds(10));
+  EXPECT_THAT(executor.Preempted(), ElementsAre(low));
+  EXPECT_EQ(scheduler.jobs().at(polite).state, JobState::kQueued);
+}
+
 }  // namespace
 }  // namespace dlsched
