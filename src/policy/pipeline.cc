@@ -86,6 +86,8 @@ struct TenantUse {
            (!measure_host || (held_cpus - host.cpus < guaranteed_cpus &&
                               held_memory_mib - host.memory_mib < guaranteed_memory_mib));
   }
+  // Whether BelowGuaranteeWithout(gpus, host, ...) may hold for some `host`: its GPU part.
+  bool MayShield(int gpus) const { return has_quota && held - gpus < guaranteed; }
   // Whether BelowGuaranteeWithout holds for every job it runs, given whether some of them use
   // no GPU: they all run within its guarantee, which shields them from other tenants' jobs.
   bool ShieldsAll(bool has_cpu_jobs, bool measure_host) const {
@@ -250,10 +252,11 @@ class TenantWalk {
   std::optional<RankKey> last_;
 };
 
-// A victim search's walk over the victims of some tenants (RunningIndex::victims_by_tenant),
-// lowest rank first: the reverse walk of RunningIndex::victims() restricted to their jobs (each
-// tenant's victims are ordered by the same stored keys, so merging them by key gives that
-// order). O(tenants added) a step; a search adds the few tenants whose jobs it may take.
+// A victim search's walk over some sets of victims (RunningIndex::victims_by_tenant, a tenant's
+// victims and its dead ones; or RunningIndex::victims() and dead_victims(), as tenant 0),
+// lowest rank first: the reverse walk of all victims restricted to those sets (each is ordered
+// by the same stored keys, so merging them by key gives that order). O(sets added) a step; a
+// search adds the few tenants whose jobs it may take.
 class TenantVictimWalk {
  public:
   // Forgets the tenants added; keeps the buffer, so a cycle's searches allocate once.
@@ -574,6 +577,26 @@ class PipelinePolicy final : public SchedulingPolicy {
   // Looks for running jobs ranked below `job` whose GPUs would let it start; if found, asks for
   // their preemption and reserves the free part of the placement.
   bool TryPreemptFor(Cycle& cycle, const JobView& job) const;
+  // Whether TryPreemptFor's walk for the job may leave the dead victims out
+  // (RunningIndex::dead_victims: each frees no GPU) and still make the same Finds and meet the
+  // same refusals and stops: its host request limits nothing (a dead victim's release frees
+  // its CPUs and memory), and every preempt plugin accepts the job for every victim
+  // (VictimBlind, not LowerRankOnly, accepting it in MayPreemptAny). A guarantee that shields a
+  // dead victim is left for ShieldsDeadVictim.
+  bool SkipsDeadVictims(const Cycle& cycle, const JobView& job) const;
+  // After a walk without the dead victims failed: whether the whole walk would have passed over
+  // one of them, ranked below the job (`mine`: its key), for a guarantee that shields it from the
+  // job's tenant (`job_tenant`; -1: no quotas). O(tenants) plus the dead victims it meets
+  // (none of a tenant whose guarantee shields no one-GPU job).
+  bool ShieldsDeadVictim(Cycle& cycle, const JobView& job, const RankKey& mine,
+                         int job_tenant) const;
+  // Whether TryPreemptFor walks tenant `t`'s victims for a job of tenant `job_tenant`: its own,
+  // or a tenant whose guarantee does not shield all its jobs.
+  static bool WalksTenant(const Cycle& cycle, int t, int job_tenant,
+                          const RunningIndex::TenantVictims& victims) {
+    return t == job_tenant || !cycle.tenants[static_cast<size_t>(t)].ShieldsAll(
+                                  victims.cpu_jobs > 0, cycle.measure_host);
+  }
   // After a failed victim search for `job`: the earliest time a guarded job it outranks
   // becomes a victim, when that is before the cycle's wake-up; else kTimeNever.
   // The caller lowers the cycle's wake-up to the answer at once; then a job whose key is at
@@ -989,7 +1012,7 @@ bool PipelinePolicy::TryPreemptFor(Cycle& cycle, const JobView& job) const {
   const int job_tenant = config_.quotas.empty() ? -1 : TenantOf(cycle, job.job());
   const RunningIndex& running = ctx.running_by_rank;
   // Meets the candidates lowest rank first (`next()` -> the next one's id, or none left) until
-  // their GPUs let the job start.
+  // their GPUs let the job start; returns that placement.
   // The first plugin asked refuses, with no retry time, every victim not of a lower rank: the
   // walk may stop at the first one (MayPreempt would refuse the rest one by one).
   const bool lower_rank_only = !preempt_.empty() && preempt_.front()->LowerRankOnly();
@@ -1000,7 +1023,7 @@ bool PipelinePolicy::TryPreemptFor(Cycle& cycle, const JobView& job) const {
   // it from the job's tenant, a preempt plugin's refusal): the walk did not meet every victim.
   bool passed_over = false;
   cycle.last_search_unshielded = false;
-  const auto search = [&](auto next) {
+  const auto search = [&](auto next) -> std::optional<Placement> {
     while (const std::optional<JobId> id = next()) {
       const RankKey key = running.KeyAt(*id, ctx.now);
       if (!(mine < key)) break;                             // the rest rank at or above the job
@@ -1014,7 +1037,7 @@ bool PipelinePolicy::TryPreemptFor(Cycle& cycle, const JobView& job) const {
       if (!for_any.ok) {
         retry_at = std::min(retry_at, for_any.retry_at);
         passed_over = true;
-        return false;
+        return std::nullopt;
       }
       if (!MayPreempt(job, victim, ctx, retry_at)) {
         passed_over = true;
@@ -1027,46 +1050,65 @@ bool PipelinePolicy::TryPreemptFor(Cycle& cycle, const JobView& job) const {
       // release freed none (a shared GPU's other holder stays) and the job's host request
       // limits nothing: it would fail again.
       if (what_if.free_total() == free_before && !cycle.placer.last_limited_by_host()) continue;
-      if (auto placement = cycle.placer.Find(job, what_if)) {
-        EndVictimSearch(cycle);
-        CommitVictims(cycle, job, *placement,
-                      "preempted for job " + std::to_string(job.id().value()) + " (" +
-                          std::string(sort_->Name()) + " order)");
-        return true;
-      }
+      if (auto placement = cycle.placer.Find(job, what_if)) return placement;
     }
-    return false;
+    return std::nullopt;
   };
-  bool found = false;
-  if (job_tenant >= 0) {
-    // Only the victims of the job's own tenant and of the tenants whose guarantee does not
-    // shield all their jobs: GuaranteeProtects passes over the others' jobs one by one.
-    const auto& by_tenant = VictimsByTenant(cycle);
-    TenantVictimWalk& walk = cycle.victim_walk;
-    walk.Reset();
-    for (size_t t = 0; t < by_tenant.size(); ++t) {
-      const RunningIndex::TenantVictims* victims = by_tenant[t];
-      if (victims == nullptr) continue;
-      if (static_cast<int>(t) == job_tenant ||
-          !cycle.tenants[t].ShieldsAll(victims->cpu_jobs > 0, cycle.measure_host)) {
-        walk.Add(static_cast<int>(t), victims->victims);
-      } else if (!victims->victims.empty()) {
-        passed_over = true;
-      }
-    }
-    found = search([&]() -> std::optional<JobId> {
-      if (auto step = walk.Next()) return step->id;
+  // The walk over the victims, the dead ones (RunningIndex::dead_victims) with them or not.
+  const auto walk = [&](bool with_dead) -> std::optional<Placement> {
+    TenantVictimWalk& merge = cycle.victim_walk;
+    const auto merged = [&]() -> std::optional<JobId> {
+      if (auto step = merge.Next()) return step->id;
       return std::nullopt;
-    });
-  } else {
+    };
+    merge.Reset();
+    if (job_tenant >= 0) {
+      // Only the victims of the job's own tenant and of the tenants whose guarantee does not
+      // shield all their jobs: GuaranteeProtects passes over the others' jobs one by one.
+      const auto& by_tenant = VictimsByTenant(cycle);
+      for (size_t t = 0; t < by_tenant.size(); ++t) {
+        const RunningIndex::TenantVictims* victims = by_tenant[t];
+        if (victims == nullptr) continue;
+        if (WalksTenant(cycle, static_cast<int>(t), job_tenant, *victims)) {
+          merge.Add(static_cast<int>(t), victims->victims);
+          if (with_dead) merge.Add(static_cast<int>(t), victims->dead);
+        } else {
+          passed_over = true;
+        }
+      }
+      return search(merged);
+    }
+    if (with_dead && !running.dead_victims().empty()) {
+      merge.Add(0, running.victims());
+      merge.Add(0, running.dead_victims());
+      return search(merged);
+    }
     auto it = running.victims().rbegin();
-    found = search([&]() -> std::optional<JobId> {
+    return search([&]() -> std::optional<JobId> {
       if (it == running.victims().rend()) return std::nullopt;
       return (it++)->id;
     });
+  };
+  // A dead victim frees no GPU: where the walk may go without them (SkipsDeadVictims) it makes
+  // the same Finds without them. Only its success walks again with them, for the victims the
+  // whole walk chooses (it preempts every victim it released on the way).
+  const bool skip_dead = !running.dead_victims().empty() && SkipsDeadVictims(cycle, job);
+  std::optional<Placement> placement = walk(!skip_dead);
+  if (placement && skip_dead) {
+    EndVictimSearch(cycle);
+    BeginVictimSearch(cycle);
+    placement = walk(/*with_dead=*/true);
+    DS_CHECK(placement) << "the victim search for job " << job.id()
+                        << " failed with the dead victims where it succeeded without them";
   }
-  if (found) return true;
   EndVictimSearch(cycle);
+  if (placement) {
+    CommitVictims(cycle, job, *placement,
+                  "preempted for job " + std::to_string(job.id().value()) + " (" +
+                      std::string(sort_->Name()) + " order)");
+    return true;
+  }
+  if (skip_dead && !passed_over) passed_over = ShieldsDeadVictim(cycle, job, mine, job_tenant);
   // The last Find saw every victim's GPUs released: unless it held the gang for consolidation,
   // which depends on the job, no placement of its width exists there for any job.
   cycle.last_search_unshielded = !passed_over && !cycle.placer.last_held_for_consolidation() &&
@@ -1074,6 +1116,39 @@ bool PipelinePolicy::TryPreemptFor(Cycle& cycle, const JobView& job) const {
   // Guarded jobs may become victims later: look again then.
   retry_at = std::min(retry_at, GuardedRetry(cycle, job));
   cycle.decisions.wake_at = std::min(cycle.decisions.wake_at, retry_at);
+  return false;
+}
+
+bool PipelinePolicy::SkipsDeadVictims(const Cycle& cycle, const JobView& job) const {
+  // As Placer::last_limited_by_host would say after any Find for the job that reads its host
+  // request (one on fewer free GPUs than its gang does not, and says false).
+  if (HostLimited(cycle, ExplainedHost(cycle, job))) return false;
+  return std::ranges::all_of(preempt_, [&](const std::unique_ptr<PreemptPlugin>& plugin) {
+    return plugin->VictimBlind() && !plugin->LowerRankOnly() &&
+           plugin->MayPreemptAny(job, cycle.ctx).ok;
+  });
+}
+
+bool PipelinePolicy::ShieldsDeadVictim(Cycle& cycle, const JobView& job, const RankKey& mine,
+                                       int job_tenant) const {
+  if (job_tenant < 0) return false;  // no quotas, no guarantees
+  const SchedulingContext& ctx = cycle.ctx;
+  const auto& by_tenant = VictimsByTenant(cycle);
+  for (size_t t = 0; t < by_tenant.size(); ++t) {
+    const RunningIndex::TenantVictims* victims = by_tenant[t];
+    if (victims == nullptr || static_cast<int>(t) == job_tenant ||
+        !WalksTenant(cycle, static_cast<int>(t), job_tenant, *victims)) {
+      continue;
+    }
+    // A dead victim holds one GPU: a tenant whose guarantee shields no such job shields none.
+    if (!cycle.tenants[t].MayShield(1)) continue;
+    for (auto it = victims->dead.rbegin(); it != victims->dead.rend(); ++it) {
+      if (!(mine < ctx.running_by_rank.KeyAt(it->id, ctx.now))) break;
+      const Job& victim = ctx.jobs.at(it->id);
+      if (Unavailable(cycle, victim) || !MayFreeHostFor(job, victim)) continue;
+      if (GuaranteeProtects(cycle, job_tenant, victim)) return true;
+    }
+  }
   return false;
 }
 
@@ -1282,6 +1357,7 @@ bool PipelinePolicy::TryReclaimFor(Cycle& cycle, const JobView& job) const {
     if (by_tenant[t] != nullptr && static_cast<int>(t) != mine &&
         left[t].Borrowing(cycle.measure_host)) {
       walk.Add(static_cast<int>(t), by_tenant[t]->victims);
+      walk.Add(static_cast<int>(t), by_tenant[t]->dead);
     }
   }
   while (const auto step = walk.Next()) {
@@ -1313,10 +1389,12 @@ const std::vector<const RunningIndex::TenantVictims*>& PipelinePolicy::VictimsBy
     cycle.victims_by_tenant_set = true;
     cycle.victims_by_tenant.assign(cycle.tenants.size(), nullptr);
     for (const auto& [tenant, victims] : cycle.ctx.running_by_rank.victims_by_tenant()) {
-      if (victims.victims.empty()) continue;
+      if (victims.empty()) continue;
       // The tenant's index, without comparing its name: that of any of its jobs, as this
       // cycle's count of the running jobs found it (a running job's tenant does not change).
-      const size_t t = static_cast<size_t>(RunningTenantOf(victims.victims.begin()->id));
+      const RankKey& any =
+          victims.victims.empty() ? *victims.dead.begin() : *victims.victims.begin();
+      const size_t t = static_cast<size_t>(RunningTenantOf(any.id));
       cycle.victims_by_tenant[t] = &victims;
     }
   }

@@ -537,5 +537,190 @@ TEST(PipelinePreemptTest, ASearchARefusalCutShortStandsForNoOtherJob) {
   EXPECT_EQ(scheduler.jobs().at(polite).state, JobState::kQueued);
 }
 
+// ---------------------------------------------------------------------------------------------
+// Victim searches among jobs that share GPUs (RunningIndex::dead_victims): a search may leave
+// out the victims whose release frees no GPU, and must decide as the whole walk would.
+
+// The pipeline, except in a cycle the test scripted launches for: that cycle launches them (the
+// pipeline launches no job shared; a sharing decorator does).
+class ScriptedLaunches final : public SchedulingPolicy {
+ public:
+  ScriptedLaunches(std::unique_ptr<SchedulingPolicy> pipeline, std::vector<LaunchDecision>* script)
+      : pipeline_(std::move(pipeline)), script_(script) {}
+  std::string_view Name() const override { return pipeline_->Name(); }
+  const RankOrder& Order() const override { return pipeline_->Order(); }
+  Fit Admit(const JobView& job, const SchedulingContext& ctx) const override {
+    return pipeline_->Admit(job, ctx);
+  }
+  Decisions Decide(const SchedulingContext& ctx) const override {
+    if (script_->empty()) return pipeline_->Decide(ctx);
+    Decisions decisions;
+    decisions.launches = std::exchange(*script_, {});
+    return decisions;
+  }
+
+ private:
+  std::unique_ptr<SchedulingPolicy> pipeline_;
+  std::vector<LaunchDecision>* script_;
+};
+
+// Lets any job preempt any victim once it ran 100 s (VictimBlind), and records whom each job
+// asked about.
+class RecordingPreempt final : public PreemptPlugin {
+ public:
+  static constexpr std::string_view kName = "recording-preempt";
+  static inline std::vector<std::pair<JobId, JobId>> asked;  // (job, victim)
+  static Result<std::unique_ptr<Plugin>> Create(const PluginArgs& args) {
+    DS_RETURN_IF_ERROR(args.CheckKnown({}));
+    return std::unique_ptr<Plugin>(std::make_unique<RecordingPreempt>());
+  }
+  std::string_view Name() const override { return kName; }
+  Timestamp VictimFrom(const JobView& victim) const override {
+    return victim.job().segment_start + std::chrono::seconds(100);
+  }
+  Fit MayPreempt(const JobView& job, const JobView& victim,
+                 const SchedulingContext&) const override {
+    asked.push_back({job.id(), victim.id()});
+    return Fit::Yes();
+  }
+  bool VictimBlind() const override { return true; }
+};
+
+class PipelineSharedVictimsTest : public ::testing::Test {
+ protected:
+  // Priority order, preemption (RecordingPreempt: after 100 s of run), with `quotas`.
+  void Start(Cluster cluster,
+             std::map<std::string, PipelineConfig::Quota, std::less<>> quotas = {}) {
+    ASSERT_TRUE(RegisterInTreePlugins(registry_).ok());
+    ASSERT_TRUE(registry_.Register<RecordingPreempt>().ok());
+    RecordingPreempt::asked.clear();
+    cluster_ = std::move(cluster);
+    PipelineConfig profile;
+    profile.name = "priority-shared";
+    profile.queue_sort = {"priority", {}, 1};
+    profile.score = {{"consolidate", {}, 1}};
+    profile.preempt = {{"recording-preempt", {}, 1}};
+    profile.quotas = std::move(quotas);
+    auto policy = BuildPipeline(profile, registry_);
+    ASSERT_TRUE(policy.ok()) << policy.status().ToString();
+    scheduler_ = std::make_unique<Scheduler>(
+        cluster_, std::make_unique<ScriptedLaunches>(std::move(policy).value(), &script_),
+        executor_, model_, /*seed=*/1);
+  }
+  JobId Submit(uint32_t i, int priority, Timestamp at, int gpus = 1, int cpus = 0,
+               const char* tenant = "t") {
+    JobSpec spec = MakeJob(i).Gpus(gpus).Priority(priority).Host(cpus).Spec();
+    spec.queue = tenant;
+    Result<JobId> id = scheduler_->Submit(spec, at);
+    EXPECT_TRUE(id.ok()) << id.status().ToString();
+    return *id;
+  }
+  // Queues the launch of `job` on GPU `gpu` of node 0 with `cpus`, shared or not, for the next
+  // cycle.
+  void Launch(JobId job, int gpu, ShareMode share, int cpus = 0) {
+    script_.push_back({job, Placement{{NodeGpus{NodeId(0), GpuMask{1} << gpu, cpus, 0}}}, share});
+  }
+  // Runs the cycle at `at`; with launches scripted, expects them all carried out.
+  void Cycle(Timestamp at) {
+    const size_t scripted = script_.size();
+    const CycleResult result = scheduler_->RunCycle(at);
+    EXPECT_GE(result.launches.size(), scripted);
+  }
+  std::vector<JobId> AskedAbout(JobId victim) const {
+    std::vector<JobId> jobs;
+    for (const auto& [job, v] : RecordingPreempt::asked) {
+      if (v == victim) jobs.push_back(job);
+    }
+    return jobs;
+  }
+
+  PluginRegistry registry_;
+  Cluster cluster_;
+  RecordingExecutor executor_;
+  SimpleThroughputModel model_;
+  std::vector<LaunchDecision> script_;
+  std::unique_ptr<Scheduler> scheduler_;
+};
+
+// A search walks `a` (dead: it shares GPU 0 with `g`, guarded) before `x`, whose GPU lets the
+// job start: the whole walk released both, so both are preempted, as before dead victims were
+// left out of the walk.
+TEST_F(PipelineSharedVictimsTest, ASearchThatSucceedsPreemptsTheDeadVictimsTheWholeWalkMet) {
+  Start(MakeCluster("1x2xV100"));
+  const JobId a = Submit(0, 0, kTimeZero);
+  const JobId x = Submit(1, 1, kTimeZero);
+  Launch(a, 0, ShareMode::kPacked);
+  Launch(x, 1, ShareMode::kExclusive);
+  Cycle(kTimeZero);
+  const JobId g = Submit(2, 9, AtSeconds(50));
+  Launch(g, 0, ShareMode::kPacked);
+  Cycle(AtSeconds(50));
+  ASSERT_EQ(scheduler_->state().free_total(), 0);
+
+  const JobId job = Submit(3, 5, AtSeconds(100));
+  Cycle(AtSeconds(100));
+  EXPECT_THAT(executor_.Preempted(), ElementsAre(a, x));
+  EXPECT_EQ(scheduler_->jobs().at(job).state, JobState::kQueued);  // until they stop
+}
+
+// `a` is dead while `b`, its GPU's other holder, is guarded: a search then fails. Once `b` turns
+// victim, `a` is one again, and releasing both frees the GPU.
+TEST_F(PipelineSharedVictimsTest, ADeadVictimJoinsTheWalkAgainWhenItsCoHolderTurnsVictim) {
+  Start(MakeCluster("1x1xV100"));
+  const JobId a = Submit(0, 0, kTimeZero);
+  Launch(a, 0, ShareMode::kPacked);
+  Cycle(kTimeZero);
+  const JobId b = Submit(1, 1, AtSeconds(50));
+  Launch(b, 0, ShareMode::kPacked);
+  Cycle(AtSeconds(50));
+
+  const JobId job = Submit(2, 5, AtSeconds(100));
+  Cycle(AtSeconds(100));
+  EXPECT_TRUE(executor_.Preempted().empty());
+  Cycle(AtSeconds(150));  // b's guard ends (the failed search's wake-up)
+  EXPECT_THAT(executor_.Preempted(), ElementsAre(a, b));
+  EXPECT_EQ(scheduler_->jobs().at(job).state, JobState::kQueued);  // until they stop
+}
+
+// A job whose host request the nodes limit walks the dead victims too: releasing one frees
+// its CPUs. Here `v`'s GPU alone lacks the CPUs; `d`'s (dead) make up the job's 8.
+TEST_F(PipelineSharedVictimsTest, AJobTheHostsLimitWalksTheDeadVictimsForTheirCpus) {
+  Start(OneNode(2, 8));
+  const JobId v = Submit(0, 0, kTimeZero);
+  const JobId d = Submit(1, 1, kTimeZero, 1, 4);
+  Launch(v, 1, ShareMode::kExclusive);
+  Launch(d, 0, ShareMode::kPacked, 4);
+  Cycle(kTimeZero);
+  Launch(Submit(2, 9, AtSeconds(50)), 0, ShareMode::kPacked);
+  Cycle(AtSeconds(50));
+
+  Submit(3, 5, AtSeconds(100), 1, 8);
+  Cycle(AtSeconds(100));
+  EXPECT_THAT(executor_.Preempted(), ElementsAre(v, d));
+}
+
+// Tenant g's guarantee (one GPU, 21 CPUs) shields its dead victim `d` (one GPU, 32 CPUs) from
+// tenant b's job, though not every job of g (g holds 32 CPUs): the whole walk passes over `d`,
+// so b's failed search stands for no job of another tenant (Cycle::failed_unshielded), and g's
+// own job, ranked below it, still searches (and asks about `v`).
+TEST_F(PipelineSharedVictimsTest, AGuaranteeShieldingADeadVictimKeepsAFailedSearchFromStanding) {
+  Start(OneNode(3, 64), {{"g", {0.34, 1.0}}, {"b", {0.0, 1.0}}, {"o", {0.0, 1.0}}});
+  const JobId d = Submit(0, 0, kTimeZero, 1, 32, "g");
+  const JobId v = Submit(1, 1, kTimeZero, 1, 0, "o");
+  const JobId x = Submit(2, 10, kTimeZero, 1, 0, "o");
+  Launch(d, 0, ShareMode::kPacked, 32);
+  Launch(v, 1, ShareMode::kExclusive);
+  Launch(x, 2, ShareMode::kExclusive);
+  Cycle(kTimeZero);
+  Launch(Submit(3, 10, AtSeconds(50), 1, 0, "o"), 0, ShareMode::kPacked);
+  Cycle(AtSeconds(50));
+
+  const JobId from_b = Submit(4, 5, AtSeconds(100), 2, 0, "b");
+  const JobId from_g = Submit(5, 5, AtSeconds(100), 2, 0, "g");
+  Cycle(AtSeconds(100));
+  EXPECT_TRUE(executor_.Preempted().empty());
+  EXPECT_THAT(AskedAbout(v), ElementsAre(from_b, from_g));
+}
+
 }  // namespace
 }  // namespace dlsched

@@ -250,6 +250,97 @@ TEST_F(RunningIndexTest, FilesNoTenantsWithoutATenantIndex) {
   EXPECT_TRUE(index.victims_by_tenant().empty());
 }
 
+// A victim sharing its GPU with a job that is no victim is dead: filed apart, under its tenant
+// too, until the co-holder turns victim or leaves; it dies again when a co-holder is asked to
+// stop. Only the shared jobs on one GPU are concerned.
+TEST_F(RunningIndexTest, AVictimSharingAGpuWithNoVictimIsDeadUntilItsCoHolderTurnsVictimOrGoes) {
+  const Remaining sort;
+  const MinuteGuard guard;
+  const RankOrder order(&sort, {&guard}, /*by_tenant=*/true);
+  RunningIndex index(jobs_, order);
+  const auto start = [&](int remaining_s, int start_s, int gpu, ShareMode share) {
+    const JobId id = Start(remaining_s, start_s);
+    Job& job = jobs_.at(id);
+    job.spec.queue = "x";
+    job.placement = Placement{{NodeGpus{NodeId(0), GpuMask{1} << gpu}}};
+    job.share = share;
+    return id;
+  };
+  const auto dead = [&] {
+    std::vector<JobId> ids;
+    for (const RankKey& key : index.dead_victims()) ids.push_back(key.id);
+    return ids;
+  };
+  const auto tenant_dead = [&] {
+    std::vector<JobId> ids;
+    for (const RankKey& key : index.victims_by_tenant().at("x").dead) ids.push_back(key.id);
+    return ids;
+  };
+  const JobId a = start(500, -60, 0, ShareMode::kPacked);
+  const JobId b = start(300, 0, 0, ShareMode::kPacked);  // guarded until 60 s
+  const JobId c = start(400, -60, 1, ShareMode::kPacked);
+  const JobId d = start(200, -60, 1, ShareMode::kPacked);
+  const JobId e = start(100, -60, 2, ShareMode::kExclusive);
+  // An exclusive job's GPU number may be another's shared one on another node: no co-holder.
+  const JobId f = start(600, 0, 1, ShareMode::kExclusive);
+  jobs_.at(f).placement.parts.front().node = NodeId(1);
+  index.Refresh(At(0));
+  for (JobId id : {a, b, c, d, e, f}) index.Insert(id, At(0));
+  EXPECT_THAT(Victims(index), ElementsAre(e, d, c));  // c and d share GPU 1, both victims
+  EXPECT_THAT(dead(), ElementsAre(a));                // b, guarded, holds GPU 0 with it
+  EXPECT_THAT(tenant_dead(), ElementsAre(a));
+  ASSERT_TRUE(index.CheckOrder(At(0)).ok()) << index.CheckOrder(At(0)).message();
+
+  jobs_.at(d).preempt_requested = true;
+  index.Stopping(d);  // d stays on GPU 1 until it stops: c is dead now
+  EXPECT_THAT(Victims(index), ElementsAre(e));
+  EXPECT_THAT(dead(), ElementsAre(c, a));
+  ASSERT_TRUE(index.CheckOrder(At(0)).ok()) << index.CheckOrder(At(0)).message();
+  index.Erase(d);  // gone: c alive again
+  EXPECT_THAT(Victims(index), ElementsAre(e, c));
+  EXPECT_THAT(dead(), ElementsAre(a));
+
+  index.Refresh(At(60));  // b's (and f's) guard ends: a and b are both victims of GPU 0
+  EXPECT_THAT(Victims(index), ElementsAre(e, b, c, a, f));
+  EXPECT_TRUE(dead().empty());
+  EXPECT_TRUE(tenant_dead().empty());
+  EXPECT_EQ(index.size(), 5u);
+  ASSERT_TRUE(index.CheckOrder(At(60)).ok()) << index.CheckOrder(At(60)).message();
+
+  const JobId g = start(50, 60, 0, ShareMode::kPacked);  // a third, guarded holder of GPU 0
+  index.Insert(g, At(60));
+  EXPECT_THAT(Victims(index), ElementsAre(e, c, f));
+  EXPECT_THAT(dead(), ElementsAre(b, a));
+  ASSERT_TRUE(index.CheckOrder(At(60)).ok()) << index.CheckOrder(At(60)).message();
+  index.Erase(g);
+  EXPECT_THAT(Victims(index), ElementsAre(e, b, c, a, f));
+  EXPECT_TRUE(index.CheckOrder(At(60)).ok()) << index.CheckOrder(At(60)).message();
+}
+
+// CheckOrder finds a job whose shared GPU moved behind the index's back (so its victims' standing,
+// dead or alive, may be wrong).
+TEST_F(RunningIndexTest, CheckOrderFindsAJobFiledOnAnotherSharedGpuThanItHolds) {
+  const Remaining sort;
+  const MinuteGuard guard;
+  const RankOrder order(&sort, {&guard}, /*by_tenant=*/false);
+  RunningIndex index(jobs_, order);
+  const JobId a = Start(500, -60);
+  const JobId b = Start(300, 0);  // guarded
+  for (JobId id : {a, b}) {
+    jobs_.at(id).placement = Placement{{NodeGpus{NodeId(0), GpuMask{1}}}};
+    jobs_.at(id).share = ShareMode::kPacked;
+  }
+  jobs_.at(b).placement.parts.front().gpus = GpuMask{2};
+  index.Refresh(At(0));
+  for (JobId id : {a, b}) index.Insert(id, At(0));
+  EXPECT_THAT(Victims(index), ElementsAre(a));
+  ASSERT_TRUE(index.CheckOrder(At(0)).ok()) << index.CheckOrder(At(0)).message();
+  jobs_.at(b).placement.parts.front().gpus = GpuMask{1};
+  const Status moved = index.CheckOrder(At(0));
+  EXPECT_EQ(moved.code(), StatusCode::kInternal);
+  EXPECT_THAT(moved.message(), HasSubstr("job 1 is filed on another shared GPU than it holds"));
+}
+
 TEST(RankOrderTest, TheDefaultRanksAllAlikeAndNeverTakesAVictim) {
   const Job job = testing::MakeJob(3).Priority(9).Submit(seconds(5)).Running(At(0)).Build();
   const JobView view(job, At(100));

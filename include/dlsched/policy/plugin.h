@@ -151,6 +151,10 @@ class PreemptPlugin : public Plugin {
   // victim search, which meets victims lowest rank first, stops at the first such victim when
   // this plugin is the first to be asked.
   virtual bool LowerRankOnly() const { return false; }
+  // True where MayPreempt answers every victim as MayPreemptAny answers the job (the answer
+  // never depends on the victim): a victim search whose job every such plugin accepts needs to
+  // ask none of them about a victim it may leave out.
+  virtual bool VictimBlind() const { return false; }
 };
 
 }  // namespace dlsched

@@ -25,6 +25,8 @@ class PriorityPreempt final : public PreemptPlugin {
   Fit MayPreempt(const JobView& job, const JobView& victim,
                  const SchedulingContext& ctx) const override;
   bool LowerRankOnly() const override { return lower_rank_only_; }
+  // Without lower_rank_only it refuses no victim.
+  bool VictimBlind() const override { return !lower_rank_only_; }
 
  private:
   Duration min_run_;

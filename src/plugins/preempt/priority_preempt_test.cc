@@ -15,5 +15,16 @@ TEST(PriorityPreemptTest, LowerRankOnlyFollowsItsArgument) {
   EXPECT_FALSE(static_cast<const PreemptPlugin&>(**plugin).LowerRankOnly());
 }
 
+// Without lower_rank_only it accepts every victim, so a victim search may leave victims out
+// without asking about them (PipelinePolicy's dead victims); with it, the answer is the victim's.
+TEST(PriorityPreemptTest, VictimBlindWithoutLowerRankOnly) {
+  auto plugin = PriorityPreempt::Create(PluginArgs({{"min_run_s", "1800"}}));
+  ASSERT_TRUE(plugin.ok());
+  EXPECT_TRUE(static_cast<const PreemptPlugin&>(**plugin).VictimBlind());
+  plugin = PriorityPreempt::Create(PluginArgs({{"lower_rank_only", "true"}}));
+  ASSERT_TRUE(plugin.ok());
+  EXPECT_FALSE(static_cast<const PreemptPlugin&>(**plugin).VictimBlind());
+}
+
 }  // namespace
 }  // namespace dlsched
