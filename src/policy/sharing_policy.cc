@@ -117,16 +117,14 @@ class SharingPolicy final : public SchedulingPolicy {
     if (singles == ctx.queue.by_gang_order().end() || config_.max_jobs_per_gpu == 1) {
       return candidates;  // k = 1: none is open
     }
-    // The base's launches, marked by job index with this call's stamp: O(1) per look.
+    // The base's launches, marked by job index (the table's) with this call's stamp: O(1) per
+    // look.
     ++launch_stamp_;
+    if (launched_at_.size() < ctx.jobs.size()) launched_at_.resize(ctx.jobs.size(), 0);
     for (const LaunchDecision& launch : decisions.launches) {
-      const size_t i = launch.job.index();
-      if (i >= launched_at_.size()) launched_at_.resize(i + 1, 0);
-      launched_at_[i] = launch_stamp_;
+      launched_at_[launch.job.index()] = launch_stamp_;
     }
-    const auto launched = [&](JobId id) {
-      return id.index() < launched_at_.size() && launched_at_[id.index()] == launch_stamp_;
-    };
+    const auto launched = [&](JobId id) { return launched_at_[id.index()] == launch_stamp_; };
     int left_to_base = 0;
     for (const PreemptDecision& p : decisions.preemptions) {
       left_to_base += ctx.jobs.at(p.job).spec.num_gpus;

@@ -36,13 +36,10 @@ class PairSlowdownMemo {
 
   // Spreads jobs over the entries; SameBits decides.
   static uint64_t Hash(const SharingJob& job) {
-    const uint64_t h = (std::bit_cast<uint64_t>(job.sm_util) ^
-                        static_cast<uint64_t>(static_cast<uint32_t>(job.type))) *
-                           0x9e3779b97f4a7c15ULL ^
-                       (std::bit_cast<uint64_t>(job.mem_bw_util) ^
-                        static_cast<uint64_t>(job.memory_mib)) *
-                           0xc2b2ae3d27d4eb4fULL;
-    return h ^ (h >> 29);
+    return (std::bit_cast<uint64_t>(job.sm_util) ^ (std::bit_cast<uint64_t>(job.mem_bw_util) >> 7) ^
+            static_cast<uint64_t>(job.memory_mib) ^
+            static_cast<uint64_t>(static_cast<uint32_t>(job.type)) << 40) *
+           0x9e3779b97f4a7c15ULL;
   }
 
   // `hash_a`, `hash_b`: Hash(a), Hash(b). Precondition: Use since the last model was destroyed.
@@ -87,7 +84,7 @@ class GroupEvaluator {
                  std::vector<uint64_t>& hashes, PairSlowdownMemo& pairs)
       : jobs_(jobs),
         model_(model),
-        bound_(bound),
+        limit_(bound + kSlowdownTolerance),
         group_(group),
         speeds_(speeds),
         hashes_(hashes),
@@ -122,7 +119,7 @@ class GroupEvaluator {
     double total = 0.0;
     for (double speed : speeds_) {
       const double slowdown = SlowdownOf(speed);
-      if (slowdown > bound_ + kSlowdownTolerance) return std::nullopt;
+      if (slowdown > limit_) return std::nullopt;
       total += slowdown;
     }
     return total;
@@ -158,8 +155,7 @@ class GroupEvaluator {
   // Cost of the group {a, b}, a first (the order of the sum).
   std::optional<double> PairCost(int a, int b) const {
     const auto [slowdown_a, slowdown_b] = PairSlowdowns(a, b);
-    if (slowdown_a > bound_ + kSlowdownTolerance) return std::nullopt;
-    if (slowdown_b > bound_ + kSlowdownTolerance) return std::nullopt;
+    if (slowdown_a > limit_ || slowdown_b > limit_) return std::nullopt;
     return slowdown_a + slowdown_b;
   }
   // SlowdownOf the model's PairSpeed(a, b) and PairSpeed(b, a), through the memo.
@@ -176,7 +172,7 @@ class GroupEvaluator {
 
   std::span<const PackJob> jobs_;
   const InterferenceModel& model_;
-  double bound_;
+  double limit_;  // the bound, within kSlowdownTolerance
   std::vector<SharingJob>& group_;
   std::vector<double>& speeds_;
   std::vector<uint64_t>& hashes_;
@@ -260,8 +256,9 @@ struct SearchSlot {
 
 // A move's cost (GroupEvaluator::Cost of the slot with the job added), as of a slot version.
 struct MoveMemo {
+  double cost = 0.0;  // when has_cost
   int version = -1;
-  std::optional<double> cost;
+  bool has_cost = false;
 };
 
 
@@ -589,10 +586,12 @@ int HeuristicSlots(std::span<const PackJob> jobs, const PackOptions& options, Gr
           } else {
             MoveMemo& m = row[h];
             if (m.version != st.version) {
-              m.cost = eval.CostWith(gpus[h], i);
+              const std::optional<double> cost = eval.CostWith(gpus[h], i);
+              m.has_cost = cost.has_value();
+              m.cost = cost.value_or(0.0);
               m.version = st.version;
             }
-            c = m.cost;
+            if (m.has_cost) c = m.cost;
           }
           if (c.has_value()) consider(*without - cost_g + *c - st.cost, h, -1);
         }
