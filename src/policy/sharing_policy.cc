@@ -68,6 +68,9 @@ class SharingPolicy final : public SchedulingPolicy {
     if (!t.arrivals && !t.departures && !t.suspensions && !t.timer && decisions.empty()) {
       return decisions;
     }
+    // Candidates join only open shared GPUs (Candidates syncs them first and looks for none while
+    // no GPU is open); the interference migration reads the copies of those they joined (every
+    // other GPU holds its running jobs only).
     const std::vector<JobId>& candidates = Candidates(ctx, decisions);
     // Observed demand changes only when a run segment ends; GPUs free up for jobs to move to
     // only when nothing waits (every waiting job is launched this cycle).
@@ -75,8 +78,6 @@ class SharingPolicy final : public SchedulingPolicy {
                                                  ctx.queue.size() <= decisions.launches.size());
     if (candidates.empty() && !may_migrate) return decisions;
     DS_CHECK(ctx.shared_gpus != nullptr) << "a context with a SharingView names the shared GPUs";
-    // Candidates join only open shared GPUs with room left; the interference migration reads
-    // the copies of those they joined (every other GPU holds its running jobs only).
     const std::span<const SharedGpu> packed = PlaceCandidates(ctx, candidates, decisions);
     if (may_migrate) Migrate(ctx, packed, base_launches, decisions);
     return decisions;
@@ -105,22 +106,32 @@ class SharingPolicy final : public SchedulingPolicy {
   // selectors or preferences (the packer places by GPU type only), and not killed out of memory
   // within min_residence. The first ones, as many GPUs as the base's preemptions free, are left
   // to the base: those preemptions are likely for them.
+  // At the first one found it brings open_index_ up to date (PlaceCandidates reads it), and
+  // while no GPU is open (k = 1 included) it returns none: none could join one.
   // The result is candidates_, valid until the next call.
   const std::vector<JobId>& Candidates(const SchedulingContext& ctx,
                                        const Decisions& decisions) const {
     std::vector<JobId>& candidates = candidates_;
     candidates.clear();
     const auto singles = ctx.queue.by_gang_order().find(1);
-    if (singles == ctx.queue.by_gang_order().end()) return candidates;
-    std::vector<JobId>& launched = launched_;
-    SortedIds(decisions.launches, launched);
+    if (singles == ctx.queue.by_gang_order().end() || config_.max_jobs_per_gpu == 1) {
+      return candidates;  // k = 1: none is open
+    }
+    // The base's launches, marked by job index (the table's) with this call's stamp: O(1) per
+    // look.
+    ++launch_stamp_;
+    if (launched_at_.size() < ctx.jobs.size()) launched_at_.resize(ctx.jobs.size(), 0);
+    for (const LaunchDecision& launch : decisions.launches) {
+      launched_at_[launch.job.index()] = launch_stamp_;
+    }
+    const auto launched = [&](JobId id) { return launched_at_[id.index()] == launch_stamp_; };
     int left_to_base = 0;
     for (const PreemptDecision& p : decisions.preemptions) {
       left_to_base += ctx.jobs.at(p.job).spec.num_gpus;
     }
     for (const RankKey& key : singles->second) {
       if (static_cast<int>(candidates.size()) >= config_.max_candidates) break;
-      if (Contains(launched, key.id)) continue;
+      if (launched(key.id)) continue;
       if (left_to_base > 0) {
         --left_to_base;
         continue;
@@ -129,9 +140,17 @@ class SharingPolicy final : public SchedulingPolicy {
       if (!job.spec.selector.empty() || !job.spec.preferences.empty()) continue;
       // After an out-of-memory kill, a GPU of its own for min_residence (no kill loops).
       if (job.last_oom != kTimeNever && ctx.now - job.last_oom < config_.min_residence) continue;
+      if (candidates.empty() && !SyncOpenGpus(ctx)) return candidates;
       candidates.push_back(key.id);
     }
     return candidates;
+  }
+
+  // Brings open_index_ up to date; whether any shared GPU is open.
+  bool SyncOpenGpus(const SchedulingContext& ctx) const {
+    DS_CHECK(ctx.shared_gpus != nullptr) << "a context with a SharingView names the shared GPUs";
+    open_index_.Sync(ctx.cluster, ctx.state, ctx.jobs, *ctx.shared_gpus, *ctx.sharing);
+    return !open_index_.groups().empty();
   }
 
   static bool MayRunOn(const Job& job, GpuTypeId type, const Cluster& cluster) {
@@ -139,16 +158,16 @@ class SharingPolicy final : public SchedulingPolicy {
     return std::ranges::find(job.failed_gpu_types, type) == job.failed_gpu_types.end();
   }
 
-  // Packs candidates beside the jobs on open shared GPUs (OpenSharedGpus, less those of the
-  // base's preemptions: their holders are leaving, and the base counts on the GPU), one GPU type
-  // and one sharing group at a time, ascending. Returns the GPUs jobs joined, by node
-  // and GPU, with the jobs placed on them: a view of joined_gpus_, valid until the next call.
+  // Packs candidates beside the jobs on open shared GPUs (OpenSharedGpus, as Candidates synced it,
+  // less those of the base's preemptions: their holders are leaving, and the base counts on the
+  // GPU), one GPU type and one sharing group at a time, ascending. Returns the GPUs jobs joined,
+  // by node and GPU, with the jobs placed on them: a view of joined_gpus_, valid until the next
+  // call.
   std::span<const SharedGpu> PlaceCandidates(const SchedulingContext& ctx,
                                              const std::vector<JobId>& candidates,
                                              Decisions& decisions) const {
     joined_count_ = 0;
-    if (candidates.empty() || config_.max_jobs_per_gpu == 1) return {};  // k = 1: none is open
-    open_index_.Sync(ctx.cluster, ctx.state, ctx.jobs, *ctx.shared_gpus, *ctx.sharing);
+    if (candidates.empty()) return {};
     // The open GPUs of the base's preempted jobs, ascending by cluster GPU index.
     std::vector<uint32_t>& excluded = excluded_;
     excluded.clear();
@@ -212,20 +231,19 @@ class SharingPolicy final : public SchedulingPolicy {
       return false;
     });
     if (capacity < 0) return;
-    std::vector<sharing::PackJob>& offered_jobs = offered_jobs_;
-    std::vector<size_t>& offered = offered_;  // into candidates
-    offered_jobs.clear();
+    // (index into candidates, the memory it packs as)
+    std::vector<std::pair<size_t, int64_t>>& offered = offered_;
     offered.clear();
     int64_t least_mib = capacity;
     for (size_t c = 0; c < candidates.size(); ++c) {
       if (placed[c] || !MayRunOn(ctx.jobs.at(candidates[c]), type, ctx.cluster)) continue;
       if (ctx.sharing->ShareGroup(candidates[c]) != group) continue;
-      if (ctx.sharing->MemoryDemandMib(candidates[c], config_.memory_percentile) > capacity) {
-        continue;  // it could not run here even alone
-      }
-      offered_jobs.push_back(PackJobOf(ctx, candidates[c], -1));
-      least_mib = std::min(least_mib, offered_jobs.back().memory_mib);
-      offered.push_back(c);
+      const int64_t demand_mib =
+          ctx.sharing->MemoryDemandMib(candidates[c], config_.memory_percentile);
+      if (demand_mib > capacity) continue;  // it could not run here even alone
+      const int64_t pack_mib = PackMemoryMib(demand_mib);
+      least_mib = std::min(least_mib, pack_mib);
+      offered.emplace_back(c, pack_mib);
     }
     if (offered.empty()) return;
     // The packers join a job to a GPU only where its demand fits the memory the GPU's holders
@@ -252,7 +270,9 @@ class SharingPolicy final : public SchedulingPolicy {
     });
     if (kept.empty()) return;
     const size_t first_candidate = jobs.size();
-    jobs.insert(jobs.end(), offered_jobs.begin(), offered_jobs.end());
+    for (const auto& [c, pack_mib] : offered) {
+      jobs.push_back({ctx.sharing->Features(candidates[c]), pack_mib, /*pinned_gpu=*/-1});
+    }
     sharing::PackOptions options;
     options.gpu_memory_mib = capacity;
     options.max_jobs_per_gpu = config_.max_jobs_per_gpu;
@@ -269,7 +289,7 @@ class SharingPolicy final : public SchedulingPolicy {
       const int slot = gpu_of[first_candidate + o];
       if (slot < 0) continue;
       const OpenSharedGpus::Gpu& gpu = open_index_.gpu(kept[static_cast<size_t>(slot)]);
-      const JobId id = candidates[offered[o]];
+      const JobId id = candidates[offered[o].first];
       // A GPU's second holder needs host CPUs and memory of its own on the node too.
       const NodeGpus part =
           ctx.state.Part(gpu.node, GpuMask{1} << gpu.gpu,
@@ -277,7 +297,7 @@ class SharingPolicy final : public SchedulingPolicy {
       if (!HostRoomLeft(ctx, decisions, part)) continue;
       decisions.launches.push_back({id, Placement{{part}}, config_.mode});
       Joined(ctx, gpu.node, gpu.gpu).push_back(id);
-      placed[offered[o]] = 1;
+      placed[offered[o].first] = 1;
     }
   }
 
@@ -296,20 +316,11 @@ class SharingPolicy final : public SchedulingPolicy {
     return ctx.state.HasHostRoom(part.node, need);
   }
 
-  // The packer's view of a job. Time-sliced GPUs swap the others' memory out between turns, so
+  // The memory the packer sees a job demand (PackJob::memory_mib) whose MemoryDemandMib at the
+  // percentile is `demand_mib`. Time-sliced GPUs swap the others' memory out between turns, so
   // there only each job's own demand must fit (checked before packing): it packs as 0 MiB.
-  sharing::PackJob PackJobOf(const SchedulingContext& ctx, JobId id, int pinned_gpu) const {
-    sharing::PackJob job;
-    job.job = ctx.sharing->Features(id);
-    job.memory_mib = PackMemoryMib(ctx, id);
-    job.pinned_gpu = pinned_gpu;
-    return job;
-  }
-  // The memory a job packs as (PackJobOf's memory_mib).
-  int64_t PackMemoryMib(const SchedulingContext& ctx, JobId id) const {
-    return config_.mode == ShareMode::kTimeSliced
-               ? 0
-               : ctx.sharing->MemoryDemandMib(id, config_.memory_percentile);
+  int64_t PackMemoryMib(int64_t demand_mib) const {
+    return config_.mode == ShareMode::kTimeSliced ? 0 : demand_mib;
   }
 
   // Each holder's predicted slowdown on a GPU of `type`, in holder order. The result views
@@ -491,12 +502,12 @@ class SharingPolicy final : public SchedulingPolicy {
   // answer, and PredictedSlowdowns'; Candidates', PlaceCandidates' and PlaceInGroup's (the GPUs
   // jobs joined among them), Migrate's.
   mutable std::vector<JobId> candidates_;
-  mutable std::vector<JobId> launched_;
+  mutable std::vector<uint64_t> launched_at_;  // per job index: the stamp of its launch
+  mutable uint64_t launch_stamp_ = 0;
   mutable std::vector<JobId> preempted_;
   mutable std::vector<char> placed_;
   mutable std::vector<uint32_t> excluded_;
-  mutable std::vector<sharing::PackJob> offered_jobs_;
-  mutable std::vector<size_t> offered_;
+  mutable std::vector<std::pair<size_t, int64_t>> offered_;
   mutable std::vector<sharing::PackJob> pack_jobs_;
   mutable std::vector<uint32_t> kept_;
   mutable std::vector<JobId> moving_;

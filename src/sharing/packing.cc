@@ -19,12 +19,79 @@ constexpr double kMinImprovement = 1e-9;
 // HeuristicPack remembers move costs while visited jobs x slots stays within this (16 MiB).
 constexpr size_t kMaxMoveMemo = size_t{1} << 20;
 
-// Predicted slowdowns of small groups, in scratch buffers the caller keeps (`group`, `speeds`).
+// Both pair slowdowns of two jobs (SlowdownOf PairSpeed(a, b) and of PairSpeed(b, a)) by their
+// features, remembered across calls for one model: a pair's speeds are a function of the two
+// feature vectors (models are immutable), and one scheduling cycle's packing asks about the pairs
+// the last one asked about, of the jobs still waiting beside the jobs still running.
+// Direct-mapped; an entry answers only features with the same bits, and only the model it was
+// filled for (Use forgets every entry when the model is another object). The caller hashes each
+// job once (Hash).
+class PairSlowdownMemo {
+ public:
+  void Use(const InterferenceModel& model) {
+    if (model_ == &model) return;
+    model_ = &model;
+    entries_.assign(kEntries, Entry{});
+  }
+
+  // Spreads jobs over the entries; SameBits decides.
+  static uint64_t Hash(const SharingJob& job) {
+    return (std::bit_cast<uint64_t>(job.sm_util) ^ (std::bit_cast<uint64_t>(job.mem_bw_util) >> 7) ^
+            static_cast<uint64_t>(job.memory_mib) ^
+            static_cast<uint64_t>(static_cast<uint32_t>(job.type)) << 40) *
+           0x9e3779b97f4a7c15ULL;
+  }
+
+  // `hash_a`, `hash_b`: Hash(a), Hash(b). Precondition: Use since the last model was destroyed.
+  std::pair<double, double> Slowdowns(const SharingJob& a, uint64_t hash_a, const SharingJob& b,
+                                      uint64_t hash_b) {
+    Entry& e = entries_[((hash_a + hash_b * 0x9e3779b97f4a7c15ULL) >> 32) % kEntries];
+    if (!e.set || !SameBits(e.a, a) || !SameBits(e.b, b)) {
+      e.set = true;
+      e.a = a;
+      e.b = b;
+      e.slowdown_a = SlowdownOf(model_->PairSpeed(a, b));
+      e.slowdown_b = SlowdownOf(model_->PairSpeed(b, a));
+    }
+    return {e.slowdown_a, e.slowdown_b};
+  }
+
+ private:
+  static constexpr size_t kEntries = 4096;
+  struct Entry {
+    bool set = false;
+    SharingJob a;
+    SharingJob b;
+    double slowdown_a = 0.0;
+    double slowdown_b = 0.0;
+  };
+  static bool SameBits(const SharingJob& a, const SharingJob& b) {
+    return a.type == b.type && a.memory_mib == b.memory_mib &&
+           std::bit_cast<uint64_t>(a.sm_util) == std::bit_cast<uint64_t>(b.sm_util) &&
+           std::bit_cast<uint64_t>(a.mem_bw_util) == std::bit_cast<uint64_t>(b.mem_bw_util);
+  }
+
+  const InterferenceModel* model_ = nullptr;
+  std::vector<Entry> entries_;  // kEntries once Use was called
+};
+
+// Predicted slowdowns of small groups, in scratch buffers the caller keeps (`group`, `speeds`,
+// `hashes` for the jobs' PairSlowdownMemo::Hash, and `pairs`, pointed at `model`).
 class GroupEvaluator {
  public:
   GroupEvaluator(std::span<const PackJob> jobs, const InterferenceModel& model, double bound,
-                 std::vector<SharingJob>& group, std::vector<double>& speeds)
-      : jobs_(jobs), model_(model), bound_(bound), group_(group), speeds_(speeds) {}
+                 std::vector<SharingJob>& group, std::vector<double>& speeds,
+                 std::vector<uint64_t>& hashes, PairSlowdownMemo& pairs)
+      : jobs_(jobs),
+        model_(model),
+        limit_(bound + kSlowdownTolerance),
+        group_(group),
+        speeds_(speeds),
+        hashes_(hashes),
+        pairs_(pairs) {
+    pairs_.Use(model);
+    hashes_.assign(jobs.size(), 0);
+  }
 
   // Sum of slowdowns of `members` without `skip` and with `add` (-1 = none), or nullopt when a
   // job's slowdown exceeds the bound. 0 for an empty group.
@@ -52,7 +119,7 @@ class GroupEvaluator {
     double total = 0.0;
     for (double speed : speeds_) {
       const double slowdown = SlowdownOf(speed);
-      if (slowdown > bound_ + kSlowdownTolerance) return std::nullopt;
+      if (slowdown > limit_) return std::nullopt;
       total += slowdown;
     }
     return total;
@@ -72,10 +139,9 @@ class GroupEvaluator {
       return;
     }
     if (members.size() == 2) {
-      slowdown[members[0]] =
-          SlowdownOf(model_.PairSpeed(jobs_[members[0]].job, jobs_[members[1]].job));
-      slowdown[members[1]] =
-          SlowdownOf(model_.PairSpeed(jobs_[members[1]].job, jobs_[members[0]].job));
+      const auto [slowdown_0, slowdown_1] = PairSlowdowns(members[0], members[1]);
+      slowdown[members[0]] = slowdown_0;
+      slowdown[members[1]] = slowdown_1;
       return;
     }
     group_.clear();
@@ -86,21 +152,32 @@ class GroupEvaluator {
   }
 
  private:
-  // Cost of the group {a, b}, a first (the order of the sum). b's slowdown is not asked for
-  // where a's already breaks the bound (models are immutable: the same answer).
-  std::optional<double> PairCost(int a, int b) const {
-    const double slowdown_a = SlowdownOf(model_.PairSpeed(jobs_[a].job, jobs_[b].job));
-    if (slowdown_a > bound_ + kSlowdownTolerance) return std::nullopt;
-    const double slowdown_b = SlowdownOf(model_.PairSpeed(jobs_[b].job, jobs_[a].job));
-    if (slowdown_b > bound_ + kSlowdownTolerance) return std::nullopt;
+  // Cost of the group {a, b}, a first (the order of the sum). Always inlined: the packers' most
+  // frequent call (every probe and move beside one job), where the call itself cost a sixth.
+  [[gnu::always_inline]] std::optional<double> PairCost(int a, int b) const {
+    const auto [slowdown_a, slowdown_b] = PairSlowdowns(a, b);
+    if (slowdown_a > limit_ || slowdown_b > limit_) return std::nullopt;
     return slowdown_a + slowdown_b;
+  }
+  // SlowdownOf the model's PairSpeed(a, b) and PairSpeed(b, a), through the memo.
+  std::pair<double, double> PairSlowdowns(int a, int b) const {
+    return pairs_.Slowdowns(jobs_[a].job, HashOf(a), jobs_[b].job, HashOf(b));
+  }
+  // PairSlowdownMemo::Hash of a job's features (never 0), at its first pair: most jobs of a packing
+  // are never paired.
+  uint64_t HashOf(int j) const {
+    uint64_t& hash = hashes_[j];
+    if (hash == 0) hash = PairSlowdownMemo::Hash(jobs_[j].job) | 1;
+    return hash;
   }
 
   std::span<const PackJob> jobs_;
   const InterferenceModel& model_;
-  double bound_;
+  double limit_;  // the bound, within kSlowdownTolerance
   std::vector<SharingJob>& group_;
   std::vector<double>& speeds_;
+  std::vector<uint64_t>& hashes_;
+  PairSlowdownMemo& pairs_;
 };
 
 // A max-tree over GPU slots' free memory (-1 for a slot nothing may join: unopened, full or
@@ -170,6 +247,7 @@ struct OrderKey {
 // HeuristicSlots' view of a slot position, read at every visit of the slot.
 struct SearchSlot {
   int64_t used_mib = 0;
+  int64_t room_mib = -1;  // the memory a job joining it may demand: -1 when full or closed
   double cost = 0.0;      // its members' total slowdown
   int version = 0;        // counts the changes of its members
   uint32_t size = 0;      // members
@@ -179,62 +257,17 @@ struct SearchSlot {
 
 // A move's cost (GroupEvaluator::Cost of the slot with the job added), as of a slot version.
 struct MoveMemo {
+  double cost = 0.0;  // when has_cost
   int version = -1;
-  std::optional<double> cost;
+  bool has_cost = false;
 };
 
-// The cost of a visited job beside one other job, by the other's features: a pair's cost is a
-// function of the two jobs' features (the model is immutable), and the jobs waiting and running
-// are of few kinds, so one visit meets the same holder many times. Direct-mapped; an entry
-// answers only the visit that wrote it (its stamp) and only features with the same bits.
-class PairMemo {
- public:
-  // Forgets every entry: the next visit (another job, or the same in another packing).
-  void NextVisit() { ++stamp_; }
-
-  template <typename Compute>
-  std::optional<double> Get(const SharingJob& other, Compute compute) {
-    Entry& e = entries_[Hash(other) % kEntries];
-    if (e.stamp != stamp_ || !SameBits(e.other, other)) {
-      e.stamp = stamp_;
-      e.other = other;
-      e.cost = compute();
-    }
-    return e.cost;
-  }
-
- private:
-  static constexpr size_t kEntries = 64;
-  struct Entry {
-    uint64_t stamp = 0;  // 0: never written (stamp_ starts at 1)
-    SharingJob other;
-    std::optional<double> cost;
-  };
-  static uint64_t Hash(const SharingJob& job) {
-    uint64_t h = static_cast<uint64_t>(static_cast<uint32_t>(job.type));
-    for (uint64_t word :
-         {std::bit_cast<uint64_t>(job.sm_util), std::bit_cast<uint64_t>(job.mem_bw_util),
-          static_cast<uint64_t>(job.memory_mib)}) {
-      h = (h ^ word) * 0x9e3779b97f4a7c15ULL;
-    }
-    return h ^ (h >> 32);
-  }
-  static bool SameBits(const SharingJob& a, const SharingJob& b) {
-    return a.type == b.type && a.memory_mib == b.memory_mib &&
-           std::bit_cast<uint64_t>(a.sm_util) == std::bit_cast<uint64_t>(b.sm_util) &&
-           std::bit_cast<uint64_t>(a.mem_bw_util) == std::bit_cast<uint64_t>(b.mem_bw_util);
-  }
-
-  std::array<Entry, kEntries> entries_{};
-  uint64_t stamp_ = 1;
-};
 
 }  // namespace
 
 // Every buffer of one packing, kept by a PackScratch between calls.
 struct PackScratch::Buffers {
   Slots slots;
-  std::vector<int> unplaced;
   std::vector<OrderKey> keys;     // GreedySlots' heap of the unpinned jobs' order
   std::vector<int64_t> tree;      // FreeMemoryTree's
   std::vector<SharingJob> group;  // GroupEvaluator's
@@ -247,7 +280,9 @@ struct PackScratch::Buffers {
   std::vector<int> visits;
   std::vector<int> row_of;
   std::vector<MoveMemo> memo;
-  PairMemo pair_memo;
+  // GroupEvaluator's: the jobs' hashes, and the pair speeds it remembers across calls.
+  std::vector<uint64_t> hashes;
+  PairSlowdownMemo pairs;
 };
 
 PackScratch::PackScratch() : buffers_(std::make_unique<Buffers>()) {}
@@ -320,30 +355,39 @@ void Number(const Slots& slots, size_t num_jobs, std::vector<int>& gpu_of) {
   }
 }
 
-// The Packing of the slots: gpu_of, each list sorted, slowdowns and their total.
-Packing Finish(Slots& slots, std::vector<int>& unplaced, GroupEvaluator& eval, size_t num_jobs) {
+// The Packing of the slots: gpu_of, each list sorted, slowdowns and their total, and the jobs on
+// no slot (never a pinned one) as unplaced.
+Packing Finish(Slots& slots, GroupEvaluator& eval, size_t num_jobs) {
   Packing packing;
   packing.slowdown.assign(num_jobs, 0.0);
   Number(slots, num_jobs, packing.gpu_of);
+  for (size_t j = 0; j < num_jobs; ++j) {
+    if (packing.gpu_of[j] < 0) packing.unplaced.push_back(static_cast<int>(j));
+  }
   for (std::vector<int>& members : slots.members) {
     if (members.empty()) continue;
     std::sort(members.begin(), members.end());
     eval.Slowdowns(members, packing.slowdown);
     packing.gpus.push_back(members);
   }
-  std::sort(unplaced.begin(), unplaced.end());
-  packing.unplaced = unplaced;
   for (double s : packing.slowdown) packing.total_slowdown += s;
   return packing;
 }
 
-// GreedyPack before Finish: the slots and the unplaced jobs into `b`.
+// Sorts a slot's members ascending; a pair (k = 2, the usual) without a call to std::sort.
+void SortSmall(std::vector<int>& members) {
+  if (members.size() == 2) {
+    if (members[1] < members[0]) std::swap(members[0], members[1]);
+  } else if (members.size() > 2) {
+    std::sort(members.begin(), members.end());
+  }
+}
+
+// GreedyPack before Finish: the slots into `buf` (a job on none is unplaced).
 void GreedySlots(std::span<const PackJob> jobs, const PackOptions& options, GroupEvaluator& eval,
                  PackScratch::Buffers& buf) {
   const int64_t capacity = options.gpu_memory_mib;
   const size_t k = static_cast<size_t>(options.max_jobs_per_gpu);
-  std::vector<int>& unplaced = buf.unplaced;
-  unplaced.clear();
   Slots& slots = buf.slots;
   PinnedSlots(jobs, options, eval, slots);
   const size_t positions = slots.index.size();
@@ -394,14 +438,7 @@ void GreedySlots(std::span<const PackJob> jobs, const PackOptions& options, Grou
   for (auto left_end = keys.end(); left_end != keys.begin(); ++picks) {
     // Free memory only shrinks and slots only fill: once no open GPU has room for the least
     // demanding job and no new one may open, every job left is unplaced, whatever its order.
-    if (tree.Max() < least_need && !open_new().has_value()) {
-      const size_t before = unplaced.size();
-      unplaced.resize(before + static_cast<size_t>(left_end - keys.begin()));
-      for (auto key = keys.begin(); key != left_end; ++key) {
-        unplaced[before + static_cast<size_t>(key - keys.begin())] = key->job;
-      }
-      break;
-    }
+    if (tree.Max() < least_need && !open_new().has_value()) break;
     if (picks < kScannedPicks) {
       std::iter_swap(std::max_element(keys.begin(), left_end, after), left_end - 1);
     } else {
@@ -411,10 +448,7 @@ void GreedySlots(std::span<const PackJob> jobs, const PackOptions& options, Grou
     --left_end;
     const int job = left_end->job;
     const int64_t need = jobs[job].memory_mib;
-    if (need > capacity) {
-      unplaced.push_back(job);
-      continue;
-    }
+    if (need > capacity) continue;
     int probes = 0;
     size_t pos = 0;
     bool placed = false;
@@ -432,16 +466,12 @@ void GreedySlots(std::span<const PackJob> jobs, const PackOptions& options, Grou
     }
     if (!placed) {
       // No open GPU takes the job: a new one, alone (slowdown 1), while any is left.
-      if (const std::optional<size_t> p = open_new(); p.has_value()) {
-        place(*p, job);
-      } else {
-        unplaced.push_back(job);
-      }
+      if (const std::optional<size_t> p = open_new(); p.has_value()) place(*p, job);
     }
   }
 }
 
-// HeuristicPack before Finish: the slots and the unplaced jobs into `b`; the rounds run.
+// HeuristicPack before Finish: the slots into `buf` (a job on none is unplaced); the rounds run.
 int HeuristicSlots(std::span<const PackJob> jobs, const PackOptions& options, GroupEvaluator& eval,
                    PackScratch::Buffers& buf) {
   const size_t n = jobs.size();
@@ -487,6 +517,7 @@ int HeuristicSlots(std::span<const PackJob> jobs, const PackOptions& options, Gr
     st.size = static_cast<uint32_t>(gpus[g].size());
     st.unpinned = 0;
     st.closed = slots.closed[g];
+    st.room_mib = st.size < k && !st.closed ? capacity - st.used_mib : -1;
     st.cost = 0.0;
     if (gpus[g].size() == 1) {  // alone: slowdown 1 (GroupEvaluator::Slowdowns)
       slowdown[gpus[g][0]] = 1.0;
@@ -499,7 +530,7 @@ int HeuristicSlots(std::span<const PackJob> jobs, const PackOptions& options, Gr
     }
   };
   for (size_t g = 0; g < num_slots; ++g) {
-    if (gpus[g].size() > 1) std::sort(gpus[g].begin(), gpus[g].end());
+    SortSmall(gpus[g]);
     for (int j : gpus[g]) gpu_of[j] = static_cast<int>(g);
     refresh(g);
     state[g].version = 0;
@@ -511,7 +542,6 @@ int HeuristicSlots(std::span<const PackJob> jobs, const PackOptions& options, Gr
   row_of.assign(n, -1);
   for (size_t r = 0; r < order.size(); ++r) row_of[order[r]] = static_cast<int>(r);
   std::vector<MoveMemo>& memo = buf.memo;
-  PairMemo& pair_memo = buf.pair_memo;
   const size_t memo_size = order.size() * num_slots;
   memo.assign(memo_size <= kMaxMoveMemo ? memo_size : 0, MoveMemo{});
   int rounds_run = 0;
@@ -529,12 +559,6 @@ int HeuristicSlots(std::span<const PackJob> jobs, const PackOptions& options, Gr
       const int64_t need = jobs[i].memory_mib;
       MoveMemo* const row =
           memo.empty() ? nullptr : memo.data() + static_cast<size_t>(row_of[i]) * num_slots;
-      // eval.CostWith(gpus[h], i); beside one job, by that job's features.
-      pair_memo.NextVisit();
-      const auto move_cost = [&](size_t h) {
-        const auto cost = [&] { return eval.CostWith(gpus[h], i); };
-        return gpus[h].size() == 1 ? pair_memo.Get(jobs[gpus[h][0]].job, cost) : cost();
-      };
       double best = -kMinImprovement;
       int best_gpu = -1;
       int best_partner = -1;  // -1: a move, else a swap with this job
@@ -556,17 +580,19 @@ int HeuristicSlots(std::span<const PackJob> jobs, const PackOptions& options, Gr
           consider(*without + 1.0 - cost_g, h, -1);
           continue;
         }
-        if (without.has_value() && st.size < k && st.used_mib + need <= capacity) {
+        if (without.has_value() && need <= st.room_mib) {
           std::optional<double> c;
           if (row == nullptr) {
-            c = move_cost(h);
+            c = eval.CostWith(gpus[h], i);
           } else {
             MoveMemo& m = row[h];
             if (m.version != st.version) {
-              m.cost = move_cost(h);
+              const std::optional<double> cost = eval.CostWith(gpus[h], i);
+              m.has_cost = cost.has_value();
+              m.cost = cost.value_or(0.0);
               m.version = st.version;
             }
-            c = m.cost;
+            if (m.has_cost) c = m.cost;
           }
           if (c.has_value()) consider(*without - cost_g + *c - st.cost, h, -1);
         }
@@ -625,10 +651,20 @@ Status ValidatePackJobs(std::span<const PackJob> jobs, const PackOptions& option
   const int64_t max_pinned = options.max_gpus > 0 ? int64_t{options.max_gpus} - 1
                                                   : int64_t{std::numeric_limits<int>::max()} -
                                                         static_cast<int64_t>(jobs.size());
+  // The packers validate every call, every cycle: one pass without branches for a valid input
+  // (pinned_gpu + 1 within [0, max_pinned + 1]), the messages only where a job is bad.
+  if (max_pinned >= -1) {
+    const auto pinned_span = static_cast<uint64_t>(max_pinned + 1);
+    bool bad = false;
+    for (const PackJob& job : jobs) {
+      bad |= (job.memory_mib < 0) |
+             (static_cast<uint64_t>(int64_t{job.pinned_gpu} + 1) > pinned_span);
+    }
+    if (!bad) return Status::Ok();
+  }
   for (size_t j = 0; j < jobs.size(); ++j) {
     const int pinned = jobs[j].pinned_gpu;
     if (jobs[j].memory_mib >= 0 && pinned >= -1 && pinned <= max_pinned) continue;
-    // The message only for a bad job: the packers validate every call, every cycle.
     const std::string which = "pack: job " + std::to_string(j) + ": ";
     if (jobs[j].memory_mib < 0) return InvalidArgument(which + "memory_mib must be >= 0");
     if (pinned < -1) return InvalidArgument(which + "pinned_gpu must be -1 or a slot >= 0");
@@ -648,9 +684,9 @@ Result<Packing> GreedyPack(std::span<const PackJob> jobs, const InterferenceMode
   DS_RETURN_IF_ERROR(ValidatePackJobs(jobs, options));
   PackScratch scratch;
   PackScratch::Buffers& b = scratch.buffers();
-  GroupEvaluator eval(jobs, model, options.max_slowdown, b.group, b.speeds);
+  GroupEvaluator eval(jobs, model, options.max_slowdown, b.group, b.speeds, b.hashes, b.pairs);
   GreedySlots(jobs, options, eval, b);
-  return Finish(b.slots, b.unplaced, eval, jobs.size());
+  return Finish(b.slots, eval, jobs.size());
 }
 
 Result<Packing> HeuristicPack(std::span<const PackJob> jobs, const InterferenceModel& model,
@@ -659,9 +695,9 @@ Result<Packing> HeuristicPack(std::span<const PackJob> jobs, const InterferenceM
   DS_RETURN_IF_ERROR(ValidatePackJobs(jobs, options));
   PackScratch scratch;
   PackScratch::Buffers& b = scratch.buffers();
-  GroupEvaluator eval(jobs, model, options.max_slowdown, b.group, b.speeds);
+  GroupEvaluator eval(jobs, model, options.max_slowdown, b.group, b.speeds, b.hashes, b.pairs);
   const int rounds = HeuristicSlots(jobs, options, eval, b);
-  Packing packing = Finish(b.slots, b.unplaced, eval, jobs.size());
+  Packing packing = Finish(b.slots, eval, jobs.size());
   packing.rounds = rounds;
   return packing;
 }
@@ -677,7 +713,7 @@ Status PlaceWith(std::span<const PackJob> jobs, const InterferenceModel& model,
   DS_RETURN_IF_ERROR(ValidatePackOptions(options));
   DS_RETURN_IF_ERROR(ValidatePackJobs(jobs, options));
   PackScratch::Buffers& b = scratch.buffers();
-  GroupEvaluator eval(jobs, model, options.max_slowdown, b.group, b.speeds);
+  GroupEvaluator eval(jobs, model, options.max_slowdown, b.group, b.speeds, b.hashes, b.pairs);
   slots_of(jobs, options, eval, b);
   Number(b.slots, jobs.size(), gpu_of);
   return Status::Ok();

@@ -657,37 +657,65 @@ TEST(PackingTest, GreedyMatchesPlainFirstFitDecreasing) {
   }
 }
 
-// The local search remembers a visited job's cost beside each kind of holder (by features) for
-// that visit only: a later visit, in the same packing or the next one with the same scratch,
-// beside holders of the same features asks the model again.
-TEST(PackingTest, HeuristicPairMemoAnswersOneVisitOnly) {
-  // Types 0 (A), 1 (B) and holders of types 2 and 3; bound 1.5.
-  std::vector<std::vector<double>> speed(4, std::vector<double>(4, 0.9));
-  const auto pair = [&](int a, int b, double s) { speed[a][b] = speed[b][a] = s; };
-  pair(0, 3, 0.8);   // A beside a 3: 1.25 each
-  pair(0, 2, 0.95);  // A beside a 2: better
-  pair(1, 3, 0.7);   // B beside a 3: 1.43 each
-  pair(1, 2, 0.5);   // B beside a 2: over the bound
-  const SpeedTableModel model(speed);
+// SpeedTableModel that counts its PairSpeed calls.
+class CountingModel final : public InterferenceModel {
+ public:
+  explicit CountingModel(std::vector<std::vector<double>> speed) : table_(std::move(speed)) {}
+  double PairSpeed(const SharingJob& self, const SharingJob& other) const override {
+    ++calls;
+    return table_.PairSpeed(self, other);
+  }
+  mutable int calls = 0;
+
+ private:
+  SpeedTableModel table_;
+};
+
+// A scratch remembers the model's pair slowdowns across calls, by the jobs' features: the next
+// packing beside holders of the same features (the next scheduling cycle's) asks the model
+// nothing again, and places as a packing without that memory does.
+TEST(PackingTest, PairSlowdownsRememberedAcrossCallsForOneModel) {
+  std::vector<std::vector<double>> speed(3, std::vector<double>(3, 0.9));
+  speed[0][2] = speed[2][0] = 0.5;  // 0 beside 2: over the bound
+  const CountingModel model(speed);
   PackOptions options = Options(2, 16000, 1.5);
   options.max_gpus = 3;
-  PackScratch scratch;
-  std::vector<int> gpu_of;
-  // The greedy puts A (more memory) beside the first 3 and B beside the second (not beside the
-  // 2). B is visited first (the larger slowdown) and finds the 2 over the bound; A, visited
-  // next, must not take that answer for its own: beside the 2 it is better off.
-  const std::vector<PackJob> both = {Pinned(3, 1000, 0), Pinned(2, 1000, 1), Pinned(3, 1000, 2),
+  const std::vector<PackJob> jobs = {Pinned(2, 1000, 0), Pinned(1, 1000, 1), Pinned(2, 1000, 2),
                                      Job(0, 2000), Job(1, 1000)};
-  ASSERT_TRUE(HeuristicPlace(both, model, options, scratch, gpu_of).ok());
-  EXPECT_EQ(gpu_of, (std::vector<int>{0, 1, 2, 1, 2}));
-  // The next packing's first visit, A's, beside holders of the same features as B's last one.
-  const std::vector<PackJob> one = {Pinned(3, 1000, 0), Pinned(2, 1000, 1), Job(0, 2000)};
-  options.max_gpus = 2;
-  ASSERT_TRUE(HeuristicPlace(one, model, options, scratch, gpu_of).ok());
-  EXPECT_EQ(gpu_of, (std::vector<int>{0, 1, 1}));
-  const Result<Packing> p = HeuristicPack(one, model, options);
-  ASSERT_TRUE(p.ok());
-  EXPECT_EQ(p->gpu_of, gpu_of);
+  PackScratch scratch;
+  std::vector<int> first;
+  ASSERT_TRUE(HeuristicPlace(jobs, model, options, scratch, first).ok());
+  EXPECT_GT(model.calls, 0);
+  const Result<Packing> fresh = HeuristicPack(jobs, model, options);
+  ASSERT_TRUE(fresh.ok());
+  EXPECT_EQ(first, fresh->gpu_of);
+  model.calls = 0;
+  std::vector<int> again;
+  ASSERT_TRUE(HeuristicPlace(jobs, model, options, scratch, again).ok());
+  EXPECT_EQ(model.calls, 0);
+  EXPECT_EQ(again, first);
+}
+
+// Another model object, with the same scratch, is asked again: what the scratch remembered of
+// the first answers for it only.
+TEST(PackingTest, PairSlowdownsForgottenForAnotherModel) {
+  std::vector<std::vector<double>> speed(2, std::vector<double>(2, 0.9));
+  const SpeedTableModel shares(speed);
+  speed[0][1] = speed[1][0] = 0.5;  // 0 beside 1: over the bound
+  const SpeedTableModel refuses(speed);
+  PackOptions options = Options(2, 16000, 1.5);
+  options.max_gpus = 1;
+  const std::vector<PackJob> jobs = {Pinned(1, 1000, 0), Job(0, 1000)};
+  for (const bool heuristic : {false, true}) {
+    SCOPED_TRACE(heuristic ? "HeuristicPlace" : "GreedyPlace");
+    const auto place = heuristic ? HeuristicPlace : GreedyPlace;
+    PackScratch scratch;
+    std::vector<int> gpu_of;
+    ASSERT_TRUE(place(jobs, shares, options, scratch, gpu_of).ok());
+    EXPECT_EQ(gpu_of, (std::vector<int>{0, 0}));
+    ASSERT_TRUE(place(jobs, refuses, options, scratch, gpu_of).ok());
+    EXPECT_EQ(gpu_of, (std::vector<int>{0, -1}));
+  }
 }
 
 }  // namespace
