@@ -66,15 +66,20 @@ inline constexpr int kClassLpAbove = 150;
 // jobs_per_lp jobs (and classes), above it partitions of at most jobs_per_partition jobs.
 // `solver` solves each LP: kAuto is AllocateMaxMin's choice. All reach the same optimal values at
 // both stages (to 1e-6; MaxMinSolversTest); where the optimum is not unique their vertices can
-// differ, so the LPs up to kClassLpAbove jobs stay with GLPK (CLP there changes
+// differ, so the LPs up to kClassLpAbove jobs stay off CLP (CLP there changes
 // scenario.gavel_fidelity beyond its 5%). Cold, CLP is 1.1-1.9x faster than GLPK's Dantzig
 // pricing above kClassLpAbove jobs; its gain is the warm start (MaxMinBasis; BENCHMARKS.md,
-// issue 19).
+// issue 19). Up to kDenseLpJobsAtMost jobs (or classes) the dense simplex of our own, warm-started
+// from the last call's basis inverse, is faster than GLPK (1.5x at 20-34 jobs along a sequence of
+// calls, even at 50, slower above: each pivot costs O(rows^2); BENCHMARKS.md, issue 19 step 9).
+inline constexpr int kDenseLpJobsAtMost = 60;
 enum class MaxMinSolver {
-  kAuto,       // GLPK for LPs over up to kClassLpAbove jobs (or classes), CLP's primal above
+  kAuto,       // kDense up to kDenseLpJobsAtMost jobs (or classes), kGlpk up to kClassLpAbove,
+               // CLP's primal above
   kGlpk,       // GLPK's primal simplex, presolved
   kClpPrimal,  // COIN-OR CLP's primal simplex, both stages
   kClpDual,    // CLP's dual simplex for the first stage, its primal for the second
+  kDense,      // DenseSimplex (dense_simplex.h), both stages; GLPK where it fails
 };
 Result<Allocation> AllocateMaxMinPartitioned(const AllocationProblem& problem, int jobs_per_lp,
                                              MaxMinSolver solver = MaxMinSolver::kAuto);
@@ -101,6 +106,8 @@ class MaxMinBasis {
   // over them.
   int64_t solves() const;
   int64_t iterations() const;
+  // The small LPs DenseSimplex failed (numerically, or at its iteration limit) and GLPK solved.
+  int64_t dense_failures() const;
 
   struct State;
 
