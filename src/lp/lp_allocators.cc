@@ -968,16 +968,20 @@ Status SolveMaxMinClp(const AllocationProblem& problem, const Partition& part, i
 }
 
 // The two-stage max-min LP of `part` by `solver` (kAuto: the dense simplex up to
-// kDenseLpJobsAtMost jobs, GLPK up to kClassLpAbove, CLP's primal simplex above).
+// kDenseLpJobsAtMost jobs but for class LPs, GLPK up to kClassLpAbove, CLP's primal simplex
+// above; kAutoGlpk: the same without the dense simplex).
 Status SolveMaxMinBy(MaxMinSolver solver, MaxMinBasis::State* basis,
                      const AllocationProblem& problem, const Partition& part, int part_index,
                      int num_parts, const std::vector<double>& weight, Allocation& x,
                      double* level = nullptr) {
   const int n = static_cast<int>(part.jobs.size());
+  if (solver == MaxMinSolver::kAutoGlpk) {
+    solver = n > kClassLpAbove ? MaxMinSolver::kClpPrimal : MaxMinSolver::kGlpk;
+  }
   if (solver == MaxMinSolver::kAuto) {
-    solver = n > kClassLpAbove      ? MaxMinSolver::kClpPrimal
-             : n > kDenseLpJobsAtMost ? MaxMinSolver::kGlpk
-                                      : MaxMinSolver::kDense;
+    solver = n > kClassLpAbove                            ? MaxMinSolver::kClpPrimal
+             : n > kDenseLpJobsAtMost || !part.copies.empty() ? MaxMinSolver::kGlpk
+                                                              : MaxMinSolver::kDense;
   }
   if (solver == MaxMinSolver::kDense) {
     if (SolveMaxMinDense(problem, part, weight, x, level, basis, part_index).ok()) {
@@ -1103,9 +1107,9 @@ Result<Allocation> AllocateMaxMinWarm(const AllocationProblem& problem, MaxMinBa
   return x;
 }
 
-Allocator MaxMinAllocator() {
-  return [basis = MaxMinBasis()](const AllocationProblem& problem) mutable {
-    return AllocateMaxMinWarm(problem, basis);
+Allocator MaxMinAllocator(MaxMinSolver solver) {
+  return [basis = MaxMinBasis(), solver](const AllocationProblem& problem) mutable {
+    return AllocateMaxMinWarm(problem, basis, solver);
   };
 }
 

@@ -80,6 +80,8 @@ enum class MaxMinSolver {
   kClpPrimal,  // COIN-OR CLP's primal simplex, both stages
   kClpDual,    // CLP's dual simplex for the first stage, its primal for the second
   kDense,      // DenseSimplex (dense_simplex.h), both stages; GLPK where it fails
+  kAutoGlpk,   // kAuto without kDense: GLPK up to kClassLpAbove, CLP's primal above (the
+               // vertices before the dense simplex, for profiles tuned on them)
 };
 Result<Allocation> AllocateMaxMinPartitioned(const AllocationProblem& problem, int jobs_per_lp,
                                              MaxMinSolver solver = MaxMinSolver::kAuto);
@@ -124,9 +126,9 @@ class MaxMinBasis {
 Result<Allocation> AllocateMaxMinWarm(const AllocationProblem& problem, MaxMinBasis& basis,
                                       MaxMinSolver solver = MaxMinSolver::kAuto);
 
-// The `max-min` allocator of the policies: AllocateMaxMinWarm from a MaxMinBasis of its own
-// (each call builds a new one; copies share it).
-Allocator MaxMinAllocator();
+// The `max-min` allocator of the policies: AllocateMaxMinWarm by `solver` from a MaxMinBasis of
+// its own (each call builds a new one; copies share it). `max-min-glpk`: solver kAutoGlpk.
+Allocator MaxMinAllocator(MaxMinSolver solver = MaxMinSolver::kAuto);
 
 // The min-jct LP over all the jobs, solved by GLPK's simplex (before issue 19's flow, the
 // allocator itself, partitioned above kJobsPerLp jobs): optimal to GLPK's tolerances, about

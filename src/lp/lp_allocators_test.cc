@@ -425,6 +425,27 @@ TEST(MaxMinBasisTest, DenseWarmStartsKeepTheOptimum) {
   }
 }
 
+// MaxMinAllocator(kAutoGlpk), the `max-min-glpk` allocator, keeps GLPK's vertices on the small
+// LPs: along a sequence of calls, X equal to AllocateMaxMinWarm's by GLPK, call by call.
+TEST(MaxMinBasisTest, TheGlpkAllocatorKeepsGlpksVertices) {
+  const AllocationProblem pool = DistinctJobsProblem(100, 3, 15);
+  Allocator allocator = MaxMinAllocator(MaxMinSolver::kAutoGlpk);
+  MaxMinBasis glpk;
+  for (int jobs = 5; jobs <= 40; ++jobs) {
+    AllocationProblem p;
+    p.num_types = 3;
+    p.gpus_per_type = {12, 8, 4};
+    for (int j = 0; j < jobs; ++j) {
+      p.gang.push_back(pool.gang[j]);
+      for (int t = 0; t < 3; ++t) p.iters_per_s.push_back(pool.thr(j, t));
+    }
+    Result<Allocation> x = allocator(p);
+    Result<Allocation> want = AllocateMaxMinWarm(p, glpk, MaxMinSolver::kGlpk);
+    ASSERT_TRUE(x.ok() && want.ok());
+    EXPECT_EQ(x->fraction, want->fraction) << jobs << " jobs";
+  }
+}
+
 // A sequence of allocations as a policy makes them, one departure or arrival per call, from 140
 // to 460 distinct jobs (GLPK's small LPs, CLP's LP over the jobs, then partitions): the warm
 // starts reach the cold solves' optimum at both stages (the same partitions), and take few
