@@ -52,12 +52,18 @@ DenseSimplex::DenseSimplex(int rows, int cols)
       head_(static_cast<size_t>(rows)),
       pos_(static_cast<size_t>(rows + cols), -1),
       inverse_(static_cast<size_t>(rows) * rows, 0.0) {
+  ResetToSlackBasis();
+}
+
+void DenseSimplex::ResetToSlackBasis() {
+  std::fill(inverse_.begin(), inverse_.end(), 0.0);
   for (int r = 0; r < rows_; ++r) {
     head_[r] = cols_ + r;
     pos_[cols_ + r] = r;
     status_[cols_ + r] = Status::kBasic;
     inverse_[static_cast<size_t>(r) * rows_ + r] = -1.0;  // B = -I
   }
+  for (int c = 0; c < cols_; ++c) pos_[c] = -1;
 }
 
 void DenseSimplex::AddColumn(std::span<const int> rows, std::span<const double> values) {
@@ -127,15 +133,8 @@ void DenseSimplex::PlaceNonbasic(int var, Status status) {
 }
 
 void DenseSimplex::SetBasis(std::span<const Status> status) {
-  std::fill(inverse_.begin(), inverse_.end(), 0.0);
-  for (int r = 0; r < rows_; ++r) {
-    head_[r] = cols_ + r;
-    pos_[cols_ + r] = r;
-    status_[cols_ + r] = Status::kBasic;
-    inverse_[static_cast<size_t>(r) * rows_ + r] = -1.0;
-  }
+  ResetToSlackBasis();
   for (int c = 0; c < cols_; ++c) {
-    pos_[c] = -1;
     PlaceNonbasic(c, status[c] == Status::kAtUpper ? Status::kAtUpper : Status::kAtLower);
   }
   // In index order: the max-min LPs' dense z column last, where its pivot fills the inverse

@@ -6,9 +6,9 @@
 
 namespace dlsched::hetero {
 
-// A bounded primal simplex for small LPs (up to a few hundred rows), with an explicit dense basis
-// inverse: no factorisation to set up, each pivot a rank-one update skipping the inverse's zero
-// multipliers. Written for the max-min LPs of AllocateMaxMin (lp_allocators.h): about 70 rows, a
+// A bounded primal simplex for small LPs (up to about a hundred rows: each pivot costs
+// O(rows^2)), with an explicit dense basis inverse: no factorisation to set up, each pivot a
+// rank-one update skipping the inverse's zero multipliers. Written for the max-min LPs of AllocateMaxMin (lp_allocators.h): about 70 rows, a
 // few structural nonzeros per column, and a warm basis a few pivots from the optimum.
 //
 //   maximise   c^T x
@@ -19,9 +19,10 @@ namespace dlsched::hetero {
 // variable has at least one finite bound. Solve() runs a composite phase 1 (the sum of bound
 // violations) where the starting basis is infeasible, then phase 2, Dantzig's pricing and a
 // Harris ratio test, Bland's rule after a run of degenerate pivots; it ends with a check of the
-// solution against the original A (primal residuals and bounds, dual residuals and reduced-cost
-// signs, to 1e-9 relative): a false Solve() (numerical trouble, the iteration limit, an unbounded
-// or infeasible LP) means the caller should solve the LP another way. Not thread-safe per object.
+// solution against the original A (row activities to 1e-9 relative; bounds, dual residuals and
+// reduced-cost signs to GLPK's 1e-7): a false Solve() (numerical trouble, the iteration limit,
+// an unbounded or infeasible LP) means the caller should solve the LP another way. Copyable (a
+// copy keeps the basis and its inverse); not thread-safe per object.
 class DenseSimplex {
  public:
   enum class Status : uint8_t { kBasic, kAtLower, kAtUpper };
@@ -33,11 +34,11 @@ class DenseSimplex {
   void AddColumn(std::span<const int> rows, std::span<const double> values);
   void SetBounds(int var, double lower, double upper);  // +-infinity for none
   void SetObjective(int var, double cost);              // 0 unless set
-  // The starting basis: `status` per variable (rows' after columns'). Variables marked basic are
-  // brought into the basis in index order, each replacing a row's auxiliary variable marked
-  // nonbasic (the one with the largest pivot); those that find none stay nonbasic at their lower
-  // bound, and auxiliary variables left over stay basic. Without it (or after it), the basis is
-  // the last Solve()'s, or all the auxiliary variables with the columns at their lower bound.
+  // The starting basis: `status` per variable (rows' after columns'), built from the slack basis:
+  // columns marked basic are brought in in index order, each replacing a row's auxiliary
+  // variable marked nonbasic (the one with the largest pivot); those that find none stay
+  // nonbasic at their lower bound, and auxiliary variables left over stay basic. A new LP starts
+  // from the slack basis (every auxiliary variable basic, the columns at their lower bound).
   void SetBasis(std::span<const Status> status);
 
   // Starts this LP (built, not yet solved) from `last`'s basis, without refactorising: row r
@@ -51,6 +52,9 @@ class DenseSimplex {
   // tolerance: then this LP must be built again.
   bool WarmFrom(DenseSimplex& last, std::span<const int> row_from, std::span<const int> col_from);
 
+  // Solves from the current basis (nonbasic variables placed at their bounds first); true when
+  // optimal and checked. The basis, its inverse and the values stay, for a next Solve() after
+  // changes of bounds or costs (max-min's second stage) or for WarmFrom.
   bool Solve();
 
   double value(int var) const { return x_[var]; }
@@ -61,6 +65,8 @@ class DenseSimplex {
 
  private:
   int num_vars() const { return rows_ + cols_; }
+  // Every auxiliary variable basic (B = -I); the columns' statuses untouched, none basic.
+  void ResetToSlackBasis();
   double* inverse_row(int pos) { return &inverse_[static_cast<size_t>(pos) * rows_]; }
   // alpha = B^-1 a_var (a row's auxiliary variable has the column -e_row).
   void Ftran(int var, std::vector<double>& alpha) const;

@@ -69,13 +69,15 @@ inline constexpr int kClassLpAbove = 150;
 // differ, so the LPs up to kClassLpAbove jobs stay off CLP (CLP there changes
 // scenario.gavel_fidelity beyond its 5%). Cold, CLP is 1.1-1.9x faster than GLPK's Dantzig
 // pricing above kClassLpAbove jobs; its gain is the warm start (MaxMinBasis; BENCHMARKS.md,
-// issue 19). Up to kDenseLpJobsAtMost jobs (or classes) the dense simplex of our own, warm-started
-// from the last call's basis inverse, is faster than GLPK (1.5x at 20-34 jobs along a sequence of
-// calls, even at 50, slower above: each pivot costs O(rows^2); BENCHMARKS.md, issue 19 step 9).
+// issue 19). Up to kDenseLpJobsAtMost jobs the dense simplex of our own, warm-started from the
+// last call's basis inverse, is faster than GLPK (2.1x at 20-34 jobs along a sequence of calls,
+// 1.4x at 50, even at 70, 2-3x slower at 100-150: each pivot costs O(rows^2); BENCHMARKS.md,
+// issue 19 step 9). The class LPs stay with GLPK: SplitClass lays out their vertex, and the
+// dense simplex's moved one 1,000-job workload's avg JCT by +11%.
 inline constexpr int kDenseLpJobsAtMost = 60;
 enum class MaxMinSolver {
-  kAuto,       // kDense up to kDenseLpJobsAtMost jobs (or classes), kGlpk up to kClassLpAbove,
-               // CLP's primal above
+  kAuto,       // kDense up to kDenseLpJobsAtMost jobs (not for the class LP), kGlpk up to
+               // kClassLpAbove, CLP's primal above
   kGlpk,       // GLPK's primal simplex, presolved
   kClpPrimal,  // COIN-OR CLP's primal simplex, both stages
   kClpDual,    // CLP's dual simplex for the first stage, its primal for the second
