@@ -100,9 +100,11 @@ Result<Allocation> AllocateMaxMinWithLimits(const AllocationProblem& problem, in
 // (CLP: 4-9 per stage on MIX2-like jobs, against hundreds cold; GLPK: about 2 against 66 at
 // 10-110 jobs). Jobs are recognised by their gang and rates (a job whose rates changed starts
 // from the slack basis; like jobs, by their rank among the jobs with their gang and rates).
-// GLPK's second stage starts from the first's optimum, as cold. With several POP partitions
-// CLP's second stage starts from the first's optimum, as jobs move between partitions. Copies
-// share one state; calls through it are serialised.
+// GLPK's second stage starts from the first's optimum, as cold. The dense simplex's LPs keep
+// their whole first-stage optimum, basis inverse and all, and the next LP starts from it
+// (DenseSimplex::WarmFrom; from the saved statuses, in GLPK's codes, where that fails). With
+// several POP partitions CLP's second stage starts from the first's optimum, as jobs move
+// between partitions. Copies share one state; calls through it are serialised.
 class MaxMinBasis {
  public:
   MaxMinBasis();
