@@ -241,4 +241,54 @@ BENCHMARK(BM_AllocateMix2Sequence)
     ->Iterations(200)
     ->Unit(benchmark::kMillisecond);
 
+// GLPK's range, as `hetero-las` meets it on Gavel's cluster: a sequence of allocations of
+// about range(0) active jobs of 30 Gavel-like kinds (36 GPUs of each type), each step one departure (a
+// random active job) and one arrival (the next job of a pool), each a call of
+// AllocateMaxMinWarm with one MaxMinBasis by solver range(1) (MaxMinSolver: 1 GLPK, 4 the dense
+// simplex). Time per call; `pivots`: the mean first-stage simplex iterations per LP.
+void BM_AllocateSmallSequence(benchmark::State& state) {
+  const int n = static_cast<int>(state.range(0));
+  const auto solver = static_cast<MaxMinSolver>(state.range(1));
+  constexpr int kCalls = 400;
+  const AllocationProblem pool = GavelMixProblem(n + kCalls, 30);
+  Rng rng(46);
+  std::vector<int> active(n);
+  std::iota(active.begin(), active.end(), 0);
+  std::vector<AllocationProblem> calls;
+  for (int i = 0; static_cast<int>(calls.size()) < kCalls; ++i) {
+    if (i % 2 == 0) {
+      active.erase(active.begin() + static_cast<std::ptrdiff_t>(rng.Below(active.size())));
+    } else {
+      active.push_back(n + i / 2);
+    }
+    AllocationProblem p;
+    p.num_types = pool.num_types;
+    p.gpus_per_type = {36, 36, 36};
+    for (int j : active) {
+      p.gang.push_back(pool.gang[j]);
+      for (int t = 0; t < pool.num_types; ++t) p.iters_per_s.push_back(pool.thr(j, t));
+    }
+    calls.push_back(std::move(p));
+  }
+  MaxMinBasis basis;
+  size_t next = 0;
+  for (auto _ : state) {
+    Result<Allocation> x = AllocateMaxMinWarm(calls[next++ % calls.size()], basis, solver);
+    if (!x.ok()) {
+      state.SkipWithError(x.status().ToString().c_str());
+      return;
+    }
+    benchmark::DoNotOptimize(x->fraction.data());
+  }
+  if (basis.solves() > 0) {
+    state.counters["pivots"] = static_cast<double>(basis.iterations()) / basis.solves();
+  }
+  state.counters["dense_failures"] = static_cast<double>(basis.dense_failures());
+}
+
+BENCHMARK(BM_AllocateSmallSequence)
+    ->ArgsProduct({{20, 34, 50, 70, 100, 150}, {1, 4}})
+    ->Iterations(4000)
+    ->Unit(benchmark::kMicrosecond);
+
 }  // namespace dlsched::hetero

@@ -17,6 +17,7 @@ bool IsRoundProfile(const json& doc) { return doc.is_object() && doc.contains("a
 
 Result<hetero::Allocator> AllocatorByName(std::string_view name) {
   if (name == "max-min") return hetero::MaxMinAllocator();
+  if (name == "max-min-glpk") return hetero::MaxMinAllocator(hetero::MaxMinSolver::kAutoGlpk);
   if (name == "min-jct") return hetero::Allocator(hetero::AllocateMinJct);
   if (name == "greedy") return hetero::Allocator(hetero::AllocateGreedy);
   if (name == "finish-time-fairness") {
@@ -35,7 +36,7 @@ Result<hetero::Allocator> AllocatorByName(std::string_view name) {
   }
   return InvalidArgument(
       "unknown allocator '" + std::string(name) +
-      "' (known: max-min, min-jct, greedy, finish-time-fairness, finish-time-fairness-minmax, "
+      "' (known: max-min, max-min-glpk, min-jct, greedy, finish-time-fairness, finish-time-fairness-minmax, "
       "max-min-one-stage, finish-time-fairness-centre, max-min-one-stage-centre, max-min-gavel)");
 }
 

@@ -16,7 +16,8 @@ namespace dlsched {
 // pipeline (io/profile.h), told apart by the "allocator" key:
 //   {"name": "hetero-las", "description": "...", "allocator": "max-min",
 //    "round_s": 360, "agnostic": false}
-// allocator: "max-min" (AllocateMaxMin), "min-jct" (AllocateMinJct), "greedy"
+// allocator: "max-min" (AllocateMaxMin), "max-min-glpk" (the same with its small LPs by GLPK,
+// as before the dense simplex: MaxMinSolver::kAutoGlpk), "min-jct" (AllocateMinJct), "greedy"
 // (AllocateGreedy), "finish-time-fairness" (AllocateFinishTimeFairness),
 // "finish-time-fairness-minmax" (AllocateFinishTimeFairnessMinMax), "max-min-one-stage"
 // (AllocateMaxMinOneStage), "finish-time-fairness-centre" (AllocateFinishTimeFairnessCentre),

@@ -74,6 +74,12 @@ TEST(HeteroProfileTest, TheGavelProfilesSetItsReallocInterval) {
                    .ok());
 }
 
+TEST(HeteroProfileTest, MaxMinGlpkIsAnAllocator) {
+  EXPECT_TRUE(AllocatorByName("max-min-glpk").ok());
+  EXPECT_TRUE(
+      ParsePolicyProfile(R"({"name": "x", "allocator": "max-min-glpk"})", "x.json").ok());
+}
+
 TEST(HeteroProfileTest, ItsJsonReadsBackEqual) {
   Result<PolicyProfile> custom = ParsePolicyProfile(
       R"({"name": "x", "description": "d", "allocator": "finish-time-fairness", "round_s": 0.25,

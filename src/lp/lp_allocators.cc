@@ -14,11 +14,13 @@
 #include <memory>
 #include <mutex>
 #include <numeric>
+#include <optional>
 #include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
+#include "lp/dense_simplex.h"
 #include "lp/glpk_lock.h"
 #include "lp/min_jct_flow.h"
 
@@ -369,6 +371,24 @@ std::vector<Partition> MakePartitions(const AllocationProblem& problem, int jobs
   return parts;
 }
 
+// The first stage of SolveMaxMinDense's LP over one partition as DenseSimplex sees it. Rows:
+// time per job (0..n-1), GPUs per type (n..n+T-1), then per job with a fair rate
+// sum_t thr(j, t) / s_j X[j][t] - eq_j / s_j z >= 0, s_j = max_t thr(j, t): the same constraint
+// as SolveMaxMin's r_j / eq_j >= z, written so that a change of the equal shares eq_j (every
+// arrival and departure changes them all) changes z's column only. Columns: X per (job, type)
+// the job can run on, then z.
+struct DenseMaxMinLp {
+  DenseSimplex lp;
+  std::vector<uint64_t> keys;   // per job, GlpkJobKeys
+  std::vector<int> column_of;   // (job, type) -> column, -1 = none
+  std::vector<int> fair_row;    // per job, -1 = none
+  std::vector<std::pair<int, int>> pairs;  // column -> (job, type)
+  int types = 0;
+
+  int z() const { return static_cast<int>(pairs.size()); }
+  int aux() const { return z() + 1; }  // the first row's auxiliary variable
+};
+
 }  // namespace
 
 // The optimal bases of the last solve's CLP LPs, per stage, per job (keyed by its gang and rates)
@@ -391,8 +411,11 @@ struct MaxMinBasis::State {
   std::unordered_map<uint64_t, Statuses> glpk_jobs;
   std::unordered_map<uint64_t, Statuses> glpk_next_jobs;
   std::vector<Statuses> glpk_partitions;
+  // DenseSimplex's small LPs: per partition the last first-stage optimum, basis inverse and all.
+  std::vector<std::optional<DenseMaxMinLp>> dense;
   int64_t solves = 0;
   int64_t iterations = 0;
+  int64_t dense_failures = 0;
 };
 
 namespace {
@@ -555,6 +578,227 @@ Status SolveMaxMin(const AllocationProblem& problem, const Partition& part,
   }
   DS_RETURN_IF_ERROR(lp.Solve());
   lp.Extract(x);
+  return Status::Ok();
+}
+
+// GLPK's status code for a DenseSimplex status and back: MaxMinBasis keeps the small LPs'
+// statuses in GLPK's codes whichever of the two solved them, so either can start from them.
+int GlpkStatus(DenseSimplex::Status status) {
+  switch (status) {
+    case DenseSimplex::Status::kBasic:
+      return GLP_BS;
+    case DenseSimplex::Status::kAtUpper:
+      return GLP_NU;
+    case DenseSimplex::Status::kAtLower:
+      break;
+  }
+  return GLP_NL;
+}
+DenseSimplex::Status DenseStatus(int glpk_status) {
+  if (glpk_status == GLP_BS) return DenseSimplex::Status::kBasic;
+  return glpk_status == GLP_NU ? DenseSimplex::Status::kAtUpper : DenseSimplex::Status::kAtLower;
+}
+
+// SolveMaxMinDense's first-stage LP of `part` (no basis), or nullopt where it has nothing to
+// allocate (no job can run on any GPU the cluster has: z would be unbounded).
+std::optional<DenseMaxMinLp> BuildDenseMaxMinLp(const AllocationProblem& problem,
+                                                const Partition& part,
+                                                const std::vector<double>& weight) {
+  const int n = static_cast<int>(part.jobs.size());
+  const int types = problem.num_types;
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  std::vector<int> fair_row(n, -1);
+  int rows = n + types;
+  for (int j = 0; j < n; ++j) {
+    if (weight[part.jobs[j]] > 0) fair_row[j] = rows++;
+  }
+  std::vector<std::pair<int, int>> pairs;
+  std::vector<int> column_of(static_cast<size_t>(n) * types, -1);
+  for (int j = 0; j < n; ++j) {
+    for (int t = 0; t < types; ++t) {
+      if (problem.thr(part.jobs[j], t) <= 0) continue;
+      column_of[j * types + t] = static_cast<int>(pairs.size());
+      pairs.push_back({j, t});
+    }
+  }
+  if (pairs.empty() || rows == n + types) return std::nullopt;
+  const int z = static_cast<int>(pairs.size());
+  DenseMaxMinLp d{DenseSimplex(rows, z + 1), {}, std::move(column_of), std::move(fair_row),
+                  std::move(pairs), types};
+  std::vector<double> scale(n, 0.0);  // s_j
+  for (int j = 0; j < n; ++j) {
+    for (int t = 0; t < types; ++t) scale[j] = std::max(scale[j], problem.thr(part.jobs[j], t));
+  }
+  for (int c = 0; c < z; ++c) {
+    const auto [j, t] = d.pairs[c];
+    const int job = part.jobs[j];
+    const std::array<int, 3> at = {j, n + t, d.fair_row[j]};
+    const std::array<double, 3> value = {
+        1.0, static_cast<double>(problem.gang[job]) * part.copies_of(j),
+        problem.thr(job, t) / scale[j]};
+    const size_t entries = d.fair_row[j] >= 0 ? 3 : 2;
+    d.lp.AddColumn(std::span(at).first(entries), std::span(value).first(entries));
+    d.lp.SetBounds(c, 0.0, 1.0);
+  }
+  std::vector<int> z_rows;
+  std::vector<double> z_values;
+  for (int j = 0; j < n; ++j) {
+    if (d.fair_row[j] < 0) continue;
+    z_rows.push_back(d.fair_row[j]);
+    z_values.push_back(-1.0 / weight[part.jobs[j]] / scale[j]);
+  }
+  d.lp.AddColumn(z_rows, z_values);
+  d.lp.SetBounds(z, 0.0, kInf);
+  d.lp.SetObjective(z, 1.0);
+  const int aux = d.aux();
+  for (int j = 0; j < n; ++j) d.lp.SetBounds(aux + j, -kInf, 1.0);
+  for (int t = 0; t < types; ++t) d.lp.SetBounds(aux + n + t, -kInf, part.capacity[t]);
+  for (int r = n + types; r < rows; ++r) d.lp.SetBounds(aux + r, 0.0, kInf);
+  return d;
+}
+
+// Starts `next` from `last`'s optimal basis (DenseSimplex::WarmFrom), the jobs matched by their
+// keys; false where no job is kept or the exchange fails (`next` is then spent).
+bool WarmFromLast(DenseMaxMinLp& next, DenseMaxMinLp& last) {
+  if (last.types != next.types) return false;
+  const int types = next.types;
+  const int n = static_cast<int>(next.keys.size());
+  const int last_n = static_cast<int>(last.keys.size());
+  std::unordered_map<uint64_t, int> last_job;
+  last_job.reserve(last.keys.size());
+  for (int j = 0; j < last_n; ++j) last_job.emplace(last.keys[j], j);
+  std::vector<int> row_from(next.lp.rows(), -1), col_from(next.lp.cols(), -1);
+  bool any = false;
+  for (int j = 0; j < n; ++j) {
+    const auto it = last_job.find(next.keys[j]);
+    if (it == last_job.end()) continue;
+    const int lj = it->second;
+    any = true;
+    row_from[j] = lj;
+    if (next.fair_row[j] >= 0 && last.fair_row[lj] >= 0) {
+      row_from[next.fair_row[j]] = last.fair_row[lj];
+    }
+    for (int t = 0; t < types; ++t) {
+      const int c = next.column_of[j * types + t];
+      const int lc = last.column_of[lj * types + t];
+      if (c >= 0 && lc >= 0) col_from[c] = lc;
+    }
+  }
+  if (!any) return false;
+  for (int t = 0; t < types; ++t) row_from[n + t] = last_n + t;
+  col_from[next.z()] = last.z();
+  return next.lp.WarmFrom(last.lp, row_from, col_from);
+}
+
+// Starts `d` from MaxMinBasis's saved statuses (DenseSimplex::SetBasis) of its jobs and of
+// partition `part_index`; untouched where no job has any.
+void StartFromStatuses(DenseMaxMinLp& d, const MaxMinBasis::State& basis, int part_index) {
+  const int n = static_cast<int>(d.keys.size());
+  const int types = d.types;
+  const int aux = d.aux();
+  std::vector<DenseSimplex::Status> status(static_cast<size_t>(aux + d.lp.rows()),
+                                           DenseSimplex::Status::kAtLower);
+  std::fill(status.begin() + aux, status.end(), DenseSimplex::Status::kBasic);
+  bool any = false;
+  for (int j = 0; j < n; ++j) {
+    const auto it = basis.glpk_jobs.find(d.keys[j]);
+    if (it == basis.glpk_jobs.end() || it->second.size() != static_cast<size_t>(types) + 2) {
+      continue;
+    }
+    any = true;
+    const MaxMinBasis::State::Statuses& saved = it->second;
+    for (int t = 0; t < types; ++t) {
+      if (const int c = d.column_of[j * types + t]; c >= 0) status[c] = DenseStatus(saved[t]);
+    }
+    status[aux + j] = DenseStatus(saved[types]);
+    if (d.fair_row[j] >= 0) status[aux + d.fair_row[j]] = DenseStatus(saved[types + 1]);
+  }
+  if (!any) return;
+  if (part_index < static_cast<int>(basis.glpk_partitions.size()) &&
+      basis.glpk_partitions[part_index].size() == static_cast<size_t>(types) + 1) {
+    const MaxMinBasis::State::Statuses& saved = basis.glpk_partitions[part_index];
+    for (int t = 0; t < types; ++t) status[aux + n + t] = DenseStatus(saved[t]);
+    status[d.z()] = DenseStatus(saved[types]);
+  }
+  d.lp.SetBasis(status);
+}
+
+// Saves the first stage's statuses of `d` into `basis` (its next jobs' and partition
+// `part_index`'s), in GLPK's codes, for GLPK or a rebuilt LP to start from.
+void SaveDenseStatuses(const DenseMaxMinLp& d, MaxMinBasis::State& basis, int part_index) {
+  const int n = static_cast<int>(d.keys.size());
+  const int types = d.types;
+  const int aux = d.aux();
+  for (int j = 0; j < n; ++j) {
+    MaxMinBasis::State::Statuses& saved = basis.glpk_next_jobs[d.keys[j]];
+    saved.assign(types + 2, GLP_NL);
+    for (int t = 0; t < types; ++t) {
+      if (const int c = d.column_of[j * types + t]; c >= 0) saved[t] = GlpkStatus(d.lp.status(c));
+    }
+    saved[types] = GlpkStatus(d.lp.status(aux + j));
+    saved[types + 1] = d.fair_row[j] >= 0 ? GlpkStatus(d.lp.status(aux + d.fair_row[j])) : GLP_BS;
+  }
+  if (part_index >= static_cast<int>(basis.glpk_partitions.size())) {
+    basis.glpk_partitions.resize(part_index + 1);
+  }
+  MaxMinBasis::State::Statuses& saved = basis.glpk_partitions[part_index];
+  saved.assign(types + 1, GLP_NL);
+  for (int t = 0; t < types; ++t) saved[t] = GlpkStatus(d.lp.status(aux + n + t));
+  saved[types] = GlpkStatus(d.lp.status(d.z()));
+}
+
+// The two-stage max-min LP of SolveMaxMin (the same constraints, stages and warm-start
+// statuses) solved by DenseSimplex; an error where it fails, and then nothing is written. With
+// `basis`, the first stage starts from the last call's first-stage optimum of partition
+// `part_index`, its basis inverse carried over (WarmFromLast), or where that fails from the
+// saved statuses; and leaves its own optimum there.
+Status SolveMaxMinDense(const AllocationProblem& problem, const Partition& part,
+                        const std::vector<double>& weight, Allocation& x, double* level,
+                        MaxMinBasis::State* basis, int part_index) {
+  std::optional<DenseMaxMinLp> d = BuildDenseMaxMinLp(problem, part, weight);
+  if (!d) return Status::Ok();
+  if (basis != nullptr) {
+    d->keys = GlpkJobKeys(problem, part);
+    bool warm = false;
+    if (part_index < static_cast<int>(basis->dense.size()) && basis->dense[part_index]) {
+      warm = WarmFromLast(*d, *basis->dense[part_index]);
+      basis->dense[part_index].reset();
+      if (!warm) {
+        std::vector<uint64_t> keys = std::move(d->keys);
+        d = BuildDenseMaxMinLp(problem, part, weight);
+        d->keys = std::move(keys);
+      }
+    }
+    if (!warm) StartFromStatuses(*d, *basis, part_index);
+  }
+  if (!d->lp.Solve()) return Internal("the dense simplex failed at the first stage");
+  const int64_t first_stage_iterations = d->lp.iterations();
+  std::optional<DenseMaxMinLp> first_stage;
+  if (basis != nullptr) first_stage = *d;
+  // Second stage: hold z at its optimum, maximise the sum of normalised rates.
+  DenseSimplex& lp = d->lp;
+  const int z = d->z();
+  const double z_opt = lp.value(z);
+  lp.SetBounds(z, z_opt * (1 - 1e-9), std::numeric_limits<double>::infinity());
+  lp.SetObjective(z, 0.0);
+  for (int c = 0; c < z; ++c) {
+    const auto [j, t] = d->pairs[c];
+    const int job = part.jobs[j];
+    lp.SetObjective(c, problem.thr(job, t) * weight[job] * part.copies_of(j));
+  }
+  if (!lp.Solve()) return Internal("the dense simplex failed at the second stage");
+  if (level != nullptr) *level = z_opt * (1 - 1e-9);
+  for (int c = 0; c < z; ++c) {
+    const auto [j, t] = d->pairs[c];
+    x.fraction[part.jobs[j] * problem.num_types + t] = std::clamp(lp.value(c), 0.0, 1.0);
+  }
+  if (basis != nullptr) {
+    ++basis->solves;
+    basis->iterations += first_stage_iterations;
+    SaveDenseStatuses(*first_stage, *basis, part_index);
+    if (part_index >= static_cast<int>(basis->dense.size())) basis->dense.resize(part_index + 1);
+    basis->dense[part_index] = std::move(first_stage);
+  }
   return Status::Ok();
 }
 
@@ -723,15 +967,32 @@ Status SolveMaxMinClp(const AllocationProblem& problem, const Partition& part, i
   return Status::Ok();
 }
 
-// The two-stage max-min LP of `part` by `solver` (kAuto: GLPK up to kClassLpAbove jobs, CLP's
-// primal simplex above).
+// The two-stage max-min LP of `part` by `solver` (kAuto: the dense simplex up to
+// kDenseLpJobsAtMost jobs but for class LPs, GLPK up to kClassLpAbove, CLP's primal simplex
+// above; kAutoGlpk: the same without the dense simplex).
 Status SolveMaxMinBy(MaxMinSolver solver, MaxMinBasis::State* basis,
                      const AllocationProblem& problem, const Partition& part, int part_index,
                      int num_parts, const std::vector<double>& weight, Allocation& x,
                      double* level = nullptr) {
+  const int n = static_cast<int>(part.jobs.size());
+  if (solver == MaxMinSolver::kAutoGlpk) {
+    solver = n > kClassLpAbove ? MaxMinSolver::kClpPrimal : MaxMinSolver::kGlpk;
+  }
   if (solver == MaxMinSolver::kAuto) {
-    solver = static_cast<int>(part.jobs.size()) > kClassLpAbove ? MaxMinSolver::kClpPrimal
-                                                                : MaxMinSolver::kGlpk;
+    solver = n > kClassLpAbove                            ? MaxMinSolver::kClpPrimal
+             : n > kDenseLpJobsAtMost || !part.copies.empty() ? MaxMinSolver::kGlpk
+                                                              : MaxMinSolver::kDense;
+  }
+  if (solver == MaxMinSolver::kDense) {
+    if (SolveMaxMinDense(problem, part, weight, x, level, basis, part_index).ok()) {
+      return Status::Ok();
+    }
+    if (basis != nullptr) ++basis->dense_failures;
+    solver = MaxMinSolver::kGlpk;
+  }
+  // Another solver's LP: the dense simplex's last one is older than the statuses saved now.
+  if (basis != nullptr && part_index < static_cast<int>(basis->dense.size())) {
+    basis->dense[part_index].reset();
   }
   if (solver == MaxMinSolver::kGlpk) {
     return SolveMaxMin(problem, part, weight, x, level, basis, part_index);
@@ -834,6 +1095,7 @@ Result<Allocation> AllocateMaxMinWarm(const AllocationProblem& problem, MaxMinBa
     trial.partitions = state.partitions;
     trial.glpk_jobs = state.glpk_jobs;
     trial.glpk_partitions = state.glpk_partitions;
+    trial.dense = state.dense;
     return AllocateMaxMinFrom(problem, kJobsPerLp, kJobsPerPartition, solver, &trial);
   }
   Result<Allocation> x = AllocateMaxMinFrom(problem, kJobsPerLp, kJobsPerPartition, solver, &state);
@@ -845,9 +1107,9 @@ Result<Allocation> AllocateMaxMinWarm(const AllocationProblem& problem, MaxMinBa
   return x;
 }
 
-Allocator MaxMinAllocator() {
-  return [basis = MaxMinBasis()](const AllocationProblem& problem) mutable {
-    return AllocateMaxMinWarm(problem, basis);
+Allocator MaxMinAllocator(MaxMinSolver solver) {
+  return [basis = MaxMinBasis(), solver](const AllocationProblem& problem) mutable {
+    return AllocateMaxMinWarm(problem, basis, solver);
   };
 }
 
@@ -855,6 +1117,7 @@ MaxMinBasis::MaxMinBasis() : state_(std::make_shared<State>()) {}
 
 int64_t MaxMinBasis::solves() const { return state_->solves; }
 int64_t MaxMinBasis::iterations() const { return state_->iterations; }
+int64_t MaxMinBasis::dense_failures() const { return state_->dense_failures; }
 
 Result<Allocation> AllocateMinJctLp(const AllocationProblem& problem) {
   DS_RETURN_IF_ERROR(ValidateProblem(problem));

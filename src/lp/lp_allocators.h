@@ -66,15 +66,24 @@ inline constexpr int kClassLpAbove = 150;
 // jobs_per_lp jobs (and classes), above it partitions of at most jobs_per_partition jobs.
 // `solver` solves each LP: kAuto is AllocateMaxMin's choice. All reach the same optimal values at
 // both stages (to 1e-6; MaxMinSolversTest); where the optimum is not unique their vertices can
-// differ, so the LPs up to kClassLpAbove jobs stay with GLPK (CLP there changes
+// differ, so the LPs up to kClassLpAbove jobs stay off CLP (CLP there changes
 // scenario.gavel_fidelity beyond its 5%). Cold, CLP is 1.1-1.9x faster than GLPK's Dantzig
 // pricing above kClassLpAbove jobs; its gain is the warm start (MaxMinBasis; BENCHMARKS.md,
-// issue 19).
+// issue 19). Up to kDenseLpJobsAtMost jobs the dense simplex of our own, warm-started from the
+// last call's basis inverse, is faster than GLPK (2.1x at 20-34 jobs along a sequence of calls,
+// 1.4x at 50, even at 70, 2-3x slower at 100-150: each pivot costs O(rows^2); BENCHMARKS.md,
+// issue 19 step 9). The class LPs stay with GLPK: SplitClass lays out their vertex, and the
+// dense simplex's moved one 1,000-job workload's avg JCT by +11%.
+inline constexpr int kDenseLpJobsAtMost = 60;
 enum class MaxMinSolver {
-  kAuto,       // GLPK for LPs over up to kClassLpAbove jobs (or classes), CLP's primal above
+  kAuto,       // kDense up to kDenseLpJobsAtMost jobs (not for the class LP), kGlpk up to
+               // kClassLpAbove, CLP's primal above
   kGlpk,       // GLPK's primal simplex, presolved
   kClpPrimal,  // COIN-OR CLP's primal simplex, both stages
   kClpDual,    // CLP's dual simplex for the first stage, its primal for the second
+  kDense,      // DenseSimplex (dense_simplex.h), both stages; GLPK where it fails
+  kAutoGlpk,   // kAuto without kDense: GLPK up to kClassLpAbove, CLP's primal above (the
+               // vertices before the dense simplex, for profiles tuned on them)
 };
 Result<Allocation> AllocateMaxMinPartitioned(const AllocationProblem& problem, int jobs_per_lp,
                                              MaxMinSolver solver = MaxMinSolver::kAuto);
@@ -91,9 +100,11 @@ Result<Allocation> AllocateMaxMinWithLimits(const AllocationProblem& problem, in
 // (CLP: 4-9 per stage on MIX2-like jobs, against hundreds cold; GLPK: about 2 against 66 at
 // 10-110 jobs). Jobs are recognised by their gang and rates (a job whose rates changed starts
 // from the slack basis; like jobs, by their rank among the jobs with their gang and rates).
-// GLPK's second stage starts from the first's optimum, as cold. With several POP partitions
-// CLP's second stage starts from the first's optimum, as jobs move between partitions. Copies
-// share one state; calls through it are serialised.
+// GLPK's second stage starts from the first's optimum, as cold. The dense simplex's LPs keep
+// their whole first-stage optimum, basis inverse and all, and the next LP starts from it
+// (DenseSimplex::WarmFrom; from the saved statuses, in GLPK's codes, where that fails). With
+// several POP partitions CLP's second stage starts from the first's optimum, as jobs move
+// between partitions. Copies share one state; calls through it are serialised.
 class MaxMinBasis {
  public:
   MaxMinBasis();
@@ -101,6 +112,8 @@ class MaxMinBasis {
   // over them.
   int64_t solves() const;
   int64_t iterations() const;
+  // The small LPs DenseSimplex failed (numerically, or at its iteration limit) and GLPK solved.
+  int64_t dense_failures() const;
 
   struct State;
 
@@ -117,9 +130,9 @@ class MaxMinBasis {
 Result<Allocation> AllocateMaxMinWarm(const AllocationProblem& problem, MaxMinBasis& basis,
                                       MaxMinSolver solver = MaxMinSolver::kAuto);
 
-// The `max-min` allocator of the policies: AllocateMaxMinWarm from a MaxMinBasis of its own
-// (each call builds a new one; copies share it).
-Allocator MaxMinAllocator();
+// The `max-min` allocator of the policies: AllocateMaxMinWarm by `solver` from a MaxMinBasis of
+// its own (each call builds a new one; copies share it). `max-min-glpk`: solver kAutoGlpk.
+Allocator MaxMinAllocator(MaxMinSolver solver = MaxMinSolver::kAuto);
 
 // The min-jct LP over all the jobs, solved by GLPK's simplex (before issue 19's flow, the
 // allocator itself, partitioned above kJobsPerLp jobs): optimal to GLPK's tolerances, about

@@ -356,6 +356,96 @@ TEST(MaxMinSolversTest, ClpReachesGlpksOptimumAtBothStages) {
       {0, 1, 1, 0});
 }
 
+// The dense simplex (MaxMinSolver::kDense) reaches GLPK's optimum at both stages on random
+// instances of 1 to 150 distinct jobs on 1 to 4 types, cold and without falling back to GLPK,
+// and the hand-checked optima.
+TEST(MaxMinSolversTest, DenseReachesGlpksOptimumAtBothStages) {
+  Rng rng(12);
+  for (int trial = 0; trial < 80; ++trial) {
+    const int n = 1 + static_cast<int>(rng.Below(trial < 70 ? kDenseLpJobsAtMost : 150));
+    const int types = 1 + static_cast<int>(rng.Below(4));
+    SCOPED_TRACE("trial " + std::to_string(trial) + ": " + std::to_string(n) + " jobs, " +
+                 std::to_string(types) + " types");
+    const AllocationProblem p = DistinctJobsProblem(n, types, 200 + trial);
+    Result<Allocation> glpk = AllocateMaxMinPartitioned(p, 0, MaxMinSolver::kGlpk);
+    MaxMinBasis basis;  // nothing saved: from the slack basis, counting fallbacks
+    Result<Allocation> dense = AllocateMaxMinWarm(p, basis, MaxMinSolver::kDense);
+    ASSERT_TRUE(glpk.ok() && dense.ok());
+    EXPECT_EQ(basis.dense_failures(), 0);
+    ExpectSameMaxMinOptimum(p, *glpk, *dense);
+  }
+  ExpectAllocation(*AllocateMaxMinPartitioned({2, {1, 1}, {1, 1}, {1, 1, 1, 3}, {}}, 0,
+                                              MaxMinSolver::kDense),
+                   {1, 0, 0, 1});
+  ExpectAllocation(
+      *AllocateMaxMinPartitioned({1, {2}, {2, 1}, {1, 1}, {}}, 0, MaxMinSolver::kDense),
+      {0.5, 1});
+  ExpectAllocation(
+      *AllocateMaxMinPartitioned({2, {1, 1}, {1, 1}, {1, 2, 1, 0}, {}}, 0, MaxMinSolver::kDense),
+      {0, 1, 1, 0});
+}
+
+// The dense simplex warm-started along a sequence of allocations as a policy makes them (one
+// arrival or departure per call, 5 to 60 jobs on 3 types, some arrivals like an active job,
+// capacity tight and loose), its basis inverse carried from call to call: GLPK's cold optimum
+// at both stages at every call, no fallback to GLPK, and a few first-stage pivots a call.
+TEST(MaxMinBasisTest, DenseWarmStartsKeepTheOptimum) {
+  for (const std::vector<int>& capacity : {std::vector<int>{12, 8, 4}, {40, 24, 16}}) {
+    const AllocationProblem pool = DistinctJobsProblem(400, 3, 13);
+    Rng rng(14);
+    std::vector<int> active(5);
+    std::iota(active.begin(), active.end(), 0);
+    int next = 5;
+    MaxMinBasis basis;
+    for (int call = 0; call < 200; ++call) {
+      if ((call % 3 == 2 && active.size() > 1) ||
+          active.size() >= static_cast<size_t>(kDenseLpJobsAtMost)) {
+        active.erase(active.begin() + static_cast<std::ptrdiff_t>(rng.Below(active.size())));
+      } else if (call % 5 == 0) {
+        active.push_back(active[rng.Below(active.size())]);  // a like job
+      } else {
+        active.push_back(next++);
+      }
+      AllocationProblem p;
+      p.num_types = 3;
+      p.gpus_per_type = capacity;
+      for (int j : active) {
+        p.gang.push_back(pool.gang[j]);
+        for (int t = 0; t < 3; ++t) p.iters_per_s.push_back(pool.thr(j, t));
+      }
+      SCOPED_TRACE("call " + std::to_string(call) + ", " + std::to_string(p.num_jobs()) + " jobs");
+      Result<Allocation> warm = AllocateMaxMinWarm(p, basis, MaxMinSolver::kDense);
+      Result<Allocation> glpk = AllocateMaxMinPartitioned(p, 0, MaxMinSolver::kGlpk);
+      ASSERT_TRUE(warm.ok() && glpk.ok());
+      ExpectSameMaxMinOptimum(p, *glpk, *warm);
+    }
+    EXPECT_EQ(basis.dense_failures(), 0);
+    EXPECT_EQ(basis.solves(), 200);
+    EXPECT_LT(basis.iterations(), 200 * 8);
+  }
+}
+
+// MaxMinAllocator(kAutoGlpk), the `max-min-glpk` allocator, keeps GLPK's vertices on the small
+// LPs: along a sequence of calls, X equal to AllocateMaxMinWarm's by GLPK, call by call.
+TEST(MaxMinBasisTest, TheGlpkAllocatorKeepsGlpksVertices) {
+  const AllocationProblem pool = DistinctJobsProblem(100, 3, 15);
+  Allocator allocator = MaxMinAllocator(MaxMinSolver::kAutoGlpk);
+  MaxMinBasis glpk;
+  for (int jobs = 5; jobs <= 40; ++jobs) {
+    AllocationProblem p;
+    p.num_types = 3;
+    p.gpus_per_type = {12, 8, 4};
+    for (int j = 0; j < jobs; ++j) {
+      p.gang.push_back(pool.gang[j]);
+      for (int t = 0; t < 3; ++t) p.iters_per_s.push_back(pool.thr(j, t));
+    }
+    Result<Allocation> x = allocator(p);
+    Result<Allocation> want = AllocateMaxMinWarm(p, glpk, MaxMinSolver::kGlpk);
+    ASSERT_TRUE(x.ok() && want.ok());
+    EXPECT_EQ(x->fraction, want->fraction) << jobs << " jobs";
+  }
+}
+
 // A sequence of allocations as a policy makes them, one departure or arrival per call, from 140
 // to 460 distinct jobs (GLPK's small LPs, CLP's LP over the jobs, then partitions): the warm
 // starts reach the cold solves' optimum at both stages (the same partitions), and take few

@@ -8,7 +8,9 @@
 # hetero-las and the earlier gavel-max-min-perf keys, also with max-min's first LP alone
 # (max-min-one-stage); and for max_min_fairness (19,989.3 s and 77,141.3 s), the earlier
 # gavel-max-min keys with its shuffled type walk and X spread over the tied types as Gavel's
-# interior-point solver leaves it (spread_tied_types); and the shipped Gavel profiles,
+# interior-point solver leaves it (spread_tied_types; its small LPs by GLPK, max-min-glpk: the
+# agnostic LP's vertex is its whole type choice, and the dense simplex's vertices put its
+# makespan at 0.948x); and the shipped Gavel profiles,
 # gavel-max-min-perf against max_min_fairness_perf and gavel-max-min against max_min_fairness.
 # Skips (exit 77) without the traces. With the peer results (third argument), also Gavel's
 # generated 2,000-job trace on 36:36:36: max_min_fairness_perf (16,296.7 s and 326,452.6 s)
@@ -41,7 +43,7 @@ cat > "$out/gavel-max-min-perf-one-stage-walk.json" <<'JSON'
 JSON
 cat > "$out/gavel-max-min-spread.json" <<'JSON'
 {"name": "gavel-max-min-spread", "description": "gavel-max-min, Gavel's walk, X spread over tied types",
- "allocator": "max-min", "round_s": 360, "realloc_interval_s": 1920, "agnostic": true,
+ "allocator": "max-min-glpk", "round_s": 360, "realloc_interval_s": 1920, "agnostic": true,
  "backfill_between_rounds": false, "reset_counts_at_allocation": true, "type_walk": "shuffled",
  "spread_tied_types": true}
 JSON

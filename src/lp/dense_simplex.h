@@ -1,0 +1,101 @@
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+namespace dlsched::hetero {
+
+// A bounded primal simplex for small LPs (up to about a hundred rows: each pivot costs
+// O(rows^2)), with an explicit dense basis inverse: no factorisation to set up, each pivot a
+// rank-one update skipping the inverse's zero multipliers. Written for the max-min LPs of AllocateMaxMin (lp_allocators.h): about 70 rows, a
+// few structural nonzeros per column, and a warm basis a few pivots from the optimum.
+//
+//   maximise   c^T x
+//   subject to lower_r <= A_r x <= upper_r     every row r (its auxiliary variable, A_r x)
+//              lower_c <= x_c <= upper_c        every column c
+//
+// Variables 0..cols-1 are the columns, cols..cols+rows-1 the rows' auxiliary variables; every
+// variable has at least one finite bound. Solve() runs a composite phase 1 (the sum of bound
+// violations) where the starting basis is infeasible, then phase 2, Dantzig's pricing and a
+// Harris ratio test, Bland's rule after a run of degenerate pivots; it ends with a check of the
+// solution against the original A (row activities to 1e-9 relative; bounds, dual residuals and
+// reduced-cost signs to GLPK's 1e-7): a false Solve() (numerical trouble, the iteration limit,
+// an unbounded or infeasible LP) means the caller should solve the LP another way. Copyable (a
+// copy keeps the basis and its inverse); not thread-safe per object.
+class DenseSimplex {
+ public:
+  enum class Status : uint8_t { kBasic, kAtLower, kAtUpper };
+
+  DenseSimplex(int rows, int cols);
+
+  // Appends the next column of A (columns 0, 1, ... in order, all before the first Solve()):
+  // its nonzero entries, distinct rows.
+  void AddColumn(std::span<const int> rows, std::span<const double> values);
+  void SetBounds(int var, double lower, double upper);  // +-infinity for none
+  void SetObjective(int var, double cost);              // 0 unless set
+  // The starting basis: `status` per variable (rows' after columns'), built from the slack basis:
+  // columns marked basic are brought in in index order, each replacing a row's auxiliary
+  // variable marked nonbasic (the one with the largest pivot); those that find none stay
+  // nonbasic at their lower bound, and auxiliary variables left over stay basic. A new LP starts
+  // from the slack basis (every auxiliary variable basic, the columns at their lower bound).
+  void SetBasis(std::span<const Status> status);
+
+  // Starts this LP (built, not yet solved) from `last`'s basis, without refactorising: row r
+  // and column c of this LP are row row_from[r] and column col_from[c] of `last` (-1: new; one to
+  // one), with the same entries but for columns whose entries changed. Dropped columns leave
+  // `last`'s basis (for auxiliary variables of dropped rows where it can), dropped rows'
+  // auxiliary variables enter it (for the kept variable with the largest pivot), the new rows'
+  // auxiliary variables are basic (a bordered inverse), new columns at their lower bound, kept
+  // basic columns whose entries changed exchanged in place (a rank-one update each); the kept
+  // nonbasic variables keep their status. Consumes `last`. False where a pivot falls below
+  // tolerance: then this LP must be built again.
+  bool WarmFrom(DenseSimplex& last, std::span<const int> row_from, std::span<const int> col_from);
+
+  // Solves from the current basis (nonbasic variables placed at their bounds first); true when
+  // optimal and checked. The basis, its inverse and the values stay, for a next Solve() after
+  // changes of bounds or costs (max-min's second stage) or for WarmFrom.
+  bool Solve();
+
+  double value(int var) const { return x_[var]; }
+  Status status(int var) const { return status_[var]; }
+  int64_t iterations() const { return iterations_; }
+  int rows() const { return rows_; }
+  int cols() const { return cols_; }
+
+ private:
+  int num_vars() const { return rows_ + cols_; }
+  // Every auxiliary variable basic (B = -I); the columns' statuses untouched, none basic.
+  void ResetToSlackBasis();
+  double* inverse_row(int pos) { return &inverse_[static_cast<size_t>(pos) * rows_]; }
+  // alpha = B^-1 a_var (a row's auxiliary variable has the column -e_row).
+  void Ftran(int var, std::vector<double>& alpha) const;
+  // Makes `var` basic in position `pos` (alpha = B^-1 a_var, alpha[pos] != 0).
+  void Pivot(int var, int pos, const std::vector<double>& alpha);
+  void PlaceNonbasic(int var, Status status);
+  // The index among `among` of the largest |values[i]|, -1 if none.
+  static int LargestIn(std::span<const double> values, std::span<const int> among);
+  // x_B from the nonbasic values: B x_B = -N x_N.
+  void ComputeBasicValues();
+  // y = c_B^T B^-1 for phase 2's costs, or phase 1's (+1 below a lower bound, -1 above an upper).
+  void ComputeDuals(bool phase1, std::vector<double>& y) const;
+  double ReducedCost(int var, bool phase1, const std::vector<double>& y) const;
+  // Phase 1 (phase1) or 2 until optimal; false on failure.
+  bool Iterate(bool phase1);
+  double Infeasibility(int var) const;  // > 0 below lower, < 0 above upper, 0 within tolerance
+  bool Verify() const;
+
+  int rows_, cols_;
+  std::vector<int> col_start_;
+  std::vector<int> entry_row_;
+  std::vector<double> entry_value_;
+  std::vector<double> lower_, upper_, cost_, x_;
+  std::vector<Status> status_;
+  std::vector<int> head_;  // basis position -> variable
+  std::vector<int> pos_;   // variable -> basis position, -1 if nonbasic
+  std::vector<double> inverse_;  // B^-1, row-major, rows_ x rows_
+  std::vector<int> nonzeros_;    // Pivot()'s scratch: the pivot row's nonzero columns
+  int64_t iterations_ = 0;
+};
+
+}  // namespace dlsched::hetero
