@@ -1,10 +1,16 @@
 #include "dlsched/sharing/interference.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <utility>
 
 namespace dlsched::sharing {
+
+InterferenceModel::InterferenceModel() {
+  static std::atomic<uint64_t> last_serial{0};
+  serial_ = last_serial.fetch_add(1, std::memory_order_relaxed) + 1;
+}
 namespace {
 
 constexpr size_t kN = FittedInterferenceModel::kNumFeatures;

@@ -29,8 +29,9 @@ constexpr size_t kMaxMoveMemo = size_t{1} << 20;
 class PairSlowdownMemo {
  public:
   void Use(const InterferenceModel& model) {
-    if (model_ == &model) return;
     model_ = &model;
+    if (serial_ == model.serial()) return;
+    serial_ = model.serial();
     entries_.assign(kEntries, Entry{});
   }
 
@@ -42,7 +43,7 @@ class PairSlowdownMemo {
            0x9e3779b97f4a7c15ULL;
   }
 
-  // `hash_a`, `hash_b`: Hash(a), Hash(b). Precondition: Use since the last model was destroyed.
+  // `hash_a`, `hash_b`: Hash(a), Hash(b). Precondition: Use(model) for this call's model.
   std::pair<double, double> Slowdowns(const SharingJob& a, uint64_t hash_a, const SharingJob& b,
                                       uint64_t hash_b) {
     Entry& e = entries_[((hash_a + hash_b * 0x9e3779b97f4a7c15ULL) >> 32) % kEntries];
@@ -72,6 +73,7 @@ class PairSlowdownMemo {
   }
 
   const InterferenceModel* model_ = nullptr;
+  uint64_t serial_ = 0;  // the model whose pair speeds entries_ holds (0: none)
   std::vector<Entry> entries_;  // kEntries once Use was called
 };
 

@@ -4,6 +4,7 @@
 
 #include <limits>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -716,6 +717,26 @@ TEST(PackingTest, PairSlowdownsForgottenForAnotherModel) {
     ASSERT_TRUE(place(jobs, refuses, options, scratch, gpu_of).ok());
     EXPECT_EQ(gpu_of, (std::vector<int>{0, -1}));
   }
+}
+
+// A model made where a destroyed one was (the same address) is another model to the scratch.
+TEST(PackingTest, PairSlowdownsForgottenForAModelAtADestroyedOnesAddress) {
+  std::vector<std::vector<double>> shares_speed(2, std::vector<double>(2, 0.9));
+  std::vector<std::vector<double>> refuses_speed = shares_speed;
+  refuses_speed[0][1] = refuses_speed[1][0] = 0.5;  // 0 beside 1: over the bound
+  PackOptions options = Options(2, 16000, 1.5);
+  options.max_gpus = 1;
+  const std::vector<PackJob> jobs = {Pinned(1, 1000, 0), Job(0, 1000)};
+  PackScratch scratch;
+  std::vector<int> gpu_of;
+  std::optional<SpeedTableModel> model(std::in_place, shares_speed);
+  const InterferenceModel* first = &*model;
+  ASSERT_TRUE(HeuristicPlace(jobs, *model, options, scratch, gpu_of).ok());
+  EXPECT_EQ(gpu_of, (std::vector<int>{0, 0}));
+  model.emplace(refuses_speed);
+  ASSERT_EQ(&*model, first);
+  ASSERT_TRUE(HeuristicPlace(jobs, *model, options, scratch, gpu_of).ok());
+  EXPECT_EQ(gpu_of, (std::vector<int>{0, -1}));
 }
 
 }  // namespace

@@ -80,10 +80,18 @@ struct MeasuredPair {
 // A pairwise interference model for one GPU type. Implementations are immutable and thread-safe.
 class InterferenceModel {
  public:
+  InterferenceModel();
   virtual ~InterferenceModel() = default;
   // Throughput of `self` while `other` shares its GPU, as a fraction of its throughput alone
   // (1 = unaffected; 0 = may not share). Finite and >= 0.
   virtual double PairSpeed(const SharingJob& self, const SharingJob& other) const = 0;
+  // Nonzero, and unique to this object among the models made in this process, destroyed ones
+  // included (a copy shares its original's, the answers being the same): what a cache of pair
+  // speeds keys on, where an address could be reused.
+  uint64_t serial() const { return serial_; }
+
+ private:
+  uint64_t serial_;
 };
 
 // The speed of each job of `group` when all of them share one GPU: the product of its pair speeds

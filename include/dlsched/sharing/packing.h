@@ -109,10 +109,9 @@ Result<Packing> HeuristicPack(std::span<const PackJob> jobs, const InterferenceM
 // The buffers of a packing, kept between calls of GreedyPlace and HeuristicPlace: a caller that
 // packs at every scheduling cycle passes the same one, so that a call allocates only where its
 // input is larger than any before. Across calls it remembers only the model's pair speeds, by the
-// two jobs' features, for the model object of the last call (another model object forgets them):
-// models are immutable, so a call's placements do not depend on the calls before. A caller that
-// destroys a model and packs with a new one that may sit at the same address passes a new
-// scratch. Not thread-safe: one per calling thread.
+// two jobs' features, for the model object of the last call (another model object, told apart by
+// InterferenceModel::serial even at a reused address, forgets them): models are immutable, so a
+// call's placements do not depend on the calls before. Not thread-safe: one per calling thread.
 class PackScratch {
  public:
   PackScratch();
