@@ -364,15 +364,7 @@ std::vector<int> RoundTypeOrder(RoundPolicyOptions::TypeWalk walk, int types, in
 void RoundPolicy::Assign(const SchedulingContext& ctx, const std::vector<int>& candidates,
                          const std::vector<int>& running_on, std::vector<int>& room,
                          bool count_rounds) const {
-  struct Entry {
-    int walk;  // the type's place in the round's type order (0 for every type when kRanked)
-    double priority;
-    double x;
-    bool here;
-    JobId id;
-    int type;
-    int slot;  // the job's position in state_.jobs
-  };
+  using Entry = RankedEntry;
   if (options_.deficit_ties || options_.zero_entries) {
     AssignByLists(ctx, candidates, running_on, room, count_rounds);
     return;
@@ -391,12 +383,16 @@ void RoundPolicy::Assign(const SchedulingContext& ctx, const std::vector<int>& c
     const JobRecord& record = state_.jobs[slot];
     if (record.index >= 0) smallest_gang = std::min(smallest_gang, record.gang);
   }
-  std::vector<char> chosen(state_.jobs.size(), 0);  // this call's assignments, by position
+  // X is solved even when nothing can be assigned: which problems max-min solves decides the
+  // bases its later solves start from.
+  SolvePending();
+  if (!AnyRoom(room, smallest_gang)) return;  // (no candidate with a row, or no room for one)
+  std::vector<char>& chosen = buffers_.chosen;  // this call's assignments, by position
+  chosen.assign(state_.jobs.size(), 0);
   // Calls emit(entry) for every (candidate, type) pair the allocation gives time that could
   // still be assigned (the job not chosen yet, its gang within the type's room: room only
   // shrinks, so the walk would pass over the others), but for pairs skip(walk, x, rounds_on,
   // rounds_active) says rank after those wanted (a test without the priority's divisions).
-  SolvePending();
   if (state_.table_begin.empty()) BuildTable(types);
   const auto each_entry = [&](auto&& skip, auto&& emit) {
     for (int slot : candidates) {
@@ -443,10 +439,11 @@ void RoundPolicy::Assign(const SchedulingContext& ctx, const std::vector<int>& c
   // The walk: the first kHead entries in order, kept in a heap of the best seen (its front the
   // worst of them) as the entries are made, so that a round filling its GPUs with the first few
   // hundred entries neither stores nor sorts the others; should the walk go past them, the rest
-  // are made again and visited in order after them.
+  // are made again and visited in order after them. The heap is made when the head fills: a
+  // round with fewer entries sorts them once (the order is total, so the same order).
   constexpr size_t kHead = 256;
-  std::vector<Entry> head;
-  head.reserve(kHead);
+  std::vector<Entry>& head = buffers_.head;
+  head.clear();
   // Once the head is full, an entry ranks after its worst unless its walk comes earlier, or it
   // has the same walk and a priority no lower: x / (on / active) >= p, tested as x * active >=
   // p * on with a margin far above the rounding of either side (so no entry that belongs is
@@ -468,14 +465,18 @@ void RoundPolicy::Assign(const SchedulingContext& ctx, const std::vector<int>& c
   each_entry(after_head, [&](const Entry& e) {
     if (head.size() < kHead) {
       head.push_back(e);
-      std::push_heap(head.begin(), head.end(), ranks_before);
+      if (head.size() == kHead) std::make_heap(head.begin(), head.end(), ranks_before);
     } else if (ranks_before(e, head.front())) {
       std::pop_heap(head.begin(), head.end(), ranks_before);
       head.back() = e;
       std::push_heap(head.begin(), head.end(), ranks_before);
     }
   });
-  std::sort_heap(head.begin(), head.end(), ranks_before);
+  if (head.size() < kHead) {
+    std::sort(head.begin(), head.end(), ranks_before);
+  } else {
+    std::sort_heap(head.begin(), head.end(), ranks_before);
+  }
   bool walked_all = true;
   for (const Entry& e : head) {
     if (!visit(e)) {
@@ -649,11 +650,12 @@ Decisions RoundPolicy::DecideAndUpdate(const SchedulingContext& ctx) const {
   const int types = ctx.cluster.num_gpu_types();
   // The running jobs' entries in the job table, read once (far apart in memory; every walk
   // below reads the copy).
-  RunningJobs running;
+  RunningJobs& running = buffers_.running;
   running.held_by_gpu_jobs.assign(types, 0);
-  running.placed_type.reserve(ctx.running.size());
-  running.placed_gpus.reserve(ctx.running.size());
-  running.running_type.reserve(ctx.running.size());
+  running.placed_type.clear();
+  running.placed_gpus.clear();
+  running.running_type.clear();
+  running.gpu_jobs = 0;
   for (JobId id : ctx.running) {
     const Job& job = ctx.jobs.at(id);
     if (job.spec.num_gpus > 0) {
@@ -697,8 +699,10 @@ Decisions RoundPolicy::DecideAndUpdate(const SchedulingContext& ctx) const {
   // runs but is being preempted); and whether it runs at all (else it waits: an active job not
   // running is queued).
   const size_t n = state_.jobs.size();
-  std::vector<int> running_on(n, -1);
-  std::vector<char> is_running(n, 0);
+  std::vector<int>& running_on = buffers_.running_on;
+  std::vector<char>& is_running = buffers_.is_running;
+  running_on.assign(n, -1);
+  is_running.assign(n, 0);
   for (size_t r = 0; r < ctx.running.size(); ++r) {
     if (const JobRecord* record = Find(ctx.running[r])) {
       const size_t slot = record - state_.jobs.data();
@@ -707,7 +711,8 @@ Decisions RoundPolicy::DecideAndUpdate(const SchedulingContext& ctx) const {
     }
   }
   // Per position: the type this round assigned the job to, or -1.
-  std::vector<int> assigned_type(n, -1);
+  std::vector<int>& assigned_type = buffers_.assigned_type;
+  assigned_type.assign(n, -1);
   const auto mark_assigned = [&] {
     for (const auto& [id, type] : state_.assigned) {
       assigned_type[Find(id) - state_.jobs.data()] = type;
@@ -719,7 +724,8 @@ Decisions RoundPolicy::DecideAndUpdate(const SchedulingContext& ctx) const {
     const Duration round = options_.round;
     state_.next_round = Timestamp((ctx.now.time_since_epoch() / round + 1) * round);
     state_.assigned.clear();
-    std::vector<int> candidates(n);
+    std::vector<int>& candidates = buffers_.candidates;
+    candidates.resize(n);
     for (size_t i = 0; i < n; ++i) {
       ++state_.jobs[i].rounds_active;
       candidates[i] = static_cast<int>(i);
@@ -754,7 +760,8 @@ Decisions RoundPolicy::DecideAndUpdate(const SchedulingContext& ctx) const {
     bool any_room = false;
     for (int r : room) any_room = any_room || r > 0;
     if (any_room && options_.backfill_between_rounds) {
-      std::vector<int> candidates;
+      std::vector<int>& candidates = buffers_.candidates;
+      candidates.clear();
       for (size_t i = 0; i < n; ++i) {
         if (!is_running[i] && assigned_type[i] < 0) candidates.push_back(static_cast<int>(i));
       }
@@ -775,7 +782,8 @@ Decisions RoundPolicy::DecideAndUpdate(const SchedulingContext& ctx) const {
     placers.emplace_back(ctx, std::span<const FilterPlugin* const>(&filter_of_type.back(), 1),
                          std::span<const WeightedScore>());
   }
-  ClusterState scratch = ctx.state;
+  ClusterState& scratch = buffers_.scratch;
+  scratch = ctx.state;
   for (const auto& [id, type] : state_.assigned) {
     if (!IsWaiting(ctx.jobs.at(id).state)) continue;
     std::optional<Placement> placement = placers[type].Find(ctx.View(id), scratch);

@@ -224,6 +224,30 @@ class RoundPolicy final : public SchedulingPolicy {
     std::vector<int> held_by_gpu_jobs;
   };
 
+  // An entry of Assign's walk: a (job, type) pair and what ranks it.
+  struct RankedEntry {
+    int walk;  // the type's place in the round's type order (0 for every type when kRanked)
+    double priority;
+    double x;
+    bool here;
+    JobId id;
+    int type;
+    int slot;  // the job's position in state_.jobs
+  };
+  // Working storage of one Decide, kept between calls only for its capacity, so that a cycle
+  // does not allocate it anew: every use overwrites what it reads. Not state (not saved, not
+  // kept by explaining).
+  struct Buffers {
+    RunningJobs running;
+    std::vector<int> running_on;
+    std::vector<char> is_running;
+    std::vector<int> assigned_type;
+    std::vector<int> candidates;
+    std::vector<char> chosen;
+    std::vector<RankedEntry> head;
+    ClusterState scratch;
+  };
+
   Decisions DecideAndUpdate(const SchedulingContext& ctx) const;
   // The record of an active job, or nullptr.
   JobRecord* Find(JobId id) const;
@@ -277,6 +301,7 @@ class RoundPolicy final : public SchedulingPolicy {
   mutable bool explaining_ = false;
   FeasibilityAdmit admit_;
   mutable State state_;
+  mutable Buffers buffers_;
 };
 
 }  // namespace dlsched::hetero

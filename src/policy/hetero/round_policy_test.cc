@@ -183,6 +183,26 @@ TEST_F(RoundPolicyTest, JobsAfterOneThatLeftAreFoundAtTheirNewPositions) {
               ElementsAre(DoubleNear(0.2, 1e-12), DoubleNear(0.2, 1e-12)));
 }
 
+// Which problems max-min solves decides the bases its later solves start from, so a backfill
+// that can place nothing still solves the X it reads (as it did before it learnt to stop early).
+TEST_F(RoundPolicyTest, ABackfillWithNoRoomForAnyGangStillSolvesItsAllocation) {
+  int solves = 0;
+  Start("1x2xV100", [&solves](const AllocationProblem& problem) {
+    ++solves;
+    return AllocateGreedy(problem);
+  });
+  const JobId one = Submit("flat");
+  scheduler_->RunCycle(kTimeZero);
+  ASSERT_EQ(TypeOf(one), "V100");
+  EXPECT_EQ(solves, 1);
+  // Between rounds, a 2-GPU gang arrives where one GPU is free: nothing can start.
+  const JobId two = Submit("flat", AtSeconds(10), /*gpus=*/2);
+  const CycleResult cycle = scheduler_->RunCycle(AtSeconds(10));
+  EXPECT_EQ(cycle.launched(), 0);
+  EXPECT_EQ(TypeOf(two), "-");
+  EXPECT_EQ(solves, 2);
+}
+
 TEST_F(RoundPolicyTest, AWalkPastItsFirstEntriesReachesTheTypeStillFree) {
   // 600 never-served jobs on one K80 and one V100: every entry has an infinite priority, so
   // they rank by X (larger first), then id, then type. Most jobs' X is on the V100, so the walk
