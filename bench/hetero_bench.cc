@@ -192,20 +192,16 @@ BENCHMARK(BM_AllocateMix2)
     ->ArgsProduct({{150, 250, 400, 1000}, {0, 1, 2, 3}})
     ->Unit(benchmark::kMillisecond);
 
-// A sequence of MIX2-like allocations as a policy makes them: `n` active jobs drawn from a pool,
-// each step one departure (a random active job) and one arrival (the next job of the pool),
-// each a call. range(1): 0 AllocateMaxMin, cold; 1 AllocateMaxMinWarm, one MaxMinBasis across
-// the calls. Time per call; `pivots` (warm): CLP's mean simplex iterations per LP stage.
-void BM_AllocateMix2Sequence(benchmark::State& state) {
-  const int n = static_cast<int>(state.range(0));
-  const bool warm = state.range(1) != 0;
-  constexpr int kCalls = 200;
-  const AllocationProblem pool = Mix2LikeProblem(n + kCalls);
-  Rng rng(45);
+// `calls` problems over `pool`'s jobs (its types and GPUs): the first over jobs 0..n-1, then
+// alternately one departure (a random active job, by `seed`) and one arrival (the pool's next
+// job). The pool holds at least n + calls / 2 jobs.
+std::vector<AllocationProblem> ChurnSequence(const AllocationProblem& pool, int n, int calls,
+                                             uint64_t seed) {
+  Rng rng(seed);
   std::vector<int> active(n);
   std::iota(active.begin(), active.end(), 0);
-  std::vector<AllocationProblem> calls;
-  for (int i = 0; static_cast<int>(calls.size()) < kCalls; ++i) {
+  std::vector<AllocationProblem> sequence;
+  for (int i = 0; static_cast<int>(sequence.size()) < calls; ++i) {
     if (i % 2 == 0) {
       active.erase(active.begin() + static_cast<std::ptrdiff_t>(rng.Below(active.size())));
     } else {
@@ -218,8 +214,21 @@ void BM_AllocateMix2Sequence(benchmark::State& state) {
       p.gang.push_back(pool.gang[j]);
       for (int t = 0; t < pool.num_types; ++t) p.iters_per_s.push_back(pool.thr(j, t));
     }
-    calls.push_back(std::move(p));
+    sequence.push_back(std::move(p));
   }
+  return sequence;
+}
+
+// A sequence of MIX2-like allocations as a policy makes them: `n` active jobs drawn from a pool,
+// each step one departure (a random active job) and one arrival (the next job of the pool),
+// each a call. range(1): 0 AllocateMaxMin, cold; 1 AllocateMaxMinWarm, one MaxMinBasis across
+// the calls. Time per call; `pivots` (warm): CLP's mean simplex iterations per LP stage.
+void BM_AllocateMix2Sequence(benchmark::State& state) {
+  const int n = static_cast<int>(state.range(0));
+  const bool warm = state.range(1) != 0;
+  constexpr int kCalls = 200;
+  const AllocationProblem pool = Mix2LikeProblem(n + kCalls);
+  const std::vector<AllocationProblem> calls = ChurnSequence(pool, n, kCalls, /*seed=*/45);
   MaxMinBasis basis;
   size_t next = 0;
   for (auto _ : state) {
@@ -250,26 +259,9 @@ void BM_AllocateSmallSequence(benchmark::State& state) {
   const int n = static_cast<int>(state.range(0));
   const auto solver = static_cast<MaxMinSolver>(state.range(1));
   constexpr int kCalls = 400;
-  const AllocationProblem pool = GavelMixProblem(n + kCalls, 30);
-  Rng rng(46);
-  std::vector<int> active(n);
-  std::iota(active.begin(), active.end(), 0);
-  std::vector<AllocationProblem> calls;
-  for (int i = 0; static_cast<int>(calls.size()) < kCalls; ++i) {
-    if (i % 2 == 0) {
-      active.erase(active.begin() + static_cast<std::ptrdiff_t>(rng.Below(active.size())));
-    } else {
-      active.push_back(n + i / 2);
-    }
-    AllocationProblem p;
-    p.num_types = pool.num_types;
-    p.gpus_per_type = {36, 36, 36};
-    for (int j : active) {
-      p.gang.push_back(pool.gang[j]);
-      for (int t = 0; t < pool.num_types; ++t) p.iters_per_s.push_back(pool.thr(j, t));
-    }
-    calls.push_back(std::move(p));
-  }
+  AllocationProblem gavel_pool = GavelMixProblem(n + kCalls, 30);
+  gavel_pool.gpus_per_type = {36, 36, 36};
+  const std::vector<AllocationProblem> calls = ChurnSequence(gavel_pool, n, kCalls, /*seed=*/46);
   MaxMinBasis basis;
   size_t next = 0;
   for (auto _ : state) {

@@ -599,6 +599,17 @@ DenseSimplex::Status DenseStatus(int glpk_status) {
   return glpk_status == GLP_NU ? DenseSimplex::Status::kAtUpper : DenseSimplex::Status::kAtLower;
 }
 
+// The fair row of each of `part`'s jobs with a fair rate (weight > 0), numbered from `rows` on in
+// job order, -1 for the others; `rows` ends past the last.
+std::vector<int> NumberFairRows(const Partition& part, const std::vector<double>& weight,
+                                int& rows) {
+  std::vector<int> fair_row(part.jobs.size(), -1);
+  for (size_t j = 0; j < part.jobs.size(); ++j) {
+    if (weight[part.jobs[j]] > 0) fair_row[j] = rows++;
+  }
+  return fair_row;
+}
+
 // SolveMaxMinDense's first-stage LP of `part` (no basis), or nullopt where it has nothing to
 // allocate (no job can run on any GPU the cluster has: z would be unbounded).
 std::optional<DenseMaxMinLp> BuildDenseMaxMinLp(const AllocationProblem& problem,
@@ -607,11 +618,8 @@ std::optional<DenseMaxMinLp> BuildDenseMaxMinLp(const AllocationProblem& problem
   const int n = static_cast<int>(part.jobs.size());
   const int types = problem.num_types;
   constexpr double kInf = std::numeric_limits<double>::infinity();
-  std::vector<int> fair_row(n, -1);
   int rows = n + types;
-  for (int j = 0; j < n; ++j) {
-    if (weight[part.jobs[j]] > 0) fair_row[j] = rows++;
-  }
+  std::vector<int> fair_row = NumberFairRows(part, weight, rows);
   std::vector<std::pair<int, int>> pairs;
   std::vector<int> column_of(static_cast<size_t>(n) * types, -1);
   for (int j = 0; j < n; ++j) {
@@ -815,11 +823,8 @@ Status SolveMaxMinClp(const AllocationProblem& problem, const Partition& part, i
   // Rows: time per job (0..n-1), GPUs per type (n..n+types-1), then r_j / eq_j - z >= 0 for
   // the jobs with a fair rate, in job order. Columns: X per (job, type) the job can run on, in
   // job then type order, then z; column-major, row indexes ascending within a column.
-  std::vector<int> fair_row(n, -1);
   int rows = n + types;
-  for (int j = 0; j < n; ++j) {
-    if (weight[part.jobs[j]] > 0) fair_row[j] = rows++;
-  }
+  const std::vector<int> fair_row = NumberFairRows(part, weight, rows);
   if (rows == n + types) return Status::Ok();  // no job can run anywhere: z would be unbounded
   std::vector<CoinBigIndex> start{0};
   std::vector<int> index;

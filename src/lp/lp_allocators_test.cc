@@ -327,6 +327,16 @@ AllocationProblem DistinctJobsProblem(int n, int types, uint64_t seed) {
   return p;
 }
 
+// The hand-checked optima of AllocateMaxMinTest.HandCheckedOptima, unique there: the first two
+// solved by `solver`, the third by `third`.
+void ExpectHandCheckedOptima(MaxMinSolver solver, MaxMinSolver third) {
+  ExpectAllocation(*AllocateMaxMinPartitioned({2, {1, 1}, {1, 1}, {1, 1, 1, 3}, {}}, 0, solver),
+                   {1, 0, 0, 1});
+  ExpectAllocation(*AllocateMaxMinPartitioned({1, {2}, {2, 1}, {1, 1}, {}}, 0, solver), {0.5, 1});
+  ExpectAllocation(*AllocateMaxMinPartitioned({2, {1, 1}, {1, 1}, {1, 2, 1, 0}, {}}, 0, third),
+                   {0, 1, 1, 0});
+}
+
 // CLP's simplex (primal, and dual for the first stage) reaches GLPK's optimum at both stages on
 // random instances of 1 to 300 distinct jobs on 1 to 4 types, and the hand-checked optima.
 TEST(MaxMinSolversTest, ClpReachesGlpksOptimumAtBothStages) {
@@ -344,16 +354,7 @@ TEST(MaxMinSolversTest, ClpReachesGlpksOptimumAtBothStages) {
     ExpectSameMaxMinOptimum(p, *glpk, *primal);
     ExpectSameMaxMinOptimum(p, *glpk, *dual);
   }
-  // The hand-checked optima of AllocateMaxMinTest.HandCheckedOptima, unique there.
-  ExpectAllocation(*AllocateMaxMinPartitioned({2, {1, 1}, {1, 1}, {1, 1, 1, 3}, {}}, 0,
-                                              MaxMinSolver::kClpPrimal),
-                   {1, 0, 0, 1});
-  ExpectAllocation(
-      *AllocateMaxMinPartitioned({1, {2}, {2, 1}, {1, 1}, {}}, 0, MaxMinSolver::kClpPrimal),
-      {0.5, 1});
-  ExpectAllocation(
-      *AllocateMaxMinPartitioned({2, {1, 1}, {1, 1}, {1, 2, 1, 0}, {}}, 0, MaxMinSolver::kClpDual),
-      {0, 1, 1, 0});
+  ExpectHandCheckedOptima(MaxMinSolver::kClpPrimal, MaxMinSolver::kClpDual);
 }
 
 // The dense simplex (MaxMinSolver::kDense) reaches GLPK's optimum at both stages on random
@@ -374,15 +375,7 @@ TEST(MaxMinSolversTest, DenseReachesGlpksOptimumAtBothStages) {
     EXPECT_EQ(basis.dense_failures(), 0);
     ExpectSameMaxMinOptimum(p, *glpk, *dense);
   }
-  ExpectAllocation(*AllocateMaxMinPartitioned({2, {1, 1}, {1, 1}, {1, 1, 1, 3}, {}}, 0,
-                                              MaxMinSolver::kDense),
-                   {1, 0, 0, 1});
-  ExpectAllocation(
-      *AllocateMaxMinPartitioned({1, {2}, {2, 1}, {1, 1}, {}}, 0, MaxMinSolver::kDense),
-      {0.5, 1});
-  ExpectAllocation(
-      *AllocateMaxMinPartitioned({2, {1, 1}, {1, 1}, {1, 2, 1, 0}, {}}, 0, MaxMinSolver::kDense),
-      {0, 1, 1, 0});
+  ExpectHandCheckedOptima(MaxMinSolver::kDense, MaxMinSolver::kDense);
 }
 
 // The dense simplex warm-started along a sequence of allocations as a policy makes them (one
