@@ -6,6 +6,7 @@
 #include <cmath>
 #include <numeric>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "dlsched/common/rng.h"
@@ -327,6 +328,19 @@ AllocationProblem DistinctJobsProblem(int n, int types, uint64_t seed) {
   return p;
 }
 
+// The problem over `jobs` of `pool` (a job listed twice: two like jobs), on `gpus_per_type`.
+AllocationProblem ProblemOver(const AllocationProblem& pool, const std::vector<int>& jobs,
+                              std::vector<int> gpus_per_type) {
+  AllocationProblem p;
+  p.num_types = pool.num_types;
+  p.gpus_per_type = std::move(gpus_per_type);
+  for (int j : jobs) {
+    p.gang.push_back(pool.gang[j]);
+    for (int t = 0; t < pool.num_types; ++t) p.iters_per_s.push_back(pool.thr(j, t));
+  }
+  return p;
+}
+
 // The hand-checked optima of AllocateMaxMinTest.HandCheckedOptima, unique there: the first two
 // solved by `solver`, the third by `third`.
 void ExpectHandCheckedOptima(MaxMinSolver solver, MaxMinSolver third) {
@@ -399,13 +413,7 @@ TEST(MaxMinBasisTest, DenseWarmStartsKeepTheOptimum) {
       } else {
         active.push_back(next++);
       }
-      AllocationProblem p;
-      p.num_types = 3;
-      p.gpus_per_type = capacity;
-      for (int j : active) {
-        p.gang.push_back(pool.gang[j]);
-        for (int t = 0; t < 3; ++t) p.iters_per_s.push_back(pool.thr(j, t));
-      }
+      const AllocationProblem p = ProblemOver(pool, active, capacity);
       SCOPED_TRACE("call " + std::to_string(call) + ", " + std::to_string(p.num_jobs()) + " jobs");
       Result<Allocation> warm = AllocateMaxMinWarm(p, basis, MaxMinSolver::kDense);
       Result<Allocation> glpk = AllocateMaxMinPartitioned(p, 0, MaxMinSolver::kGlpk);
@@ -425,13 +433,9 @@ TEST(MaxMinBasisTest, TheGlpkAllocatorKeepsGlpksVertices) {
   Allocator allocator = MaxMinAllocator(MaxMinSolver::kAutoGlpk);
   MaxMinBasis glpk;
   for (int jobs = 5; jobs <= 40; ++jobs) {
-    AllocationProblem p;
-    p.num_types = 3;
-    p.gpus_per_type = {12, 8, 4};
-    for (int j = 0; j < jobs; ++j) {
-      p.gang.push_back(pool.gang[j]);
-      for (int t = 0; t < 3; ++t) p.iters_per_s.push_back(pool.thr(j, t));
-    }
+    std::vector<int> first(jobs);
+    std::iota(first.begin(), first.end(), 0);
+    const AllocationProblem p = ProblemOver(pool, first, {12, 8, 4});
     Result<Allocation> x = allocator(p);
     Result<Allocation> want = AllocateMaxMinWarm(p, glpk, MaxMinSolver::kGlpk);
     ASSERT_TRUE(x.ok() && want.ok());
@@ -458,14 +462,7 @@ TEST(MaxMinBasisTest, WarmStartsKeepTheOptimumInFewPivots) {
     } else {
       active.push_back(next++);
     }
-    AllocationProblem p;
-    p.num_types = 2;
-    p.gpus_per_type = {256, 256};
-    for (int j : active) {
-      p.gang.push_back(pool.gang[j]);
-      p.iters_per_s.push_back(pool.thr(j, 0));
-      p.iters_per_s.push_back(pool.thr(j, 1));
-    }
+    AllocationProblem p = ProblemOver(pool, active, {256, 256});
     if (call % 20 != 0 && call < 400) {
       ASSERT_TRUE(AllocateMaxMinWarm(p, basis).ok());
       continue;
@@ -511,13 +508,7 @@ TEST(MaxMinBasisTest, GlpkWarmStartsKeepTheOptimumInFewPivots) {
     } else {
       active.push_back(next++);
     }
-    AllocationProblem p;
-    p.num_types = 3;
-    p.gpus_per_type = {40, 24, 16};
-    for (int j : active) {
-      p.gang.push_back(pool.gang[j]);
-      for (int t = 0; t < 3; ++t) p.iters_per_s.push_back(pool.thr(j, t));
-    }
+    AllocationProblem p = ProblemOver(pool, active, {40, 24, 16});
     ASSERT_LE(p.num_jobs(), kClassLpAbove);
     if (call % 10 != 0) {
       ASSERT_TRUE(AllocateMaxMinWarm(p, basis).ok());
@@ -555,15 +546,9 @@ TEST(MaxMinBasisTest, AWarmStartReachesAKnownOptimum) {
 TEST(MaxMinBasisTest, ATentativeSolveLearnsNothing) {
   const AllocationProblem pool = DistinctJobsProblem(400, 2, 5);
   const auto first = [&pool](int jobs) {
-    AllocationProblem p;
-    p.num_types = 2;
-    p.gpus_per_type = {256, 256};
-    for (int j = 0; j < jobs; ++j) {
-      p.gang.push_back(pool.gang[j]);
-      p.iters_per_s.push_back(pool.thr(j, 0));
-      p.iters_per_s.push_back(pool.thr(j, 1));
-    }
-    return p;
+    std::vector<int> first(jobs);
+    std::iota(first.begin(), first.end(), 0);
+    return ProblemOver(pool, first, {256, 256});
   };
   MaxMinBasis basis;
   ASSERT_TRUE(AllocateMaxMinWarm(first(300), basis).ok());

@@ -65,10 +65,7 @@ void RunningIndex::Insert(JobId id, Timestamp now) {
   stored_[i] = order_->KeyOf(view);
   stored_[i].rank -= drift_[i] * now.time_since_epoch().count();
   SharedGpu* shared = nullptr;
-  if (job.share != ShareMode::kExclusive && !job.placement.parts.empty()) {
-    const NodeGpus& part = job.placement.parts.front();
-    const size_t slot =
-        part.node.index() * kMaxGpusPerNode + static_cast<size_t>(std::countr_zero(part.gpus));
+  if (const size_t slot = SharedSlotOf(job); slot != kNotShared) {
     if (slot >= shared_gpus_.size()) shared_gpus_.resize(slot + kMaxGpusPerNode);
     shared_slot_[i] = slot;
     shared = &shared_gpus_[slot];
@@ -94,6 +91,12 @@ void RunningIndex::Insert(JobId id, Timestamp now) {
   // pushing it again would only add a duplicate.
   if (at != kTimeNever && at != due_at_[i]) due_.push({at, id});
   due_at_[i] = at;
+}
+
+size_t RunningIndex::SharedSlotOf(const Job& job) {
+  if (job.share == ShareMode::kExclusive || job.placement.parts.empty()) return kNotShared;
+  const NodeGpus& part = job.placement.parts.front();
+  return part.node.index() * kMaxGpusPerNode + static_cast<size_t>(std::countr_zero(part.gpus));
 }
 
 void RunningIndex::FileVictim(size_t i, const JobSpec& spec) {
@@ -290,12 +293,8 @@ Status RunningIndex::CheckDead() const {
   for (size_t i = 0; i < where_.size(); ++i) {
     if (where_[i] == kOutside) continue;
     const Job& job = jobs_->all()[i];
-    size_t slot = kNotShared;
-    if (job.share != ShareMode::kExclusive && !job.placement.parts.empty()) {
-      const NodeGpus& part = job.placement.parts.front();
-      slot = part.node.index() * kMaxGpusPerNode + static_cast<size_t>(std::countr_zero(part.gpus));
-      holders[slot].push_back(i);
-    }
+    const size_t slot = SharedSlotOf(job);
+    if (slot != kNotShared) holders[slot].push_back(i);
     if (slot != shared_slot_[i]) {
       return Internal("running index: job " + std::to_string(job.id.value()) +
                       " is filed on another shared GPU than it holds");

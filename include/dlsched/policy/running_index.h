@@ -133,6 +133,8 @@ class RunningIndex {
     int not_victims = 0;
   };
   static constexpr size_t kNotShared = static_cast<size_t>(-1);
+  // The slot of the GPU `job` holds in a shared mode (a shared job holds one), or kNotShared.
+  static size_t SharedSlotOf(const Job& job);
 
   void Grow(JobId id);
   // Takes a job out of whichever set holds it, and off its shared GPU.
