@@ -40,18 +40,24 @@ double Dot(const double* a, const double* b, int n) {
 
 }  // namespace
 
-DenseSimplex::DenseSimplex(int rows, int cols)
-    : rows_(rows),
-      cols_(cols),
-      col_start_{0},
-      lower_(static_cast<size_t>(rows + cols), 0.0),
-      upper_(static_cast<size_t>(rows + cols), kInf),
-      cost_(static_cast<size_t>(rows + cols), 0.0),
-      x_(static_cast<size_t>(rows + cols), 0.0),
-      status_(static_cast<size_t>(rows + cols), Status::kAtLower),
-      head_(static_cast<size_t>(rows)),
-      pos_(static_cast<size_t>(rows + cols), -1),
-      inverse_(static_cast<size_t>(rows) * rows, 0.0) {
+DenseSimplex::DenseSimplex(int rows, int cols) { Reset(rows, cols); }
+
+void DenseSimplex::Reset(int rows, int cols) {
+  rows_ = rows;
+  cols_ = cols;
+  iterations_ = 0;
+  col_start_.assign(1, 0);
+  entry_row_.clear();
+  entry_value_.clear();
+  const size_t vars = static_cast<size_t>(rows + cols);
+  lower_.assign(vars, 0.0);
+  upper_.assign(vars, kInf);
+  cost_.assign(vars, 0.0);
+  x_.assign(vars, 0.0);
+  status_.assign(vars, Status::kAtLower);
+  head_.resize(static_cast<size_t>(rows));
+  pos_.resize(vars);
+  inverse_.resize(static_cast<size_t>(rows) * rows);  // filled by ResetToSlackBasis
   ResetToSlackBasis();
 }
 
@@ -139,7 +145,7 @@ void DenseSimplex::SetBasis(std::span<const Status> status) {
   }
   // In index order: the max-min LPs' dense z column last, where its pivot fills the inverse
   // least (first, it makes every later pivot dense: 4x the work).
-  std::vector<double> alpha;
+  std::vector<double>& alpha = alpha_;
   for (int c = 0; c < cols_; ++c) {
     if (status[c] != Status::kBasic) continue;
     Ftran(c, alpha);
@@ -166,7 +172,10 @@ int DenseSimplex::LargestIn(std::span<const double> values, std::span<const int>
 
 bool DenseSimplex::WarmFrom(DenseSimplex& last, std::span<const int> row_from,
                             std::span<const int> col_from) {
-  std::vector<int> row_to(last.rows_, -1), col_to(last.cols_, -1);
+  std::vector<int>& row_to = row_to_;
+  std::vector<int>& col_to = col_to_;
+  row_to.assign(last.rows_, -1);
+  col_to.assign(last.cols_, -1);
   for (int r = 0; r < rows_; ++r) {
     if (row_from[r] >= 0) row_to[row_from[r]] = r;
   }
@@ -174,8 +183,8 @@ bool DenseSimplex::WarmFrom(DenseSimplex& last, std::span<const int> row_from,
     if (col_from[c] >= 0) col_to[col_from[c]] = c;
   }
   const auto dropped_aux = [&](int v) { return v >= last.cols_ && row_to[v - last.cols_] < 0; };
-  std::vector<double> alpha;
-  std::vector<int> candidates;
+  std::vector<double>& alpha = alpha_;
+  std::vector<int>& candidates = candidates_;
   // Dropped columns leave the basis, each for the auxiliary variable (nonbasic: column r of
   // B^-1 is -e_pos for a basic one) with the largest entry in its row of B^-1, a dropped row's
   // where one is near the largest.
@@ -227,10 +236,8 @@ bool DenseSimplex::WarmFrom(DenseSimplex& last, std::span<const int> row_from,
   std::fill(pos_.begin(), pos_.end(), -1);
   // The kept rows as runs of consecutive rows from consecutive rows (jobs keep their order: a
   // few runs), each row of the inverse copied run by run.
-  struct Run {
-    int to, from, length;
-  };
-  std::vector<Run> runs;
+  std::vector<Run>& runs = runs_;
+  runs.clear();
   for (int r = 0; r < rows_; ++r) {
     if (row_from[r] < 0) continue;
     if (!runs.empty() && runs.back().to + runs.back().length == r &&
@@ -280,7 +287,8 @@ bool DenseSimplex::WarmFrom(DenseSimplex& last, std::span<const int> row_from,
     }
   }
   // Kept basic columns whose entries in kept rows changed are exchanged in place.
-  std::vector<double> diff(rows_, 0.0);
+  std::vector<double>& diff = diff_;
+  diff.assign(rows_, 0.0);
   for (int c = 0; c < cols_; ++c) {
     if (pos_[c] < 0) continue;
     const int lc = col_from[c];
@@ -313,7 +321,8 @@ bool DenseSimplex::WarmFrom(DenseSimplex& last, std::span<const int> row_from,
 
 void DenseSimplex::ComputeBasicValues() {
   // rhs = N x_N, then x_B = -B^-1 rhs.
-  std::vector<double> rhs(rows_, 0.0);
+  std::vector<double>& rhs = rhs_;
+  rhs.assign(rows_, 0.0);
   for (int c = 0; c < cols_; ++c) {
     if (pos_[c] >= 0 || x_[c] == 0.0) continue;
     for (int k = col_start_[c]; k < col_start_[c + 1]; ++k) {
@@ -360,7 +369,11 @@ bool DenseSimplex::Iterate(bool phase1) {
     for (double c : cost_) largest_cost = std::max(largest_cost, std::abs(c));
   }
   const double dual_tol = kOptimalityTol * largest_cost;
-  std::vector<double> y(rows_), alpha(rows_), raw(rows_), hit(rows_);
+  std::vector<double>& y = y_;
+  std::vector<double>& alpha = alpha_;
+  std::vector<double>& raw = raw_;
+  std::vector<double>& hit = hit_;
+  for (std::vector<double>* v : {&y, &alpha, &raw, &hit}) v->assign(rows_, 0.0);
   int degenerate = 0;
   // Phase 2's duals are updated at each pivot (y += d_q times the new pivot row of B^-1) and
   // recomputed with x_B; phase 1's costs change with the set of violated bounds, so its duals
@@ -457,13 +470,16 @@ bool DenseSimplex::Iterate(bool phase1) {
   return false;
 }
 
-bool DenseSimplex::Verify() const {
+bool DenseSimplex::Verify() {
   // Primal: bounds, and every row's auxiliary variable equal to A_r x.
   for (int v = 0; v < num_vars(); ++v) {
     if (x_[v] < lower_[v] - kVerifyTol * std::max(1.0, std::abs(lower_[v]))) return false;
     if (x_[v] > upper_[v] + kVerifyTol * std::max(1.0, std::abs(upper_[v]))) return false;
   }
-  std::vector<double> activity(rows_, 0.0), magnitude(rows_, 0.0);
+  std::vector<double>& activity = activity_;
+  std::vector<double>& magnitude = magnitude_;
+  activity.assign(rows_, 0.0);
+  magnitude.assign(rows_, 0.0);
   for (int c = 0; c < cols_; ++c) {
     for (int k = col_start_[c]; k < col_start_[c + 1]; ++k) {
       activity[entry_row_[k]] += entry_value_[k] * x_[c];
@@ -477,7 +493,8 @@ bool DenseSimplex::Verify() const {
   double largest_cost = 1.0;
   for (double c : cost_) largest_cost = std::max(largest_cost, std::abs(c));
   const double tol = kVerifyTol * largest_cost;
-  std::vector<double> y(rows_);
+  std::vector<double>& y = y_;
+  y.assign(rows_, 0.0);
   ComputeDuals(false, y);
   for (int v = 0; v < num_vars(); ++v) {
     const double d = ReducedCost(v, false, y);

@@ -29,6 +29,10 @@ class DenseSimplex {
 
   DenseSimplex(int rows, int cols);
 
+  // Makes this a new LP of `rows` rows and `cols` columns, as constructed, keeping the storage's
+  // capacity: the max-min LPs are built anew at every call, in the same objects.
+  void Reset(int rows, int cols);
+
   // Appends the next column of A (columns 0, 1, ... in order, all before the first Solve()):
   // its nonzero entries, distinct rows.
   void AddColumn(std::span<const int> rows, std::span<const double> values);
@@ -83,7 +87,7 @@ class DenseSimplex {
   // Phase 1 (phase1) or 2 until optimal; false on failure.
   bool Iterate(bool phase1);
   double Infeasibility(int var) const;  // > 0 below lower, < 0 above upper, 0 within tolerance
-  bool Verify() const;
+  bool Verify();
 
   int rows_, cols_;
   std::vector<int> col_start_;
@@ -94,7 +98,18 @@ class DenseSimplex {
   std::vector<int> head_;  // basis position -> variable
   std::vector<int> pos_;   // variable -> basis position, -1 if nonbasic
   std::vector<double> inverse_;  // B^-1, row-major, rows_ x rows_
-  std::vector<int> nonzeros_;    // Pivot()'s scratch: the pivot row's nonzero columns
+  // Working storage, kept for its capacity (no allocation per call once grown); each use
+  // overwrites what it reads. Pivot()'s: the pivot row's nonzero columns.
+  std::vector<int> nonzeros_;
+  std::vector<double> alpha_, y_, raw_, hit_;  // Iterate()'s, WarmFrom()'s and SetBasis()'s
+  std::vector<double> rhs_;                    // ComputeBasicValues()'s
+  std::vector<double> activity_, magnitude_;   // Verify()'s, with y_
+  std::vector<int> row_to_, col_to_, candidates_;  // WarmFrom()'s, with diff_ and runs_
+  std::vector<double> diff_;
+  struct Run {  // WarmFrom()'s: consecutive kept rows from consecutive rows of the last LP
+    int to, from, length;
+  };
+  std::vector<Run> runs_;
   int64_t iterations_ = 0;
 };
 

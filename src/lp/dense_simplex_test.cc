@@ -90,10 +90,11 @@ Packing RandomPacking(Rng& rng, int rows, int cols) {
   return p;
 }
 
-DenseSimplex Build(const Packing& p) {
+// Builds `p` into `lp` (DenseSimplex::Reset: whatever it held before is gone).
+void BuildInto(const Packing& p, DenseSimplex& lp) {
   const int rows = static_cast<int>(p.capacity.size());
   const int cols = static_cast<int>(p.cost.size());
-  DenseSimplex lp(rows, cols);
+  lp.Reset(rows, cols);
   for (int c = 0; c < cols; ++c) {
     std::vector<int> at;
     std::vector<double> value;
@@ -106,6 +107,11 @@ DenseSimplex Build(const Packing& p) {
     lp.SetObjective(c, p.cost[c]);
   }
   for (int r = 0; r < rows; ++r) lp.SetBounds(cols + r, -kInf, p.capacity[r]);
+}
+
+DenseSimplex Build(const Packing& p) {
+  DenseSimplex lp(0, 0);
+  BuildInto(p, lp);
   return lp;
 }
 
@@ -113,6 +119,30 @@ double Objective(const DenseSimplex& lp, const Packing& p) {
   double sum = 0;
   for (size_t c = 0; c < p.cost.size(); ++c) sum += p.cost[c] * lp.value(static_cast<int>(c));
   return sum;
+}
+
+// Reset: one object solving LPs of growing and shrinking sizes, each built after the last's
+// solve (and the last's second stage, its costs changed), takes the same pivots to the same
+// values as a new object: nothing of the last LP remains.
+TEST(DenseSimplexTest, AResetLpSolvesAsANewOne) {
+  Rng rng(5);
+  DenseSimplex reused(0, 0);
+  for (int trial = 0; trial < 100; ++trial) {
+    SCOPED_TRACE("trial " + std::to_string(trial));
+    const Packing p = RandomPacking(rng, 2 + static_cast<int>(rng.Below(40)),
+                                    2 + static_cast<int>(rng.Below(60)));
+    BuildInto(p, reused);
+    DenseSimplex fresh = Build(p);
+    ASSERT_TRUE(fresh.Solve());
+    ASSERT_TRUE(reused.Solve());
+    EXPECT_EQ(reused.iterations(), fresh.iterations());
+    for (int v = 0; v < fresh.rows() + fresh.cols(); ++v) {
+      EXPECT_EQ(reused.value(v), fresh.value(v)) << v;
+      EXPECT_EQ(reused.status(v), fresh.status(v)) << v;
+    }
+    for (int c = 0; c < reused.cols(); ++c) reused.SetObjective(c, 1.0);
+    ASSERT_TRUE(reused.Solve());
+  }
 }
 
 // WarmFrom: the last LP's optimum carried to one with a row and a column dropped, a row and a

@@ -14,7 +14,6 @@
 #include <memory>
 #include <mutex>
 #include <numeric>
-#include <optional>
 #include <span>
 #include <string>
 #include <unordered_map>
@@ -376,17 +375,33 @@ std::vector<Partition> MakePartitions(const AllocationProblem& problem, int jobs
 // sum_t thr(j, t) / s_j X[j][t] - eq_j / s_j z >= 0, s_j = max_t thr(j, t): the same constraint
 // as SolveMaxMin's r_j / eq_j >= z, written so that a change of the equal shares eq_j (every
 // arrival and departure changes them all) changes z's column only. Columns: X per (job, type)
-// the job can run on, then z.
+// the job can run on, then z. Built anew at every call into the same object
+// (BuildDenseMaxMinLp), so that its storage is allocated once.
 struct DenseMaxMinLp {
-  DenseSimplex lp;
+  DenseSimplex lp{0, 0};
   std::vector<uint64_t> keys;   // per job, GlpkJobKeys
   std::vector<int> column_of;   // (job, type) -> column, -1 = none
   std::vector<int> fair_row;    // per job, -1 = none
   std::vector<std::pair<int, int>> pairs;  // column -> (job, type)
   int types = 0;
+  // Working storage of BuildDenseMaxMinLp (the jobs' s_j, z's column) and WarmFromLast (the
+  // last LP's jobs by key, the rows' and columns' origins), kept for its capacity.
+  std::vector<double> scale;
+  std::vector<int> z_rows;
+  std::vector<double> z_values;
+  std::vector<std::pair<uint64_t, int>> last_by_key;
+  std::vector<int> row_from, col_from;
 
   int z() const { return static_cast<int>(pairs.size()); }
   int aux() const { return z() + 1; }  // the first row's auxiliary variable
+};
+
+// A partition's dense LPs in MaxMinBasis: the last call's first-stage optimum, basis inverse and
+// all, and the LP being solved, each kept for its storage.
+struct DenseLps {
+  DenseMaxMinLp first_stage;
+  bool first_stage_kept = false;  // first_stage holds the last call's optimum
+  DenseMaxMinLp work;
 };
 
 }  // namespace
@@ -411,8 +426,8 @@ struct MaxMinBasis::State {
   std::unordered_map<uint64_t, Statuses> glpk_jobs;
   std::unordered_map<uint64_t, Statuses> glpk_next_jobs;
   std::vector<Statuses> glpk_partitions;
-  // DenseSimplex's small LPs: per partition the last first-stage optimum, basis inverse and all.
-  std::vector<std::optional<DenseMaxMinLp>> dense;
+  // DenseSimplex's small LPs, per partition.
+  std::vector<DenseLps> dense;
   int64_t solves = 0;
   int64_t iterations = 0;
   int64_t dense_failures = 0;
@@ -432,17 +447,18 @@ uint64_t JobKey(const AllocationProblem& problem, int job) {
   return hash;
 }
 
-// The keys of a partition's jobs in MaxMinBasis's GLPK statuses: JobKey and the job's rank among
-// the partition's jobs with that key, so that like jobs (one key) keep one status each.
-std::vector<uint64_t> GlpkJobKeys(const AllocationProblem& problem, const Partition& part) {
-  std::vector<uint64_t> keys(part.jobs.size());
+// Writes into `keys` the keys of a partition's jobs in MaxMinBasis's GLPK statuses: JobKey and
+// the job's rank among the partition's jobs with that key, so that like jobs (one key) keep one
+// status each.
+void GlpkJobKeys(const AllocationProblem& problem, const Partition& part,
+                 std::vector<uint64_t>& keys) {
+  keys.resize(part.jobs.size());
   std::unordered_map<uint64_t, uint64_t> seen;
   seen.reserve(part.jobs.size());
   for (size_t j = 0; j < part.jobs.size(); ++j) {
     const uint64_t key = JobKey(problem, part.jobs[j]);
     keys[j] = (key ^ seen[key]++) * 0x9e3779b97f4a7c15ULL;
   }
-  return keys;
 }
 
 // MaxMinBasis's GLPK statuses for SolveMaxMin's first stage. Rows of `lp`: time per job
@@ -555,7 +571,7 @@ Status SolveMaxMin(const AllocationProblem& problem, const Partition& part,
   std::vector<uint64_t> keys;
   bool warm = false;
   if (basis != nullptr) {
-    keys = GlpkJobKeys(problem, part);
+    GlpkJobKeys(problem, part, keys);
     warm = RestoreGlpkBasis(lp, keys, fair_row, z, *basis, part_index);
   }
   DS_RETURN_IF_ERROR(lp.Solve(warm));
@@ -599,43 +615,44 @@ DenseSimplex::Status DenseStatus(int glpk_status) {
   return glpk_status == GLP_NU ? DenseSimplex::Status::kAtUpper : DenseSimplex::Status::kAtLower;
 }
 
-// The fair row of each of `part`'s jobs with a fair rate (weight > 0), numbered from `rows` on in
-// job order, -1 for the others; `rows` ends past the last.
-std::vector<int> NumberFairRows(const Partition& part, const std::vector<double>& weight,
-                                int& rows) {
-  std::vector<int> fair_row(part.jobs.size(), -1);
+// Writes into `fair_row` the fair row of each of `part`'s jobs with a fair rate (weight > 0),
+// numbered from `rows` on in job order, -1 for the others; `rows` ends past the last.
+void NumberFairRows(const Partition& part, const std::vector<double>& weight, int& rows,
+                    std::vector<int>& fair_row) {
+  fair_row.assign(part.jobs.size(), -1);
   for (size_t j = 0; j < part.jobs.size(); ++j) {
     if (weight[part.jobs[j]] > 0) fair_row[j] = rows++;
   }
-  return fair_row;
 }
 
-// SolveMaxMinDense's first-stage LP of `part` (no basis), or nullopt where it has nothing to
-// allocate (no job can run on any GPU the cluster has: z would be unbounded).
-std::optional<DenseMaxMinLp> BuildDenseMaxMinLp(const AllocationProblem& problem,
-                                                const Partition& part,
-                                                const std::vector<double>& weight) {
+// Builds into `d` SolveMaxMinDense's first-stage LP of `part` (no basis; d.keys untouched);
+// false where it has nothing to allocate (no job can run on any GPU the cluster has: z would be
+// unbounded), and `d.lp` is then not this LP.
+bool BuildDenseMaxMinLp(const AllocationProblem& problem, const Partition& part,
+                        const std::vector<double>& weight, DenseMaxMinLp& d) {
   const int n = static_cast<int>(part.jobs.size());
   const int types = problem.num_types;
   constexpr double kInf = std::numeric_limits<double>::infinity();
   int rows = n + types;
-  std::vector<int> fair_row = NumberFairRows(part, weight, rows);
-  std::vector<std::pair<int, int>> pairs;
-  std::vector<int> column_of(static_cast<size_t>(n) * types, -1);
+  NumberFairRows(part, weight, rows, d.fair_row);
+  d.types = types;
+  d.pairs.clear();
+  d.column_of.assign(static_cast<size_t>(n) * types, -1);
   for (int j = 0; j < n; ++j) {
     for (int t = 0; t < types; ++t) {
       if (problem.thr(part.jobs[j], t) <= 0) continue;
-      column_of[j * types + t] = static_cast<int>(pairs.size());
-      pairs.push_back({j, t});
+      d.column_of[j * types + t] = static_cast<int>(d.pairs.size());
+      d.pairs.push_back({j, t});
     }
   }
-  if (pairs.empty() || rows == n + types) return std::nullopt;
-  const int z = static_cast<int>(pairs.size());
-  DenseMaxMinLp d{DenseSimplex(rows, z + 1), {}, std::move(column_of), std::move(fair_row),
-                  std::move(pairs), types};
-  std::vector<double> scale(n, 0.0);  // s_j
+  if (d.pairs.empty() || rows == n + types) return false;
+  const int z = d.z();
+  d.lp.Reset(rows, z + 1);
+  d.scale.assign(n, 0.0);  // s_j
   for (int j = 0; j < n; ++j) {
-    for (int t = 0; t < types; ++t) scale[j] = std::max(scale[j], problem.thr(part.jobs[j], t));
+    for (int t = 0; t < types; ++t) {
+      d.scale[j] = std::max(d.scale[j], problem.thr(part.jobs[j], t));
+    }
   }
   for (int c = 0; c < z; ++c) {
     const auto [j, t] = d.pairs[c];
@@ -643,26 +660,26 @@ std::optional<DenseMaxMinLp> BuildDenseMaxMinLp(const AllocationProblem& problem
     const std::array<int, 3> at = {j, n + t, d.fair_row[j]};
     const std::array<double, 3> value = {
         1.0, static_cast<double>(problem.gang[job]) * part.copies_of(j),
-        problem.thr(job, t) / scale[j]};
+        problem.thr(job, t) / d.scale[j]};
     const size_t entries = d.fair_row[j] >= 0 ? 3 : 2;
     d.lp.AddColumn(std::span(at).first(entries), std::span(value).first(entries));
     d.lp.SetBounds(c, 0.0, 1.0);
   }
-  std::vector<int> z_rows;
-  std::vector<double> z_values;
+  d.z_rows.clear();
+  d.z_values.clear();
   for (int j = 0; j < n; ++j) {
     if (d.fair_row[j] < 0) continue;
-    z_rows.push_back(d.fair_row[j]);
-    z_values.push_back(-1.0 / weight[part.jobs[j]] / scale[j]);
+    d.z_rows.push_back(d.fair_row[j]);
+    d.z_values.push_back(-1.0 / weight[part.jobs[j]] / d.scale[j]);
   }
-  d.lp.AddColumn(z_rows, z_values);
+  d.lp.AddColumn(d.z_rows, d.z_values);
   d.lp.SetBounds(z, 0.0, kInf);
   d.lp.SetObjective(z, 1.0);
   const int aux = d.aux();
   for (int j = 0; j < n; ++j) d.lp.SetBounds(aux + j, -kInf, 1.0);
   for (int t = 0; t < types; ++t) d.lp.SetBounds(aux + n + t, -kInf, part.capacity[t]);
   for (int r = n + types; r < rows; ++r) d.lp.SetBounds(aux + r, 0.0, kInf);
-  return d;
+  return true;
 }
 
 // Starts `next` from `last`'s optimal basis (DenseSimplex::WarmFrom), the jobs matched by their
@@ -672,14 +689,20 @@ bool WarmFromLast(DenseMaxMinLp& next, DenseMaxMinLp& last) {
   const int types = next.types;
   const int n = static_cast<int>(next.keys.size());
   const int last_n = static_cast<int>(last.keys.size());
-  std::unordered_map<uint64_t, int> last_job;
-  last_job.reserve(last.keys.size());
-  for (int j = 0; j < last_n; ++j) last_job.emplace(last.keys[j], j);
-  std::vector<int> row_from(next.lp.rows(), -1), col_from(next.lp.cols(), -1);
+  // The last LP's jobs sorted by key: a key's first job where two share it.
+  std::vector<std::pair<uint64_t, int>>& last_job = next.last_by_key;
+  last_job.clear();
+  for (int j = 0; j < last_n; ++j) last_job.push_back({last.keys[j], j});
+  std::sort(last_job.begin(), last_job.end());
+  std::vector<int>& row_from = next.row_from;
+  std::vector<int>& col_from = next.col_from;
+  row_from.assign(next.lp.rows(), -1);
+  col_from.assign(next.lp.cols(), -1);
   bool any = false;
   for (int j = 0; j < n; ++j) {
-    const auto it = last_job.find(next.keys[j]);
-    if (it == last_job.end()) continue;
+    const auto it = std::lower_bound(last_job.begin(), last_job.end(),
+                                     std::pair<uint64_t, int>{next.keys[j], 0});
+    if (it == last_job.end() || it->first != next.keys[j]) continue;
     const int lj = it->second;
     any = true;
     row_from[j] = lj;
@@ -763,49 +786,48 @@ void SaveDenseStatuses(const DenseMaxMinLp& d, MaxMinBasis::State& basis, int pa
 Status SolveMaxMinDense(const AllocationProblem& problem, const Partition& part,
                         const std::vector<double>& weight, Allocation& x, double* level,
                         MaxMinBasis::State* basis, int part_index) {
-  std::optional<DenseMaxMinLp> d = BuildDenseMaxMinLp(problem, part, weight);
-  if (!d) return Status::Ok();
-  if (basis != nullptr) {
-    d->keys = GlpkJobKeys(problem, part);
-    bool warm = false;
-    if (part_index < static_cast<int>(basis->dense.size()) && basis->dense[part_index]) {
-      warm = WarmFromLast(*d, *basis->dense[part_index]);
-      basis->dense[part_index].reset();
-      if (!warm) {
-        std::vector<uint64_t> keys = std::move(d->keys);
-        d = BuildDenseMaxMinLp(problem, part, weight);
-        d->keys = std::move(keys);
-      }
-    }
-    if (!warm) StartFromStatuses(*d, *basis, part_index);
+  DenseMaxMinLp cold;  // without `basis`
+  if (basis != nullptr && part_index >= static_cast<int>(basis->dense.size())) {
+    basis->dense.resize(part_index + 1);
   }
-  if (!d->lp.Solve()) return Internal("the dense simplex failed at the first stage");
-  const int64_t first_stage_iterations = d->lp.iterations();
-  std::optional<DenseMaxMinLp> first_stage;
-  if (basis != nullptr) first_stage = *d;
+  DenseLps* lps = basis != nullptr ? &basis->dense[part_index] : nullptr;
+  DenseMaxMinLp& d = lps != nullptr ? lps->work : cold;
+  if (!BuildDenseMaxMinLp(problem, part, weight, d)) return Status::Ok();
+  if (lps != nullptr) {
+    GlpkJobKeys(problem, part, d.keys);
+    bool warm = false;
+    if (lps->first_stage_kept) {
+      warm = WarmFromLast(d, lps->first_stage);
+      lps->first_stage_kept = false;
+      if (!warm) BuildDenseMaxMinLp(problem, part, weight, d);
+    }
+    if (!warm) StartFromStatuses(d, *basis, part_index);
+  }
+  if (!d.lp.Solve()) return Internal("the dense simplex failed at the first stage");
+  const int64_t first_stage_iterations = d.lp.iterations();
+  if (lps != nullptr) lps->first_stage = d;  // into its storage: no allocation once grown
   // Second stage: hold z at its optimum, maximise the sum of normalised rates.
-  DenseSimplex& lp = d->lp;
-  const int z = d->z();
+  DenseSimplex& lp = d.lp;
+  const int z = d.z();
   const double z_opt = lp.value(z);
   lp.SetBounds(z, z_opt * (1 - 1e-9), std::numeric_limits<double>::infinity());
   lp.SetObjective(z, 0.0);
   for (int c = 0; c < z; ++c) {
-    const auto [j, t] = d->pairs[c];
+    const auto [j, t] = d.pairs[c];
     const int job = part.jobs[j];
     lp.SetObjective(c, problem.thr(job, t) * weight[job] * part.copies_of(j));
   }
   if (!lp.Solve()) return Internal("the dense simplex failed at the second stage");
   if (level != nullptr) *level = z_opt * (1 - 1e-9);
   for (int c = 0; c < z; ++c) {
-    const auto [j, t] = d->pairs[c];
+    const auto [j, t] = d.pairs[c];
     x.fraction[part.jobs[j] * problem.num_types + t] = std::clamp(lp.value(c), 0.0, 1.0);
   }
-  if (basis != nullptr) {
+  if (lps != nullptr) {
     ++basis->solves;
     basis->iterations += first_stage_iterations;
-    SaveDenseStatuses(*first_stage, *basis, part_index);
-    if (part_index >= static_cast<int>(basis->dense.size())) basis->dense.resize(part_index + 1);
-    basis->dense[part_index] = std::move(first_stage);
+    SaveDenseStatuses(lps->first_stage, *basis, part_index);
+    lps->first_stage_kept = true;
   }
   return Status::Ok();
 }
@@ -824,7 +846,8 @@ Status SolveMaxMinClp(const AllocationProblem& problem, const Partition& part, i
   // the jobs with a fair rate, in job order. Columns: X per (job, type) the job can run on, in
   // job then type order, then z; column-major, row indexes ascending within a column.
   int rows = n + types;
-  const std::vector<int> fair_row = NumberFairRows(part, weight, rows);
+  std::vector<int> fair_row;
+  NumberFairRows(part, weight, rows, fair_row);
   if (rows == n + types) return Status::Ok();  // no job can run anywhere: z would be unbounded
   std::vector<CoinBigIndex> start{0};
   std::vector<int> index;
@@ -997,7 +1020,7 @@ Status SolveMaxMinBy(MaxMinSolver solver, MaxMinBasis::State* basis,
   }
   // Another solver's LP: the dense simplex's last one is older than the statuses saved now.
   if (basis != nullptr && part_index < static_cast<int>(basis->dense.size())) {
-    basis->dense[part_index].reset();
+    basis->dense[part_index].first_stage_kept = false;
   }
   if (solver == MaxMinSolver::kGlpk) {
     return SolveMaxMin(problem, part, weight, x, level, basis, part_index);
