@@ -1,6 +1,7 @@
 #include "lp/dense_simplex.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <limits>
 
@@ -62,6 +63,7 @@ void DenseSimplex::Reset(int rows, int cols) {
 }
 
 void DenseSimplex::ResetToSlackBasis() {
+  basic_values_current_ = false;
   std::fill(inverse_.begin(), inverse_.end(), 0.0);
   for (int r = 0; r < rows_; ++r) {
     head_[r] = cols_ + r;
@@ -73,6 +75,7 @@ void DenseSimplex::ResetToSlackBasis() {
 }
 
 void DenseSimplex::AddColumn(std::span<const int> rows, std::span<const double> values) {
+  basic_values_current_ = false;
   entry_row_.insert(entry_row_.end(), rows.begin(), rows.end());
   entry_value_.insert(entry_value_.end(), values.begin(), values.end());
   col_start_.push_back(static_cast<int>(entry_row_.size()));
@@ -123,6 +126,7 @@ void DenseSimplex::Pivot(int var, int pos, const std::vector<double>& alpha) {
       for (int c : nonzeros_) row[c] -= f * pivot_row[c];
     }
   }
+  basic_values_current_ = false;
   const int leaving = head_[pos];
   pos_[leaving] = -1;
   head_[pos] = var;
@@ -172,6 +176,7 @@ int DenseSimplex::LargestIn(std::span<const double> values, std::span<const int>
 
 bool DenseSimplex::WarmFrom(DenseSimplex& last, std::span<const int> row_from,
                             std::span<const int> col_from) {
+  basic_values_current_ = false;
   std::vector<int>& row_to = row_to_;
   std::vector<int>& col_to = col_to_;
   row_to.assign(last.rows_, -1);
@@ -453,6 +458,7 @@ bool DenseSimplex::Iterate(bool phase1) {
     const double theta = flip ? range : std::max(0.0, raw[leaving]);
     degenerate = theta <= 1e-12 ? degenerate + 1 : 0;
     ++iterations_;
+    basic_values_current_ = false;  // x moves by updates from here
     for (int i = 0; i < rows_; ++i) x_[head_[i]] -= dir * alpha[i] * theta;
     if (flip) {
       PlaceNonbasic(entering, dir > 0 ? Status::kAtUpper : Status::kAtLower);
@@ -508,15 +514,23 @@ bool DenseSimplex::Verify() {
 }
 
 bool DenseSimplex::Solve() {
+  bool nonbasic_moved = false;
   for (int v = 0; v < num_vars(); ++v) {
-    if (pos_[v] < 0) PlaceNonbasic(v, status_[v]);
+    if (pos_[v] >= 0) continue;
+    const double was = x_[v];
+    PlaceNonbasic(v, status_[v]);
+    nonbasic_moved =
+        nonbasic_moved || std::bit_cast<uint64_t>(x_[v]) != std::bit_cast<uint64_t>(was);
   }
-  ComputeBasicValues();
+  // After a Solve() with the same basis and nonbasic values (max-min's second stage: only z's
+  // bound and the costs change) x_B would come out the same, bit for bit.
+  if (nonbasic_moved || !basic_values_current_) ComputeBasicValues();
   bool infeasible = false;
   for (int i = 0; i < rows_ && !infeasible; ++i) infeasible = Infeasibility(head_[i]) != 0.0;
   if (infeasible && !Iterate(/*phase1=*/true)) return false;
   if (!Iterate(/*phase1=*/false)) return false;
   ComputeBasicValues();
+  basic_values_current_ = true;
   return Verify();
 }
 

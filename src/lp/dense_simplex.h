@@ -111,6 +111,10 @@ class DenseSimplex {
   };
   std::vector<Run> runs_;
   int64_t iterations_ = 0;
+  // x_ holds what ComputeBasicValues() would give for the current basis, inverse and nonbasic
+  // values: set at the end of Solve(), cleared by anything that changes the basis, its inverse
+  // or A.
+  bool basic_values_current_ = false;
 };
 
 }  // namespace dlsched::hetero

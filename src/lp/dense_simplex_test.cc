@@ -37,6 +37,41 @@ TEST(DenseSimplexTest, AKnownOptimum) {
   EXPECT_NEAR(lp.value(3), 6, 1e-12);
 }
 
+// Solve() again after x's upper bound drops from 3 to 2 (x nonbasic at it): the basic values
+// must follow the move (y = 2 from the first row would break the second, x + 3y <= 7), so
+// phase 1 runs; by hand, x = 2, y = 5/3, the second row tight. A second Solve() after a change
+// of costs only, from the same basis, reaches the same values as a new object.
+TEST(DenseSimplexTest, ASecondSolveFollowsTheNonbasicValues) {
+  const auto build = [](double x_upper) {
+    DenseSimplex lp(2, 2);
+    lp.AddColumn(std::vector<int>{0, 1}, std::vector<double>{1, 1});
+    lp.AddColumn(std::vector<int>{0, 1}, std::vector<double>{1, 3});
+    lp.SetBounds(0, 0, x_upper);
+    lp.SetBounds(1, 0, kInf);
+    lp.SetBounds(2, -kInf, 4);
+    lp.SetBounds(3, -kInf, 7);
+    lp.SetObjective(0, 3);
+    lp.SetObjective(1, 2);
+    return lp;
+  };
+  DenseSimplex lp = build(3);
+  ASSERT_TRUE(lp.Solve());
+  ASSERT_EQ(lp.status(0), S::kAtUpper);
+  lp.SetBounds(0, 0, 2);
+  ASSERT_TRUE(lp.Solve());
+  EXPECT_NEAR(lp.value(0), 2, 1e-12);
+  EXPECT_NEAR(lp.value(1), 5.0 / 3, 1e-12);
+  EXPECT_EQ(lp.status(3), S::kAtUpper);
+  lp.SetObjective(0, 1);
+  lp.SetObjective(1, 1);
+  ASSERT_TRUE(lp.Solve());
+  DenseSimplex fresh = build(2);
+  fresh.SetObjective(0, 1);
+  fresh.SetObjective(1, 1);
+  ASSERT_TRUE(fresh.Solve());
+  EXPECT_NEAR(lp.value(0) + lp.value(1), fresh.value(0) + fresh.value(1), 1e-12);
+}
+
 // maximise -x - 2y subject to x + y >= 2, 0 <= x <= 1.5, y >= 0: the slack basis (x = y = 0) is
 // infeasible, so phase 1 runs first; by hand, x = 1.5, y = 0.5.
 TEST(DenseSimplexTest, PhaseOneFromAnInfeasibleBasis) {
