@@ -384,12 +384,12 @@ struct DenseMaxMinLp {
   std::vector<int> fair_row;    // per job, -1 = none
   std::vector<std::pair<int, int>> pairs;  // column -> (job, type)
   int types = 0;
-  // Working storage of BuildDenseMaxMinLp (the jobs' s_j, z's column) and WarmFromLast (the
-  // last LP's jobs by key, the rows' and columns' origins), kept for its capacity.
+  // Working storage of BuildDenseMaxMinLp (the jobs' s_j, z's column), GlpkJobKeys and
+  // WarmFromLast (jobs by key; the rows' and columns' origins), kept for its capacity.
   std::vector<double> scale;
   std::vector<int> z_rows;
   std::vector<double> z_values;
-  std::vector<std::pair<uint64_t, int>> last_by_key;
+  std::vector<std::pair<uint64_t, int>> by_key;
   std::vector<int> row_from, col_from;
 
   int z() const { return static_cast<int>(pairs.size()); }
@@ -425,6 +425,9 @@ struct MaxMinBasis::State {
   // keyed by GlpkJobKey; per partition its capacity rows' and z's.
   std::unordered_map<uint64_t, Statuses> glpk_jobs;
   std::unordered_map<uint64_t, Statuses> glpk_next_jobs;
+  // Nodes of glpk_next_jobs taken out at the end of a call, their statuses' storage with them,
+  // for the next call's jobs (NextGlpkStatuses): a call allocates for new jobs only.
+  std::vector<std::unordered_map<uint64_t, Statuses>::node_type> spare_glpk_nodes;
   std::vector<Statuses> glpk_partitions;
   // DenseSimplex's small LPs, per partition.
   std::vector<DenseLps> dense;
@@ -449,16 +452,32 @@ uint64_t JobKey(const AllocationProblem& problem, int job) {
 
 // Writes into `keys` the keys of a partition's jobs in MaxMinBasis's GLPK statuses: JobKey and
 // the job's rank among the partition's jobs with that key, so that like jobs (one key) keep one
-// status each.
+// status each. `by_key`: working storage.
 void GlpkJobKeys(const AllocationProblem& problem, const Partition& part,
-                 std::vector<uint64_t>& keys) {
-  keys.resize(part.jobs.size());
-  std::unordered_map<uint64_t, uint64_t> seen;
-  seen.reserve(part.jobs.size());
-  for (size_t j = 0; j < part.jobs.size(); ++j) {
-    const uint64_t key = JobKey(problem, part.jobs[j]);
-    keys[j] = (key ^ seen[key]++) * 0x9e3779b97f4a7c15ULL;
+                 std::vector<uint64_t>& keys, std::vector<std::pair<uint64_t, int>>& by_key) {
+  const int n = static_cast<int>(part.jobs.size());
+  by_key.clear();
+  for (int j = 0; j < n; ++j) by_key.push_back({JobKey(problem, part.jobs[j]), j});
+  std::sort(by_key.begin(), by_key.end());  // a key's jobs in job order
+  keys.resize(n);
+  uint64_t rank = 0;
+  for (int i = 0; i < n; ++i) {
+    rank = i > 0 && by_key[i].first == by_key[i - 1].first ? rank + 1 : 0;
+    keys[by_key[i].second] = (by_key[i].first ^ rank) * 0x9e3779b97f4a7c15ULL;
   }
+}
+
+// The statuses of the job under `key` in this call's glpk_next_jobs, a spare node's storage
+// where the key is new (contents unspecified: the caller writes them all).
+MaxMinBasis::State::Statuses& NextGlpkStatuses(MaxMinBasis::State& basis, uint64_t key) {
+  if (const auto it = basis.glpk_next_jobs.find(key); it != basis.glpk_next_jobs.end()) {
+    return it->second;
+  }
+  if (basis.spare_glpk_nodes.empty()) return basis.glpk_next_jobs[key];
+  auto node = std::move(basis.spare_glpk_nodes.back());
+  basis.spare_glpk_nodes.pop_back();
+  node.key() = key;
+  return basis.glpk_next_jobs.insert(std::move(node)).position->second;
 }
 
 // MaxMinBasis's GLPK statuses for SolveMaxMin's first stage. Rows of `lp`: time per job
@@ -521,7 +540,7 @@ void SaveGlpkBasis(const LpBuilder& lp, const std::vector<uint64_t>& keys,
   const int n = static_cast<int>(keys.size());
   const int types = lp.num_types();
   for (int j = 0; j < n; ++j) {
-    MaxMinBasis::State::Statuses& saved = basis.glpk_next_jobs[keys[j]];
+    MaxMinBasis::State::Statuses& saved = NextGlpkStatuses(basis, keys[j]);
     saved.assign(types + 2, GLP_NL);
     for (int t = 0; t < types; ++t) {
       if (const int c = lp.column(j, t)) saved[t] = glp_get_col_stat(lp.lp(), c);
@@ -571,7 +590,8 @@ Status SolveMaxMin(const AllocationProblem& problem, const Partition& part,
   std::vector<uint64_t> keys;
   bool warm = false;
   if (basis != nullptr) {
-    GlpkJobKeys(problem, part, keys);
+    std::vector<std::pair<uint64_t, int>> by_key;
+    GlpkJobKeys(problem, part, keys, by_key);
     warm = RestoreGlpkBasis(lp, keys, fair_row, z, *basis, part_index);
   }
   DS_RETURN_IF_ERROR(lp.Solve(warm));
@@ -690,7 +710,7 @@ bool WarmFromLast(DenseMaxMinLp& next, DenseMaxMinLp& last) {
   const int n = static_cast<int>(next.keys.size());
   const int last_n = static_cast<int>(last.keys.size());
   // The last LP's jobs sorted by key: a key's first job where two share it.
-  std::vector<std::pair<uint64_t, int>>& last_job = next.last_by_key;
+  std::vector<std::pair<uint64_t, int>>& last_job = next.by_key;
   last_job.clear();
   for (int j = 0; j < last_n; ++j) last_job.push_back({last.keys[j], j});
   std::sort(last_job.begin(), last_job.end());
@@ -761,7 +781,7 @@ void SaveDenseStatuses(const DenseMaxMinLp& d, MaxMinBasis::State& basis, int pa
   const int types = d.types;
   const int aux = d.aux();
   for (int j = 0; j < n; ++j) {
-    MaxMinBasis::State::Statuses& saved = basis.glpk_next_jobs[d.keys[j]];
+    MaxMinBasis::State::Statuses& saved = NextGlpkStatuses(basis, d.keys[j]);
     saved.assign(types + 2, GLP_NL);
     for (int t = 0; t < types; ++t) {
       if (const int c = d.column_of[j * types + t]; c >= 0) saved[t] = GlpkStatus(d.lp.status(c));
@@ -794,7 +814,7 @@ Status SolveMaxMinDense(const AllocationProblem& problem, const Partition& part,
   DenseMaxMinLp& d = lps != nullptr ? lps->work : cold;
   if (!BuildDenseMaxMinLp(problem, part, weight, d)) return Status::Ok();
   if (lps != nullptr) {
-    GlpkJobKeys(problem, part, d.keys);
+    GlpkJobKeys(problem, part, d.keys, d.by_key);
     bool warm = false;
     if (lps->first_stage_kept) {
       warm = WarmFromLast(d, lps->first_stage);
@@ -1131,7 +1151,9 @@ Result<Allocation> AllocateMaxMinWarm(const AllocationProblem& problem, MaxMinBa
   state.jobs.swap(state.next_jobs);
   state.next_jobs.clear();
   state.glpk_jobs.swap(state.glpk_next_jobs);
-  state.glpk_next_jobs.clear();
+  while (!state.glpk_next_jobs.empty()) {
+    state.spare_glpk_nodes.push_back(state.glpk_next_jobs.extract(state.glpk_next_jobs.begin()));
+  }
   return x;
 }
 
