@@ -89,20 +89,26 @@ void DenseSimplex::Reset(int rows, int cols) {
   status_.assign(vars, Status::kAtLower);
   head_.resize(static_cast<size_t>(rows));
   pos_.resize(vars);
-  inverse_.resize(static_cast<size_t>(rows) * rows);  // filled by ResetToSlackBasis
+  inverse_.resize(static_cast<size_t>(rows) * rows);  // written by WriteSlackInverse
   ResetToSlackBasis();
 }
 
 void DenseSimplex::ResetToSlackBasis() {
   basic_values_current_ = false;
-  std::fill(inverse_.begin(), inverse_.end(), 0.0);
+  slack_inverse_pending_ = true;
   for (int r = 0; r < rows_; ++r) {
     head_[r] = cols_ + r;
     pos_[cols_ + r] = r;
     status_[cols_ + r] = Status::kBasic;
-    inverse_[static_cast<size_t>(r) * rows_ + r] = -1.0;  // B = -I
   }
   for (int c = 0; c < cols_; ++c) pos_[c] = -1;
+}
+
+void DenseSimplex::WriteSlackInverse() {
+  if (!slack_inverse_pending_) return;
+  slack_inverse_pending_ = false;
+  std::fill(inverse_.begin(), inverse_.end(), 0.0);
+  for (int r = 0; r < rows_; ++r) inverse_[static_cast<size_t>(r) * rows_ + r] = -1.0;  // B = -I
 }
 
 void DenseSimplex::AddColumn(std::span<const int> rows, std::span<const double> values) {
@@ -174,6 +180,7 @@ void DenseSimplex::PlaceNonbasic(int var, Status status) {
 
 void DenseSimplex::SetBasis(std::span<const Status> status) {
   ResetToSlackBasis();
+  WriteSlackInverse();
   for (int c = 0; c < cols_; ++c) {
     PlaceNonbasic(c, status[c] == Status::kAtUpper ? Status::kAtUpper : Status::kAtLower);
   }
@@ -207,6 +214,7 @@ int DenseSimplex::LargestIn(std::span<const double> values, std::span<const int>
 bool DenseSimplex::WarmFrom(DenseSimplex& last, std::span<const int> row_from,
                             std::span<const int> col_from) {
   basic_values_current_ = false;
+  last.WriteSlackInverse();
   std::vector<int>& row_to = row_to_;
   std::vector<int>& col_to = col_to_;
   row_to.assign(last.rows_, -1);
@@ -267,7 +275,6 @@ bool DenseSimplex::WarmFrom(DenseSimplex& last, std::span<const int> row_from,
   const auto var_to = [&](int v) {
     return v < last.cols_ ? col_to[v] : (row_to[v - last.cols_] < 0 ? -1 : cols_ + row_to[v - last.cols_]);
   };
-  std::fill(inverse_.begin(), inverse_.end(), 0.0);
   std::fill(pos_.begin(), pos_.end(), -1);
   // The kept rows as runs of consecutive rows from consecutive rows (jobs keep their order: a
   // few runs), each row of the inverse copied run by run.
@@ -288,18 +295,27 @@ bool DenseSimplex::WarmFrom(DenseSimplex& last, std::span<const int> row_from,
     if (v < 0) continue;
     const double* from = last.inverse_row(p);
     double* to = inverse_row(q);
-    for (const Run& run : runs) std::copy_n(from + run.from, run.length, to + run.to);
+    int written = 0;  // runs ascend in `to`; the new rows' columns between them are zero
+    for (const Run& run : runs) {
+      std::fill(to + written, to + run.to, 0.0);
+      std::copy_n(from + run.from, run.length, to + run.to);
+      written = run.to + run.length;
+    }
+    std::fill(to + written, to + rows_, 0.0);
     head_[q] = v;
     pos_[v] = q++;
   }
   for (int r = 0; r < rows_; ++r) {
     if (row_from[r] >= 0) continue;
+    if (q == rows_) return false;  // row_from does not map rows one to one
     head_[q] = cols_ + r;
     pos_[cols_ + r] = q;
+    std::fill_n(inverse_row(q), rows_, 0.0);
     inverse_row(q)[r] = -1.0;
     ++q;
   }
   if (q != rows_) return false;  // row_from does not map rows one to one
+  slack_inverse_pending_ = false;  // every entry written
   for (int c = 0; c < cols_; ++c) {
     const int p = pos_[c];
     if (p < 0) continue;
@@ -544,6 +560,7 @@ bool DenseSimplex::Verify() {
 }
 
 bool DenseSimplex::Solve() {
+  WriteSlackInverse();
   bool nonbasic_moved = false;
   for (int v = 0; v < num_vars(); ++v) {
     if (pos_[v] >= 0) continue;

@@ -69,8 +69,11 @@ class DenseSimplex {
 
  private:
   int num_vars() const { return rows_ + cols_; }
-  // Every auxiliary variable basic (B = -I); the columns' statuses untouched, none basic.
+  // Every auxiliary variable basic (B = -I); the columns' statuses untouched, none basic. B^-1
+  // is written when first needed (WriteSlackInverse, at Solve() or SetBasis()): a warm start
+  // (WarmFrom) writes its own instead.
   void ResetToSlackBasis();
+  void WriteSlackInverse();  // B^-1 = -I where ResetToSlackBasis left it unwritten
   double* inverse_row(int pos) { return &inverse_[static_cast<size_t>(pos) * rows_]; }
   // alpha = B^-1 a_var (a row's auxiliary variable has the column -e_row).
   void Ftran(int var, std::vector<double>& alpha) const;
@@ -115,6 +118,7 @@ class DenseSimplex {
   // values: set at the end of Solve(), cleared by anything that changes the basis, its inverse
   // or A.
   bool basic_values_current_ = false;
+  bool slack_inverse_pending_ = false;  // inverse_ is to be -I (ResetToSlackBasis), unwritten
 };
 
 }  // namespace dlsched::hetero
