@@ -404,7 +404,7 @@ void DenseSimplex::ComputeDuals(bool phase1, std::vector<double>& y) const {
   }
 }
 
-double DenseSimplex::ReducedCost(int var, bool phase1, const std::vector<double>& y) const {
+inline double DenseSimplex::ReducedCost(int var, bool phase1, const std::vector<double>& y) const {
   double d = phase1 ? 0.0 : cost_[var];
   if (var >= cols_) return d + y[var - cols_];
   for (int k = col_start_[var]; k < col_start_[var + 1]; ++k) {
