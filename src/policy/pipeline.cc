@@ -342,6 +342,7 @@ class PipelinePolicy final : public SchedulingPolicy {
     Decisions decisions;
     std::vector<JobId> victims;  // chosen for preemption this cycle (few)
     std::vector<JobId> chosen;   // one search's victims, reused across attempts
+    std::vector<Placer::Freed> freed;  // the victim walk's freed nodes since its last Find
     int preemption_attempts = 0;
     int walked = 0;  // jobs TryStart looked at before the current one (for explanations)
     // With quotas or the fair order: every tenant known to the policy (tenant_ids_), by index.
@@ -512,6 +513,17 @@ class PipelinePolicy final : public SchedulingPolicy {
     cycle.chosen.clear();
   }
   static void EndVictimSearch(Cycle& cycle) { cycle.scratch.RollBackTrial(); }
+  // Adds the nodes `placement` holds GPUs on to `freed`, once each, with their free GPUs in
+  // `state` (before it is released there).
+  static void NoteFreed(const ClusterState& state, const Placement& placement,
+                        std::vector<Placer::Freed>& freed) {
+    for (const NodeGpus& part : placement.parts) {
+      if (part.gpus == 0) continue;
+      if (std::ranges::none_of(freed, [&](const Placer::Freed& f) { return f.node == part.node; })) {
+        freed.push_back({part.node, state.free_gpus(part.node)});
+      }
+    }
+  }
   // A running job a victim search must pass over: already stopping, or chosen this cycle.
   static bool Unavailable(const Cycle& cycle, const Job& victim) {
     return victim.preempt_requested ||
@@ -1023,7 +1035,11 @@ bool PipelinePolicy::TryPreemptFor(Cycle& cycle, const JobView& job) const {
   // it from the job's tenant, a preempt plugin's refusal): the walk did not meet every victim.
   bool passed_over = false;
   cycle.last_search_unshielded = false;
+  std::vector<Placer::Freed>& freed = cycle.freed;
+  bool found_before = false;  // whether this walk asked the placer yet
   const auto search = [&](auto next) -> std::optional<Placement> {
+    found_before = false;
+    freed.clear();
     while (const std::optional<JobId> id = next()) {
       const RankKey key = running.KeyAt(*id, ctx.now);
       if (!(mine < key)) break;                             // the rest rank at or above the job
@@ -1044,13 +1060,20 @@ bool PipelinePolicy::TryPreemptFor(Cycle& cycle, const JobView& job) const {
         continue;
       }
       const int free_before = what_if.free_total();
+      NoteFreed(what_if, victim.job().placement, freed);
       what_if.Release(victim.job().placement);
       chosen.push_back(victim.id());
       // The last Find (TryStart's, or the walk's) failed on the same free GPUs when this
       // release freed none (a shared GPU's other holder stays) and the job's host request
       // limits nothing: it would fail again.
       if (what_if.free_total() == free_before && !cycle.placer.last_limited_by_host()) continue;
-      if (auto placement = cycle.placer.Find(job, what_if)) return placement;
+      // After the walk's first Find, only the nodes freed since can change its answer.
+      std::optional<Placement> placement =
+          found_before ? cycle.placer.FindAfterFreeing(job, what_if, freed)
+                       : cycle.placer.Find(job, what_if);
+      found_before = true;
+      freed.clear();
+      if (placement) return placement;
     }
     return std::nullopt;
   };

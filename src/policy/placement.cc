@@ -108,6 +108,7 @@ bool Placer::Eligible(const JobView& job, GpuTypeId required, NodeId node) const
 
 std::optional<Placement> Placer::Find(const JobView& job, const ClusterState& state) const {
   held_for_consolidation_ = false;
+  held_.reset();
   const int gpus = job.num_gpus();
   // First the common refusal (a replay refuses millions of gangs): one wider than the free GPUs
   // fails whatever it asks of the hosts.
@@ -142,9 +143,66 @@ std::optional<Placement> Placer::Find(const JobView& job, const ClusterState& st
   }
   if (best && !MaySpread(job, *best)) {
     held_for_consolidation_ = true;
+    // candidates_ are the only type's (FindAcrossNodes for one type), its spread their first
+    // best->num_nodes().
+    if (ctx_.cluster.num_gpu_types() == 1 && !limits_host_) {
+      held_ = Held{job.id(), ctx_.cluster.node_gpu_type(best->parts.front().node),
+                   held_rack_, static_cast<size_t>(best->num_nodes())};
+    }
     return std::nullopt;
   }
   return best;
+}
+
+std::optional<Placement> Placer::FindAfterFreeing(const JobView& job, const ClusterState& state,
+                                                  std::span<const Freed> freed) const {
+  if (!held_ || held_->job != job.id()) return Find(job, state);
+  const int gpus = job.num_gpus();
+  // A one-node fit can appear only on a freed node (the last call found none elsewhere).
+  if (gpus <= ctx_.cluster.max_gpus_per_node()) {
+    for (const Freed& f : freed) {
+      if (state.free_gpus(f.node) >= gpus) return Find(job, state);
+    }
+  }
+  // The freed eligible GPUs join their racks' sums; the rack tier must choose as before.
+  for (const Freed& f : freed) {
+    if (!Eligible(job, held_->type, f.node)) continue;
+    const size_t rack = ctx_.cluster.node(f.node).rack.index();
+    rack_free_[rack] += state.free_gpus(f.node) - f.free_before;
+    rack_preferred_[rack] = std::max(rack_preferred_[rack], PreferenceMatches(f.node));
+  }
+  if (BestRack(gpus) != held_->rack) return Find(job, state);
+  // The spread takes the same candidates unless a freed one of the chosen rack is one of them
+  // or now sorts before the last of them.
+  const std::span taken(candidates_.data(), held_->taken);
+  for (const Freed& f : freed) {
+    if (held_->rack >= 0 &&
+        static_cast<int>(ctx_.cluster.node(f.node).rack.index()) != held_->rack) {
+      continue;
+    }
+    if (!Eligible(job, held_->type, f.node)) continue;
+    const Candidate now{f.node, state.free_gpus(f.node), PreferenceMatches(f.node)};
+    if (!Before(taken.back(), now) ||
+        std::ranges::any_of(taken, [&](const Candidate& c) { return c.node == f.node; })) {
+      return Find(job, state);
+    }
+  }
+  // The same spread placement, which MaySpread refused (it reads the job and the placement).
+  held_for_consolidation_ = true;
+  return std::nullopt;
+}
+
+int Placer::BestRack(int gpus) const {
+  int best_rack = -1;
+  for (int r = 0; r < static_cast<int>(rack_free_.size()); ++r) {
+    if (rack_free_[r] < gpus) continue;
+    if (best_rack < 0 || rack_preferred_[r] > rack_preferred_[best_rack] ||
+        (rack_preferred_[r] == rack_preferred_[best_rack] &&
+         rack_free_[r] < rack_free_[best_rack])) {
+      best_rack = r;
+    }
+  }
+  return best_rack;
 }
 
 int Placer::EligibleFree(const JobView& job, const ClusterState& state, Refusal* refused) const {
@@ -205,6 +263,7 @@ void Placer::SetHostRequest(const JobView& job, const ClusterState& state) const
 }
 
 int Placer::HostUsableFree(const JobView& job, const ClusterState& state) const {
+  held_.reset();  // it prepares the scratch for this job
   SetHostRequest(job, state);
   const JobSpec& spec = job.spec();
   const GpuTypeId required =
@@ -328,16 +387,8 @@ std::optional<Placement> Placer::FindAcrossNodes(const JobView& job, GpuTypeId t
   });
   const int gpus = job.num_gpus();
   if (eligible_free < gpus) return std::nullopt;
-  // Tier 2: of the racks that hold the whole gang, one with the most preferred labels, then
-  // the fewest free eligible GPUs.
-  int best_rack = -1;
-  for (int r = 0; r < static_cast<int>(rack_free.size()); ++r) {
-    if (rack_free[r] < gpus) continue;
-    if (best_rack < 0 || rack_preferred[r] > rack_preferred[best_rack] ||
-        (rack_preferred[r] == rack_preferred[best_rack] && rack_free[r] < rack_free[best_rack])) {
-      best_rack = r;
-    }
-  }
+  const int best_rack = BestRack(gpus);
+  held_rack_ = best_rack;
   if (best_rack >= 0) {
     std::erase_if(candidates, [&](const Candidate& c) {
       return static_cast<int>(ctx_.cluster.node(c.node).rack.index()) != best_rack;
@@ -345,10 +396,7 @@ std::optional<Placement> Placer::FindAcrossNodes(const JobView& job, GpuTypeId t
   }
   // Preferred nodes first; then most-free first spans the fewest nodes; ties to the lower id
   // keep it deterministic.
-  std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
-    if (a.preferred != b.preferred) return a.preferred > b.preferred;
-    return a.free != b.free ? a.free > b.free : a.node < b.node;
-  });
+  std::sort(candidates.begin(), candidates.end(), Before);
   // The gang takes the first candidates that together hold it (they do: eligible_free >= gpus,
   // and a chosen rack holds the gang); counting them first allocates the placement once.
   size_t taken = 0;

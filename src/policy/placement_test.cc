@@ -172,6 +172,67 @@ TEST(PlacerTest, AConsolidationSensitiveGangWaitsRatherThanSpreadUntilRelaxed) {
   EXPECT_TRUE(tolerant.Find(JobView(job, kTimeZero), w.state).has_value());
 }
 
+// Counts the nodes the placer asks about.
+class CountingFilter final : public FilterPlugin {
+ public:
+  std::string_view Name() const override { return "counting"; }
+  Fit FilterNode(const JobView&, NodeId, const SchedulingContext&) const override {
+    ++calls;
+    return Fit::Yes();
+  }
+  mutable int calls = 0;
+};
+
+// Frees `gpus` on `node` in `state`, noting the node in `freed` as the victim walk does.
+void FreeOn(ClusterState& state, uint32_t node, GpuMask gpus, std::vector<Placer::Freed>& freed) {
+  freed.push_back({NodeId(node), state.free_gpus(NodeId(node))});
+  state.Release(OnNode(node, gpus));
+}
+
+TEST(PlacerTest, FindAfterFreeingAnswersAsFindAndLooksOnlyAtTheFreedNodesWhileHeld) {
+  // Two racks of four 4-GPU nodes, one GPU free on each: a 4-GPU gang fits only spread over
+  // rack 0's nodes (both racks hold it; ties to the lower), which min_spread_speed 0.9 refuses.
+  World w("8x4xV100", /*nodes_per_rack=*/4);
+  for (uint32_t n = 0; n < 8; ++n) w.state.Allocate(OnNode(n, 0b1110));
+  const SchedulingContext ctx = w.Context();
+  CountingFilter counting;
+  const std::vector<const FilterPlugin*> filters = {&counting};
+  const PlacementOptions strict{.min_spread_speed = 0.9};
+  Placer placer(ctx, filters, {}, strict);
+  Placer fresh(ctx, filters, {}, strict);
+  const Job job = MakeJob(1).Gpus(4).Build();
+  const JobView view(job, kTimeZero);
+  EXPECT_FALSE(placer.Find(view, w.state));
+  ASSERT_TRUE(placer.last_held_for_consolidation());
+  std::vector<Placer::Freed> freed;
+  // Frees `gpus` on `node`, asks again; the same answer as a fresh Find. Returns the nodes the
+  // placer asked the filter about.
+  const auto step = [&](uint32_t node, GpuMask gpus) {
+    FreeOn(w.state, node, gpus, freed);
+    counting.calls = 0;
+    const std::optional<Placement> after = placer.FindAfterFreeing(view, w.state, freed);
+    const int asked = counting.calls;
+    freed.clear();
+    EXPECT_EQ(after, fresh.Find(view, w.state)) << "after freeing on node " << node;
+    EXPECT_EQ(placer.last_held_for_consolidation(), fresh.last_held_for_consolidation());
+    return asked;
+  };
+  // Rack 1 to 5 free: rack 0 (4) still chosen, its spread unchanged; only node 5 is asked.
+  EXPECT_EQ(step(5, 0b0010), 1);
+  EXPECT_TRUE(placer.last_held_for_consolidation());
+  // Node 0, one of the spread's nodes, to 2 free: the spread changes, a whole Find.
+  EXPECT_GT(step(0, 0b0010), 1);
+  EXPECT_TRUE(placer.last_held_for_consolidation());
+  // Rack 1 to 6 free, rack 0 (5) still chosen: only node 4 is asked.
+  EXPECT_EQ(step(4, 0b0010), 1);
+  // Rack 0 to 7 free: rack 1 (6) is chosen now, a whole Find.
+  EXPECT_GT(step(3, 0b0110), 1);
+  // Node 7 to 4 free: a one-node fit, which a whole Find finds (its one-node tier asks node 7).
+  step(7, 0b1110);
+  EXPECT_FALSE(placer.last_held_for_consolidation());
+  EXPECT_EQ(fresh.Find(view, w.state), OnNode(7, 0b1111));
+}
+
 TEST(ClusterStateTest, DualViewsStayInStep) {
   const Cluster cluster = MakeCluster("1x4xK80+2x4xV100");
   ClusterState state(cluster);

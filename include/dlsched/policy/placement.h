@@ -63,6 +63,19 @@ class Placer {
       : ctx_(ctx), filters_(filters), scores_(scores), options_(options) {}
 
   std::optional<Placement> Find(const JobView& job, const ClusterState& state) const;
+  // A node whose GPUs were freed since the last Find, with its free GPUs at that Find.
+  struct Freed {
+    NodeId node;
+    int free_before;
+  };
+  // Returns what Find(job, state) returns, and leaves last_held_for_consolidation() and
+  // last_limited_by_host() as it would. Precondition: the last call on this Placer was Find or
+  // FindAfterFreeing for the same job, and `state` differs from that call's state only by GPUs
+  // freed on the `freed` nodes. Where that call held the gang for consolidation (one GPU type,
+  // no host limits) and the freed GPUs change neither its rack nor its spread placement, it
+  // answers from the freed nodes alone, O(freed + racks + gang); else it calls Find.
+  std::optional<Placement> FindAfterFreeing(const JobView& job, const ClusterState& state,
+                                            std::span<const Freed> freed) const;
   // Whether the last Find failed only because the gang would not spread (min_spread_speed).
   bool last_held_for_consolidation() const { return held_for_consolidation_; }
   // Whether the last Find's job asks for host resources that some node limits (its searches
@@ -118,6 +131,25 @@ class Placer {
     int free;
     int preferred;  // PreferenceMatches(node)
   };
+  // FindAcrossNodes' order: preferred nodes first, then most-free first, ties to the lower id.
+  static bool Before(const Candidate& a, const Candidate& b) {
+    if (a.preferred != b.preferred) return a.preferred > b.preferred;
+    return a.free != b.free ? a.free > b.free : a.node < b.node;
+  }
+  // Tier 2 of FindAcrossNodes: of the racks whose rack_free_ holds `gpus`, one with the most
+  // preferred labels, then the fewest free eligible GPUs, ties to the lower index; -1: none.
+  int BestRack(int gpus) const;
+  // What FindAfterFreeing needs of a Find that held the gang for consolidation: the job, the
+  // gang's type, the rack chosen (-1: none), and the candidates the spread took (the first
+  // `taken` of candidates_, whose per-rack sums rack_free_ and rack_preferred_ keep).
+  struct Held {
+    JobId job;
+    GpuTypeId type;
+    int rack = -1;
+    size_t taken = 0;
+  };
+  mutable std::optional<Held> held_;
+  mutable int held_rack_ = -1;  // the rack the last FindAcrossNodes chose (-1: none)
 
   const SchedulingContext& ctx_;
   std::span<const FilterPlugin* const> filters_;
