@@ -1114,10 +1114,14 @@ bool PipelinePolicy::TryPreemptFor(Cycle& cycle, const JobView& job) const {
   };
   // A dead victim frees no GPU: where the walk may go without them (SkipsDeadVictims) it makes
   // the same Finds without them. Only its success walks again with them, for the victims the
-  // whole walk chooses (it preempts every victim it released on the way).
+  // whole walk chooses (it preempts every victim it released on the way), and only where the
+  // whole walk would have met a dead victim before the last victim it released: the lowest
+  // ranked dead victim walks before it.
   const bool skip_dead = !running.dead_victims().empty() && SkipsDeadVictims(cycle, job);
   std::optional<Placement> placement = walk(!skip_dead);
-  if (placement && skip_dead) {
+  if (placement && skip_dead &&
+      running.KeyAt(chosen.back(), ctx.now) <
+          running.KeyAt(running.dead_victims().rbegin()->id, ctx.now)) {
     EndVictimSearch(cycle);
     BeginVictimSearch(cycle);
     placement = walk(/*with_dead=*/true);

@@ -663,6 +663,28 @@ TEST_F(PipelineSharedVictimsTest, ASearchThatSucceedsPreemptsTheDeadVictimsTheWh
   EXPECT_EQ(scheduler_->jobs().at(job).state, JobState::kQueued);  // until they stop
 }
 
+// The search releases `x` first and starts on its GPU; the dead victim `a` (sharing GPU 0 with
+// `g`, guarded) ranks above `x`, so the whole walk would not have met it: no walk again, and `x`
+// is asked about once.
+TEST_F(PipelineSharedVictimsTest, ASearchThatSucceedsBeforeAnyDeadVictimWalksOnce) {
+  Start(MakeCluster("1x2xV100"));
+  const JobId a = Submit(0, 1, kTimeZero);
+  const JobId x = Submit(1, 0, kTimeZero);
+  Launch(a, 0, ShareMode::kPacked);
+  Launch(x, 1, ShareMode::kExclusive);
+  Cycle(kTimeZero);
+  const JobId g = Submit(2, 9, AtSeconds(50));
+  Launch(g, 0, ShareMode::kPacked);
+  Cycle(AtSeconds(50));
+  ASSERT_EQ(scheduler_->state().free_total(), 0);
+
+  const JobId job = Submit(3, 5, AtSeconds(100));
+  Cycle(AtSeconds(100));
+  EXPECT_THAT(executor_.Preempted(), ElementsAre(x));
+  EXPECT_THAT(AskedAbout(x), ElementsAre(job));
+  EXPECT_TRUE(AskedAbout(a).empty());
+}
+
 // `a` is dead while `b`, its GPU's other holder, is guarded: a search then fails. Once `b` turns
 // victim, `a` is one again, and releasing both frees the GPU.
 TEST_F(PipelineSharedVictimsTest, ADeadVictimJoinsTheWalkAgainWhenItsCoHolderTurnsVictim) {
