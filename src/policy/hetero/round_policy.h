@@ -213,14 +213,16 @@ class RoundPolicy final : public SchedulingPolicy {
     Timestamp posed_at = kTimeZero;
   };
 
-  // What a cycle reads of its running jobs (ctx.running), walked once: per entry of
-  // ctx.running, the GPU type its placement's first part is on (-1 with no GPUs), its GPUs, and
-  // RunningType; the jobs with a GPU gang, and the GPUs they hold per type by their gangs.
+  // What a cycle reads of its running jobs (ctx.running), walked at most once a cycle and only
+  // by the cycles that need it (a round boundary, a backfill, a computation of X: ReadRunning):
+  // per entry of ctx.running, the GPU type its placement's first part is on (-1 with no GPUs),
+  // its GPUs, and RunningType; the GPUs the jobs with a GPU gang hold per type by their gangs.
+  // `read`: whether this cycle filled it.
   struct RunningJobs {
+    bool read = false;
     std::vector<int> placed_type;
     std::vector<int> placed_gpus;
     std::vector<int> running_type;
-    size_t gpu_jobs = 0;
     std::vector<int> held_by_gpu_jobs;
   };
 
@@ -251,9 +253,15 @@ class RoundPolicy final : public SchedulingPolicy {
   Decisions DecideAndUpdate(const SchedulingContext& ctx) const;
   // The record of an active job, or nullptr.
   JobRecord* Find(JobId id) const;
+  // Fills buffers_.running from ctx.running, unless this cycle did already; returns it.
+  const RunningJobs& ReadRunning(const SchedulingContext& ctx) const;
+  // The running jobs with a GPU gang, counted without reading the job table: those with a
+  // record. Every running job with GPUs was launched by this policy while it had a record (or
+  // was running at the first sync, which makes one), and a record goes only once its job ended.
+  // Call before SyncJobs changes the records, after the first sync.
+  size_t RunningGpuJobs(const SchedulingContext& ctx) const;
   // Brings the active set and rows up to date; returns true when X must be recomputed.
-  // `running_gpu_jobs`: the running jobs with a GPU gang (RunningJobs::gpu_jobs).
-  bool SyncJobs(const SchedulingContext& ctx, size_t running_gpu_jobs) const;
+  bool SyncJobs(const SchedulingContext& ctx) const;
   // The first sync of a fresh or restored state: compares `jobs` with the whole active set.
   bool SyncAll(const SchedulingContext& ctx) const;
   // Copies into `record` what ComputeAllocation reads of `job`; SameEstimates: whether the copy
@@ -264,7 +272,7 @@ class RoundPolicy final : public SchedulingPolicy {
   bool RefreshRow(const SchedulingContext& ctx, const Job& job, JobRecord& record) const;
   // Poses the allocation problem of the active set now (filled by FillProblem, X solved by
   // SolvePending).
-  void ComputeAllocation(const SchedulingContext& ctx, const RunningJobs& running) const;
+  void ComputeAllocation(const SchedulingContext& ctx) const;
   // Fills a posed problem's per-job vectors from the records, if it is yet to be filled.
   void FillProblem() const;
   // Whether every change of the active set or of a row poses a new problem in the same cycle
