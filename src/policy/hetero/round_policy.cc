@@ -123,6 +123,14 @@ bool RoundPolicy::SyncAll(const SchedulingContext& ctx) const {
   return changed || k < old.size();
 }
 
+std::span<const JobId> RoundPolicy::WatchedJobsToRead(const SchedulingContext& ctx) const {
+  if (ctx.running_changes != nullptr && state_.running_revision &&
+      ctx.running_changes->Since(*state_.running_revision, buffers_.changed)) {
+    return buffers_.changed;
+  }
+  return state_.watch;
+}
+
 size_t RoundPolicy::RunningGpuJobs(const SchedulingContext& ctx) const {
   size_t count = 0;
   for (JobId id : ctx.running) {
@@ -172,15 +180,14 @@ bool RoundPolicy::SyncJobs(const SchedulingContext& ctx) const {
       }
       state_.jobs.resize(kept);
     };
-    std::vector<char> gone(state_.jobs.size(), 0);
-    bool any_gone = false;
-    for (JobId id : state_.watch) {
+    std::vector<char> gone;  // by position, once a job is found gone
+    for (JobId id : WatchedJobsToRead(ctx)) {
       JobRecord* record = Find(id);
       if (record == nullptr) continue;
       const Job& job = ctx.jobs.at(id);
       if (ended(job)) {
+        gone.resize(state_.jobs.size(), 0);
         gone[record - state_.jobs.data()] = 1;
-        any_gone = true;
         continue;
       }
       if (!SameEstimates(job, *record)) {
@@ -192,7 +199,7 @@ bool RoundPolicy::SyncJobs(const SchedulingContext& ctx) const {
         assignments_stale = true;
       }
     }
-    if (any_gone) remove_ended([&](size_t i) { return gone[i] != 0; });
+    if (!gone.empty()) remove_ended([&](size_t i) { return gone[i] != 0; });
     size_t active = ctx.queue.size() + running_gpu_jobs;
     if (const auto cpu_jobs = ctx.queue.by_gang_order().find(0);
         cpu_jobs != ctx.queue.by_gang_order().end()) {
@@ -222,6 +229,8 @@ bool RoundPolicy::SyncJobs(const SchedulingContext& ctx) const {
   }
   state_.jobs_seen = ctx.jobs.size();
   state_.watch.assign(ctx.running.begin(), ctx.running.end());
+  state_.running_revision.reset();
+  if (ctx.running_changes != nullptr) state_.running_revision = ctx.running_changes->revision();
   if (!state_.synced) {
     state_.slot.assign(ctx.jobs.size(), -1);
     first_moved = 0;

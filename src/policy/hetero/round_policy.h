@@ -1,6 +1,7 @@
 #pragma once
 
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -183,6 +184,11 @@ class RoundPolicy final : public SchedulingPolicy {
     // that can have ended, or failed to launch on a type, but for waiting jobs cancelled. Not
     // saved.
     std::vector<JobId> watch;
+    // The revision of ctx.running_changes at the last sync, if the context had one: the jobs
+    // that joined or left ctx.running since are those of `watch` that can have changed (a job
+    // that stays running changes in nothing a sync reads), so a sync that the log still knows
+    // reads only them. Not saved.
+    std::optional<uint64_t> running_revision;
     // Assign's ranking table, a cache of the (job, type) pairs the current X gives time on a
     // type the job can run on (x > 0, row > 0): the pairs of position i in `jobs` are
     // table[table_begin[i] .. table_begin[i + 1]), each with its x and the rounds received there
@@ -247,6 +253,7 @@ class RoundPolicy final : public SchedulingPolicy {
     std::vector<int> candidates;
     std::vector<char> chosen;
     std::vector<RankedEntry> head;
+    std::vector<JobId> changed;  // SyncJobs: the watched jobs to read
     ClusterState scratch;
   };
 
@@ -260,6 +267,9 @@ class RoundPolicy final : public SchedulingPolicy {
   // was running at the first sync, which makes one), and a record goes only once its job ended.
   // Call before SyncJobs changes the records, after the first sync.
   size_t RunningGpuJobs(const SchedulingContext& ctx) const;
+  // The jobs of state_.watch a sync must read: those that joined or left ctx.running since the
+  // last sync where ctx.running_changes still knows its revision, else all of them.
+  std::span<const JobId> WatchedJobsToRead(const SchedulingContext& ctx) const;
   // Brings the active set and rows up to date; returns true when X must be recomputed.
   bool SyncJobs(const SchedulingContext& ctx) const;
   // The first sync of a fresh or restored state: compares `jobs` with the whole active set.
