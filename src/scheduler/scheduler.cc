@@ -57,6 +57,7 @@ SchedulingContext Scheduler::Context(Timestamp now) {
   ctx.trigger.timer = now >= wake_at_;
   ctx.sharing = sharing_;
   ctx.shared_gpus = &shared_gpus_;
+  ctx.running_changes = &running_changes_;
   return ctx;
 }
 
@@ -227,6 +228,7 @@ std::vector<PendingReason> Scheduler::ExplainPending(Timestamp now, bool with_te
   ctx.explain_text = with_text;
   ctx.sharing = sharing_;
   ctx.shared_gpus = &shared_gpus_;
+  ctx.running_changes = &running_changes_;
   return policy_->Decide(ctx).pending_reasons;
 }
 
@@ -369,6 +371,7 @@ Status Scheduler::OnCancel(const JobCancelRequested& e, Timestamp now) {
 void Scheduler::AddRunning(JobId id) {
   running_pos_[id.index()] = static_cast<int32_t>(running_.size());
   running_.push_back(id);
+  running_changes_.Record(id);
 }
 
 void Scheduler::RemoveRunning(JobId id) {
@@ -380,6 +383,7 @@ void Scheduler::RemoveRunning(JobId id) {
   running_.pop_back();
   running_pos_[id.index()] = -1;
   running_by_rank_.Erase(id);
+  running_changes_.Record(id);
 }
 
 void Scheduler::RestoreRunningOrder(std::span<const JobId> order) {

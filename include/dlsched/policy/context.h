@@ -10,6 +10,7 @@
 #include "dlsched/model/cluster_state.h"
 #include "dlsched/model/job.h"
 #include "dlsched/perf/throughput_model.h"
+#include "dlsched/policy/change_log.h"
 #include "dlsched/policy/job_queue.h"
 #include "dlsched/policy/running_index.h"
 #include "dlsched/policy/shared_gpus.h"
@@ -51,6 +52,10 @@ struct SchedulingContext {
   // With `explain`: also write each reason's text. False: causes only, texts left empty (the
   // simulator's why-pending sampler, which visits every waiting job many times a run).
   bool explain_text = true;
+  // Every job that joined or left `running` since some earlier cycle, by revision (ChangeLog):
+  // a policy that keeps what it derived from running jobs rereads only these. The Scheduler's
+  // contexts always have it; nullptr: no log, take every running job as changed.
+  const ChangeLog<JobId>* running_changes = nullptr;
 
   JobView View(JobId id) const { return JobView(jobs.at(id), now); }
 };

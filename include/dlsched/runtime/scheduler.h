@@ -11,6 +11,7 @@
 #include "dlsched/model/job.h"
 #include "dlsched/perf/runtime_estimator.h"
 #include "dlsched/perf/throughput_model.h"
+#include "dlsched/policy/change_log.h"
 #include "dlsched/policy/job_queue.h"
 #include "dlsched/policy/policy.h"
 #include "dlsched/policy/running_index.h"
@@ -83,6 +84,8 @@ class Scheduler {
   const JobQueue& queue() const { return queue_; }
   const std::vector<JobId>& running() const { return running_; }
   const RunningIndex& running_by_rank() const { return running_by_rank_; }
+  // Each job added to or removed from running() (SchedulingContext::running_changes).
+  const ChangeLog<JobId>& running_changes() const { return running_changes_; }
   // The GPUs running jobs hold in a shared mode, with their holders (SchedulingContext::
   // shared_gpus).
   const SharedGpus& shared_gpus() const { return shared_gpus_; }
@@ -225,6 +228,7 @@ class Scheduler {
   std::vector<JobId> pending_;
   std::vector<JobId> running_;
   std::vector<int32_t> running_pos_;     // per job: index in running_, or -1
+  ChangeLog<JobId> running_changes_;     // each job added to or removed from running_
   SharedGpus shared_gpus_;               // the running jobs held in a shared mode
   std::vector<JobId> waiting_services_;  // submission order
   std::vector<JobId> running_services_;

@@ -123,8 +123,27 @@ bool RoundPolicy::SyncAll(const SchedulingContext& ctx) const {
   return changed || k < old.size();
 }
 
-bool RoundPolicy::SyncJobs(const SchedulingContext& ctx, size_t running_gpu_jobs) const {
+std::span<const JobId> RoundPolicy::WatchedJobsToRead(const SchedulingContext& ctx) const {
+  if (ctx.running_changes != nullptr && state_.running_revision &&
+      ctx.running_changes->Since(*state_.running_revision, buffers_.changed)) {
+    return buffers_.changed;
+  }
+  return state_.watch;
+}
+
+size_t RoundPolicy::RunningGpuJobs(const SchedulingContext& ctx) const {
+  size_t count = 0;
+  for (JobId id : ctx.running) {
+    if (id.index() < state_.slot.size() && state_.slot[id.index()] >= 0) ++count;
+  }
+  return count;
+}
+
+bool RoundPolicy::SyncJobs(const SchedulingContext& ctx) const {
   bool changed = false;
+  // Whether a job left, or a record's row changed: only then can a round's assignment have
+  // become one to drop (below); an arrival is assigned nothing yet.
+  bool assignments_stale = false;
   // Positions in `jobs` from here on moved or are new, and the jobs removed: the slots to
   // update (a sync that only appends touches only the new slots).
   size_t first_moved = state_.jobs.size();
@@ -134,7 +153,9 @@ bool RoundPolicy::SyncJobs(const SchedulingContext& ctx, size_t running_gpu_jobs
   if (!ReplacedOnChange()) FillProblem();
   if (!state_.synced) {
     changed = SyncAll(ctx);
+    assignments_stale = changed;
   } else {
+    const size_t running_gpu_jobs = RunningGpuJobs(ctx);
     // The active set is the waiting jobs (all queued, services apart) and the running ones
     // (ctx.running) with GPUs. A job leaves it only by ending, and enters it only when admitted,
     // at the first cycle after it was added to the job table: the records of jobs that ended
@@ -149,6 +170,7 @@ bool RoundPolicy::SyncJobs(const SchedulingContext& ctx, size_t running_gpu_jobs
       for (size_t i = 0; i < state_.jobs.size(); ++i) {
         if (check(i)) {
           changed = true;
+          assignments_stale = true;
           removed.push_back(state_.jobs[i].id);
           first_moved = std::min(first_moved, i);
           continue;
@@ -158,24 +180,26 @@ bool RoundPolicy::SyncJobs(const SchedulingContext& ctx, size_t running_gpu_jobs
       }
       state_.jobs.resize(kept);
     };
-    std::vector<char> gone(state_.jobs.size(), 0);
-    bool any_gone = false;
-    for (JobId id : state_.watch) {
+    std::vector<char> gone;  // by position, once a job is found gone
+    for (JobId id : WatchedJobsToRead(ctx)) {
       JobRecord* record = Find(id);
       if (record == nullptr) continue;
       const Job& job = ctx.jobs.at(id);
       if (ended(job)) {
+        gone.resize(state_.jobs.size(), 0);
         gone[record - state_.jobs.data()] = 1;
-        any_gone = true;
         continue;
       }
       if (!SameEstimates(job, *record)) {
         FillProblem();  // (an estimate changes without a new problem)
         CopyEstimates(job, *record);
       }
-      if (RefreshRow(ctx, job, *record)) changed = true;
+      if (RefreshRow(ctx, job, *record)) {
+        changed = true;
+        assignments_stale = true;
+      }
     }
-    if (any_gone) remove_ended([&](size_t i) { return gone[i] != 0; });
+    if (!gone.empty()) remove_ended([&](size_t i) { return gone[i] != 0; });
     size_t active = ctx.queue.size() + running_gpu_jobs;
     if (const auto cpu_jobs = ctx.queue.by_gang_order().find(0);
         cpu_jobs != ctx.queue.by_gang_order().end()) {
@@ -205,6 +229,8 @@ bool RoundPolicy::SyncJobs(const SchedulingContext& ctx, size_t running_gpu_jobs
   }
   state_.jobs_seen = ctx.jobs.size();
   state_.watch.assign(ctx.running.begin(), ctx.running.end());
+  state_.running_revision.reset();
+  if (ctx.running_changes != nullptr) state_.running_revision = ctx.running_changes->revision();
   if (!state_.synced) {
     state_.slot.assign(ctx.jobs.size(), -1);
     first_moved = 0;
@@ -215,8 +241,8 @@ bool RoundPolicy::SyncJobs(const SchedulingContext& ctx, size_t running_gpu_jobs
   for (size_t i = first_moved; i < state_.jobs.size(); ++i) {
     state_.slot[state_.jobs[i].id.index()] = static_cast<int>(i);
   }
-  if (changed) {
-    state_.table_begin.clear();  // positions or rows moved
+  if (changed) state_.table_begin.clear();  // positions or rows moved
+  if (assignments_stale) {
     // Drop the round's assignments of jobs gone, or to a type a job can no longer run on.
     std::erase_if(state_.assigned, [this](const auto& entry) {
       const JobRecord* record = Find(entry.first);
@@ -226,8 +252,32 @@ bool RoundPolicy::SyncJobs(const SchedulingContext& ctx, size_t running_gpu_jobs
   return changed;
 }
 
-void RoundPolicy::ComputeAllocation(const SchedulingContext& ctx,
-                                    const RunningJobs& running) const {
+const RoundPolicy::RunningJobs& RoundPolicy::ReadRunning(const SchedulingContext& ctx) const {
+  RunningJobs& running = buffers_.running;
+  if (running.read) return running;
+  running.read = true;
+  const int types = ctx.cluster.num_gpu_types();
+  running.held_by_gpu_jobs.assign(types, 0);
+  running.placed_type.clear();
+  running.placed_gpus.clear();
+  running.running_type.clear();
+  for (JobId id : ctx.running) {
+    const Job& job = ctx.jobs.at(id);
+    const int gpus = job.placement.num_gpus();
+    const int type =
+        gpus > 0
+            ? static_cast<int>(ctx.cluster.node_gpu_type(job.placement.parts.front().node).index())
+            : -1;
+    if (job.spec.num_gpus > 0) running.held_by_gpu_jobs[type] += job.spec.num_gpus;
+    running.placed_gpus.push_back(gpus);
+    running.placed_type.push_back(type);
+    running.running_type.push_back(RunningType(job, ctx.cluster));
+  }
+  return running;
+}
+
+void RoundPolicy::ComputeAllocation(const SchedulingContext& ctx) const {
+  const RunningJobs& running = ReadRunning(ctx);
   const int types = ctx.cluster.num_gpu_types();
   const bool deficits =
       options_.reset_counts_at_allocation && (options_.deficit_ties || options_.zero_entries);
@@ -648,124 +698,108 @@ Decisions RoundPolicy::DecideAndUpdate(const SchedulingContext& ctx) const {
   }
   if (!state_.placements) state_.placements.emplace(ctx.cluster);
   const int types = ctx.cluster.num_gpu_types();
-  // The running jobs' entries in the job table, read once (far apart in memory; every walk
-  // below reads the copy).
-  RunningJobs& running = buffers_.running;
-  running.held_by_gpu_jobs.assign(types, 0);
-  running.placed_type.clear();
-  running.placed_gpus.clear();
-  running.running_type.clear();
-  running.gpu_jobs = 0;
-  for (JobId id : ctx.running) {
-    const Job& job = ctx.jobs.at(id);
-    if (job.spec.num_gpus > 0) {
-      ++running.gpu_jobs;
-      running
-          .held_by_gpu_jobs[ctx.cluster.node_gpu_type(job.placement.parts.front().node).index()] +=
-          job.spec.num_gpus;
-    }
-    const int gpus = job.placement.num_gpus();
-    running.placed_gpus.push_back(gpus);
-    running.placed_type.push_back(
-        gpus > 0
-            ? static_cast<int>(ctx.cluster.node_gpu_type(job.placement.parts.front().node).index())
-            : -1);
-    running.running_type.push_back(RunningType(job, ctx.cluster));
-  }
+  // The running jobs' entries in the job table are read (ReadRunning) only by the cycles that
+  // need them: far apart in memory, they are most of a cycle's cost at thousands of running
+  // jobs, and a cycle between round boundaries without backfill reads none of them.
+  buffers_.running.read = false;
   // Only arrivals and departures (launch failures among them, the one change of a row) change
   // the active set or a row; other cycles (suspensions, timers) skip the comparison, which costs
   // O(n log n) in active jobs. A fresh or restored state compares once whatever the trigger.
   const bool may_change = !state_.synced || ctx.trigger.arrivals || ctx.trigger.departures;
-  if (may_change && SyncJobs(ctx, running.gpu_jobs)) state_.allocation_stale = true;
+  if (may_change && SyncJobs(ctx)) state_.allocation_stale = true;
   state_.synced = true;
   if (state_.allocation_stale) {
     const Duration interval = options_.realloc_interval;
     if (interval == Duration::zero() ||
         (ctx.now >= state_.next_round &&
          (state_.last_allocation == kTimeZero || ctx.now - state_.last_allocation >= interval))) {
-      ComputeAllocation(ctx, running);
+      ComputeAllocation(ctx);
     }
   }
-  // Capacity now: free GPUs plus those held by running jobs (offline nodes' GPUs are neither).
-  std::vector<int> room(types);
-  for (int t = 0; t < types; ++t) {
-    room[t] = ctx.state.free_of_type(GpuTypeId(static_cast<uint32_t>(t)));
-  }
-  for (size_t r = 0; r < ctx.running.size(); ++r) {
-    if (running.placed_gpus[r] > 0) room[running.placed_type[r]] += running.placed_gpus[r];
-  }  // (CPU jobs hold none)
-
-  // Per position in state_.jobs: the type the job runs on (RunningType), or -1 (also when it
-  // runs but is being preempted); and whether it runs at all (else it waits: an active job not
-  // running is queued).
-  const size_t n = state_.jobs.size();
-  std::vector<int>& running_on = buffers_.running_on;
-  std::vector<char>& is_running = buffers_.is_running;
-  running_on.assign(n, -1);
-  is_running.assign(n, 0);
-  for (size_t r = 0; r < ctx.running.size(); ++r) {
-    if (const JobRecord* record = Find(ctx.running[r])) {
-      const size_t slot = record - state_.jobs.data();
-      running_on[slot] = running.running_type[r];
-      is_running[slot] = 1;
-    }
-  }
-  // Per position: the type this round assigned the job to, or -1.
-  std::vector<int>& assigned_type = buffers_.assigned_type;
-  assigned_type.assign(n, -1);
-  const auto mark_assigned = [&] {
-    for (const auto& [id, type] : state_.assigned) {
-      assigned_type[Find(id) - state_.jobs.data()] = type;
-    }
-  };
-
+  const bool boundary = ctx.now >= state_.next_round;
   Decisions decisions;
-  if (ctx.now >= state_.next_round) {
-    const Duration round = options_.round;
-    state_.next_round = Timestamp((ctx.now.time_since_epoch() / round + 1) * round);
-    state_.assigned.clear();
-    std::vector<int>& candidates = buffers_.candidates;
-    candidates.resize(n);
-    for (size_t i = 0; i < n; ++i) {
-      ++state_.jobs[i].rounds_active;
-      candidates[i] = static_cast<int>(i);
+  // Between boundaries without backfill only the round's assigned jobs start (below): no room
+  // to count, nothing to rank.
+  if (boundary || options_.backfill_between_rounds) {
+    const RunningJobs& running = ReadRunning(ctx);
+    // Capacity now: free GPUs plus those held by running jobs (offline nodes' GPUs are neither).
+    std::vector<int> room(types);
+    for (int t = 0; t < types; ++t) {
+      room[t] = ctx.state.free_of_type(GpuTypeId(static_cast<uint32_t>(t)));
     }
-    Assign(ctx, candidates, running_on, room, /*count_rounds=*/true);
-    mark_assigned();
     for (size_t r = 0; r < ctx.running.size(); ++r) {
-      const JobId id = ctx.running[r];
-      const int on = running.running_type[r];
-      if (on < 0) continue;
-      const JobRecord* record = Find(id);
-      const int type = record != nullptr ? assigned_type[record - state_.jobs.data()] : -1;
-      if (type != on) {
-        decisions.preemptions.push_back(
-            {id, type < 0 ? "not chosen for this round (round-based allocation)"
-                          : "moves to " + ctx.cluster.gpu_type_name(GpuTypeId(type)) +
-                                " this round (round-based allocation)"});
+      if (running.placed_gpus[r] > 0) room[running.placed_type[r]] += running.placed_gpus[r];
+    }  // (CPU jobs hold none)
+
+    // Per position in state_.jobs: the type the job runs on (RunningType), or -1 (also when it
+    // runs but is being preempted); and whether it runs at all (else it waits: an active job not
+    // running is queued).
+    const size_t n = state_.jobs.size();
+    std::vector<int>& running_on = buffers_.running_on;
+    std::vector<char>& is_running = buffers_.is_running;
+    running_on.assign(n, -1);
+    is_running.assign(n, 0);
+    for (size_t r = 0; r < ctx.running.size(); ++r) {
+      if (const JobRecord* record = Find(ctx.running[r])) {
+        const size_t slot = record - state_.jobs.data();
+        running_on[slot] = running.running_type[r];
+        is_running[slot] = 1;
       }
     }
-  } else {
-    mark_assigned();
-    for (const auto& [id, type] : state_.assigned) room[type] -= Find(id)->gang;
-    // Running jobs outside the round's assignment (none unless the assignment was cut by a
-    // change of the active set) still hold their GPUs.
-    for (size_t r = 0; r < ctx.running.size(); ++r) {
-      const JobRecord* record = Find(ctx.running[r]);
-      if ((record == nullptr || assigned_type[record - state_.jobs.data()] < 0) &&
-          running.placed_gpus[r] > 0) {
-        room[running.placed_type[r]] -= running.placed_gpus[r];
+    // Per position: the type this round assigned the job to, or -1.
+    std::vector<int>& assigned_type = buffers_.assigned_type;
+    assigned_type.assign(n, -1);
+    const auto mark_assigned = [&] {
+      for (const auto& [id, type] : state_.assigned) {
+        assigned_type[Find(id) - state_.jobs.data()] = type;
       }
-    }
-    bool any_room = false;
-    for (int r : room) any_room = any_room || r > 0;
-    if (any_room && options_.backfill_between_rounds) {
+    };
+
+    if (boundary) {
+      const Duration round = options_.round;
+      state_.next_round = Timestamp((ctx.now.time_since_epoch() / round + 1) * round);
+      state_.assigned.clear();
       std::vector<int>& candidates = buffers_.candidates;
-      candidates.clear();
+      candidates.resize(n);
       for (size_t i = 0; i < n; ++i) {
-        if (!is_running[i] && assigned_type[i] < 0) candidates.push_back(static_cast<int>(i));
+        ++state_.jobs[i].rounds_active;
+        candidates[i] = static_cast<int>(i);
       }
-      Assign(ctx, candidates, running_on, room, /*count_rounds=*/false);
+      Assign(ctx, candidates, running_on, room, /*count_rounds=*/true);
+      mark_assigned();
+      for (size_t r = 0; r < ctx.running.size(); ++r) {
+        const JobId id = ctx.running[r];
+        const int on = running.running_type[r];
+        if (on < 0) continue;
+        const JobRecord* record = Find(id);
+        const int type = record != nullptr ? assigned_type[record - state_.jobs.data()] : -1;
+        if (type != on) {
+          decisions.preemptions.push_back(
+              {id, type < 0 ? "not chosen for this round (round-based allocation)"
+                            : "moves to " + ctx.cluster.gpu_type_name(GpuTypeId(type)) +
+                                  " this round (round-based allocation)"});
+        }
+      }
+    } else {
+      mark_assigned();
+      for (const auto& [id, type] : state_.assigned) room[type] -= Find(id)->gang;
+      // Running jobs outside the round's assignment (none unless the assignment was cut by a
+      // change of the active set) still hold their GPUs.
+      for (size_t r = 0; r < ctx.running.size(); ++r) {
+        const JobRecord* record = Find(ctx.running[r]);
+        if ((record == nullptr || assigned_type[record - state_.jobs.data()] < 0) &&
+            running.placed_gpus[r] > 0) {
+          room[running.placed_type[r]] -= running.placed_gpus[r];
+        }
+      }
+      if (AnyRoom(room, 1)) {
+        std::vector<int>& candidates = buffers_.candidates;
+        candidates.clear();
+        for (size_t i = 0; i < n; ++i) {
+          if (!is_running[i] && assigned_type[i] < 0) candidates.push_back(static_cast<int>(i));
+        }
+        Assign(ctx, candidates, running_on, room, /*count_rounds=*/false);
+      }
     }
   }
 

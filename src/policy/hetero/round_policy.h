@@ -1,6 +1,7 @@
 #pragma once
 
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -183,6 +184,11 @@ class RoundPolicy final : public SchedulingPolicy {
     // that can have ended, or failed to launch on a type, but for waiting jobs cancelled. Not
     // saved.
     std::vector<JobId> watch;
+    // The revision of ctx.running_changes at the last sync, if the context had one: the jobs
+    // that joined or left ctx.running since are those of `watch` that can have changed (a job
+    // that stays running changes in nothing a sync reads), so a sync that the log still knows
+    // reads only them. Not saved.
+    std::optional<uint64_t> running_revision;
     // Assign's ranking table, a cache of the (job, type) pairs the current X gives time on a
     // type the job can run on (x > 0, row > 0): the pairs of position i in `jobs` are
     // table[table_begin[i] .. table_begin[i + 1]), each with its x and the rounds received there
@@ -213,14 +219,16 @@ class RoundPolicy final : public SchedulingPolicy {
     Timestamp posed_at = kTimeZero;
   };
 
-  // What a cycle reads of its running jobs (ctx.running), walked once: per entry of
-  // ctx.running, the GPU type its placement's first part is on (-1 with no GPUs), its GPUs, and
-  // RunningType; the jobs with a GPU gang, and the GPUs they hold per type by their gangs.
+  // What a cycle reads of its running jobs (ctx.running), walked at most once a cycle and only
+  // by the cycles that need it (a round boundary, a backfill, a computation of X: ReadRunning):
+  // per entry of ctx.running, the GPU type its placement's first part is on (-1 with no GPUs),
+  // its GPUs, and RunningType; the GPUs the jobs with a GPU gang hold per type by their gangs.
+  // `read`: whether this cycle filled it.
   struct RunningJobs {
+    bool read = false;
     std::vector<int> placed_type;
     std::vector<int> placed_gpus;
     std::vector<int> running_type;
-    size_t gpu_jobs = 0;
     std::vector<int> held_by_gpu_jobs;
   };
 
@@ -245,15 +253,25 @@ class RoundPolicy final : public SchedulingPolicy {
     std::vector<int> candidates;
     std::vector<char> chosen;
     std::vector<RankedEntry> head;
+    std::vector<JobId> changed;  // SyncJobs: the watched jobs to read
     ClusterState scratch;
   };
 
   Decisions DecideAndUpdate(const SchedulingContext& ctx) const;
   // The record of an active job, or nullptr.
   JobRecord* Find(JobId id) const;
+  // Fills buffers_.running from ctx.running, unless this cycle did already; returns it.
+  const RunningJobs& ReadRunning(const SchedulingContext& ctx) const;
+  // The running jobs with a GPU gang, counted without reading the job table: those with a
+  // record. Every running job with GPUs was launched by this policy while it had a record (or
+  // was running at the first sync, which makes one), and a record goes only once its job ended.
+  // Call before SyncJobs changes the records, after the first sync.
+  size_t RunningGpuJobs(const SchedulingContext& ctx) const;
+  // The jobs of state_.watch a sync must read: those that joined or left ctx.running since the
+  // last sync where ctx.running_changes still knows its revision, else all of them.
+  std::span<const JobId> WatchedJobsToRead(const SchedulingContext& ctx) const;
   // Brings the active set and rows up to date; returns true when X must be recomputed.
-  // `running_gpu_jobs`: the running jobs with a GPU gang (RunningJobs::gpu_jobs).
-  bool SyncJobs(const SchedulingContext& ctx, size_t running_gpu_jobs) const;
+  bool SyncJobs(const SchedulingContext& ctx) const;
   // The first sync of a fresh or restored state: compares `jobs` with the whole active set.
   bool SyncAll(const SchedulingContext& ctx) const;
   // Copies into `record` what ComputeAllocation reads of `job`; SameEstimates: whether the copy
@@ -264,7 +282,7 @@ class RoundPolicy final : public SchedulingPolicy {
   bool RefreshRow(const SchedulingContext& ctx, const Job& job, JobRecord& record) const;
   // Poses the allocation problem of the active set now (filled by FillProblem, X solved by
   // SolvePending).
-  void ComputeAllocation(const SchedulingContext& ctx, const RunningJobs& running) const;
+  void ComputeAllocation(const SchedulingContext& ctx) const;
   // Fills a posed problem's per-job vectors from the records, if it is yet to be filled.
   void FillProblem() const;
   // Whether every change of the active set or of a row poses a new problem in the same cycle

@@ -21,6 +21,7 @@ namespace {
 using ::testing::DoubleEq;
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
+using ::testing::Not;
 using testing::MakeCluster;
 using testing::MakeJob;
 using testing::RecordingExecutor;
@@ -498,6 +499,60 @@ TEST_F(RoundPolicyTest, AJobThatFailedOnATypeIsPlannedElsewhere) {
   scheduler_->RunCycle(AtSeconds(1));
   EXPECT_EQ(TypeOf(fast), "K80");
   EXPECT_THAT(policy_->AllocationOf(fast), ElementsAre(1, 0));
+}
+
+// A sync reads only the running jobs ctx.running_changes says joined or left ctx.running since
+// the last one (a job that stays running changes in nothing a sync reads), and every job it
+// watches when the log does not know the last sync's revision. Seen through contexts whose job
+// table says a running job ended unreported.
+class RoundPolicyChangeLogTest : public RoundPolicyTest {
+ protected:
+  // Two jobs run on two V100s, a third waits, and the policy synced after the launches; then
+  // `ended_` finished without the scheduler knowing.
+  void SetUp() override {
+    Start("1x2xV100", AllocateGreedy);
+    ended_ = Submit("flat");
+    Submit("flat");
+    scheduler_->RunCycle(kTimeZero);
+    ASSERT_EQ(TypeOf(ended_), "V100");
+    Submit("flat", AtSeconds(10));
+    scheduler_->RunCycle(AtSeconds(10));  // an arrival: a sync, after the launches
+    jobs_ = scheduler_->jobs();
+    jobs_.at(ended_).state = JobState::kSucceeded;
+  }
+  // A cycle of the policy at `now` on jobs_ with `log` as ctx.running_changes.
+  void DecideAt(Timestamp now, const ChangeLog<JobId>& log) {
+    SchedulingContext ctx{now,
+                          cluster_,
+                          scheduler_->state(),
+                          jobs_,
+                          scheduler_->queue(),
+                          scheduler_->running(),
+                          scheduler_->running_by_rank(),
+                          kModel,
+                          rng_};
+    ctx.running_changes = &log;
+    policy_->Decide(ctx);
+  }
+
+  JobId ended_;
+  JobTable jobs_;
+  Rng rng_{1};
+};
+
+TEST_F(RoundPolicyChangeLogTest, AJobTheLogDoesNotListIsNotRead) {
+  ChangeLog<JobId> log = scheduler_->running_changes();  // nothing since the last sync
+  DecideAt(AtSeconds(20), log);
+  EXPECT_THAT(policy_->AllocationOf(ended_), Not(IsEmpty()));
+  log.Record(ended_);
+  DecideAt(AtSeconds(30), log);
+  EXPECT_THAT(policy_->AllocationOf(ended_), IsEmpty());
+}
+
+TEST_F(RoundPolicyChangeLogTest, ALogThatDoesNotKnowTheLastSyncReadsEveryWatchedJob) {
+  const ChangeLog<JobId> other;
+  DecideAt(AtSeconds(20), other);
+  EXPECT_THAT(policy_->AllocationOf(ended_), IsEmpty());
 }
 
 TEST(RoundTypeOrderTest, ShuffledDrawsEveryOrderAndRepeatsPerRound) {
