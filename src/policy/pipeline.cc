@@ -1036,9 +1036,11 @@ bool PipelinePolicy::TryPreemptFor(Cycle& cycle, const JobView& job) const {
   bool passed_over = false;
   cycle.last_search_unshielded = false;
   std::vector<Placer::Freed>& freed = cycle.freed;
-  bool found_before = false;  // whether this walk asked the placer yet
+  // Whether the walk's last Find held the gang for consolidation: only then can the next answer
+  // come from the nodes freed since (Placer::FindAfterFreeing), so only then are they noted.
+  bool answer_from_freed = false;
   const auto search = [&](auto next) -> std::optional<Placement> {
-    found_before = false;
+    answer_from_freed = false;
     freed.clear();
     while (const std::optional<JobId> id = next()) {
       const RankKey key = running.KeyAt(*id, ctx.now);
@@ -1060,18 +1062,17 @@ bool PipelinePolicy::TryPreemptFor(Cycle& cycle, const JobView& job) const {
         continue;
       }
       const int free_before = what_if.free_total();
-      NoteFreed(what_if, victim.job().placement, freed);
+      if (answer_from_freed) NoteFreed(what_if, victim.job().placement, freed);
       what_if.Release(victim.job().placement);
       chosen.push_back(victim.id());
       // The last Find (TryStart's, or the walk's) failed on the same free GPUs when this
       // release freed none (a shared GPU's other holder stays) and the job's host request
       // limits nothing: it would fail again.
       if (what_if.free_total() == free_before && !cycle.placer.last_limited_by_host()) continue;
-      // After the walk's first Find, only the nodes freed since can change its answer.
       std::optional<Placement> placement =
-          found_before ? cycle.placer.FindAfterFreeing(job, what_if, freed)
-                       : cycle.placer.Find(job, what_if);
-      found_before = true;
+          answer_from_freed ? cycle.placer.FindAfterFreeing(job, what_if, freed)
+                            : cycle.placer.Find(job, what_if);
+      answer_from_freed = cycle.placer.last_held_for_consolidation();
       freed.clear();
       if (placement) return placement;
     }
