@@ -3,6 +3,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <utility>
+#include <vector>
+
 #include "dlsched/runtime/scheduler.h"
 #include "support/builders.h"
 
@@ -626,6 +629,21 @@ class PipelineSharedVictimsTest : public ::testing::Test {
     const CycleResult result = scheduler_->RunCycle(at);
     EXPECT_GE(result.launches.size(), scripted);
   }
+  // On a 1x2xV100 cluster: `a` packed on GPU 0, `x` exclusive on GPU 1, then `g` (priority 9,
+  // guarded) packed beside `a`, which makes `a` a dead victim. No GPU is left free.
+  std::pair<JobId, JobId> FillWithADeadVictim(int a_priority, int x_priority) {
+    Start(MakeCluster("1x2xV100"));
+    const JobId a = Submit(0, a_priority, kTimeZero);
+    const JobId x = Submit(1, x_priority, kTimeZero);
+    Launch(a, 0, ShareMode::kPacked);
+    Launch(x, 1, ShareMode::kExclusive);
+    Cycle(kTimeZero);
+    const JobId g = Submit(2, 9, AtSeconds(50));
+    Launch(g, 0, ShareMode::kPacked);
+    Cycle(AtSeconds(50));
+    EXPECT_EQ(scheduler_->state().free_total(), 0);
+    return {a, x};
+  }
   std::vector<JobId> AskedAbout(JobId victim) const {
     std::vector<JobId> jobs;
     for (const auto& [job, v] : RecordingPreempt::asked) {
@@ -646,16 +664,7 @@ class PipelineSharedVictimsTest : public ::testing::Test {
 // job start: the whole walk released both, so both are preempted, as before dead victims were
 // left out of the walk.
 TEST_F(PipelineSharedVictimsTest, ASearchThatSucceedsPreemptsTheDeadVictimsTheWholeWalkMet) {
-  Start(MakeCluster("1x2xV100"));
-  const JobId a = Submit(0, 0, kTimeZero);
-  const JobId x = Submit(1, 1, kTimeZero);
-  Launch(a, 0, ShareMode::kPacked);
-  Launch(x, 1, ShareMode::kExclusive);
-  Cycle(kTimeZero);
-  const JobId g = Submit(2, 9, AtSeconds(50));
-  Launch(g, 0, ShareMode::kPacked);
-  Cycle(AtSeconds(50));
-  ASSERT_EQ(scheduler_->state().free_total(), 0);
+  const auto [a, x] = FillWithADeadVictim(/*a_priority=*/0, /*x_priority=*/1);
 
   const JobId job = Submit(3, 5, AtSeconds(100));
   Cycle(AtSeconds(100));
@@ -667,16 +676,7 @@ TEST_F(PipelineSharedVictimsTest, ASearchThatSucceedsPreemptsTheDeadVictimsTheWh
 // `g`, guarded) ranks above `x`, so the whole walk would not have met it: no walk again, and `x`
 // is asked about once.
 TEST_F(PipelineSharedVictimsTest, ASearchThatSucceedsBeforeAnyDeadVictimWalksOnce) {
-  Start(MakeCluster("1x2xV100"));
-  const JobId a = Submit(0, 1, kTimeZero);
-  const JobId x = Submit(1, 0, kTimeZero);
-  Launch(a, 0, ShareMode::kPacked);
-  Launch(x, 1, ShareMode::kExclusive);
-  Cycle(kTimeZero);
-  const JobId g = Submit(2, 9, AtSeconds(50));
-  Launch(g, 0, ShareMode::kPacked);
-  Cycle(AtSeconds(50));
-  ASSERT_EQ(scheduler_->state().free_total(), 0);
+  const auto [a, x] = FillWithADeadVictim(/*a_priority=*/1, /*x_priority=*/0);
 
   const JobId job = Submit(3, 5, AtSeconds(100));
   Cycle(AtSeconds(100));
