@@ -32,6 +32,24 @@ T NearestRank(std::vector<T> values, double p) {
   return values[k];
 }
 
+// The profile's floors (DemandProfile::floor_memory_mib, floor_sm) given the mean of its shape.
+double FloorMemoryMib(const DemandProfile& profile, double shape_mean) {
+  return std::max(0.0, Floor(static_cast<double>(profile.peak_memory_mib),
+                             static_cast<double>(profile.mean_memory_mib), shape_mean));
+}
+
+double FloorSm(const DemandProfile& profile, double shape_mean) {
+  return std::max(0.0, Floor(profile.peak_sm, profile.mean_sm, shape_mean));
+}
+
+// The demand at shape `level` between the resources' floors and the profile's peaks.
+DemandSample Between(const DemandProfile& profile, double floor_memory_mib, double floor_sm,
+                     double level) {
+  return {std::llround(floor_memory_mib +
+                       (static_cast<double>(profile.peak_memory_mib) - floor_memory_mib) * level),
+          floor_sm + (profile.peak_sm - floor_sm) * level};
+}
+
 }  // namespace
 
 Status DemandProfile::Validate() const {
@@ -65,21 +83,12 @@ Status DemandProfile::Validate() const {
   return Status::Ok();
 }
 
-double DemandProfile::floor_memory_mib() const {
-  return std::max(0.0, Floor(static_cast<double>(peak_memory_mib),
-                             static_cast<double>(mean_memory_mib), ShapeMean(shape)));
-}
+double DemandProfile::floor_memory_mib() const { return FloorMemoryMib(*this, ShapeMean(shape)); }
 
-double DemandProfile::floor_sm() const {
-  return std::max(0.0, Floor(peak_sm, mean_sm, ShapeMean(shape)));
-}
+double DemandProfile::floor_sm() const { return FloorSm(*this, ShapeMean(shape)); }
 
 DemandSample DemandProfile::Nominal(size_t s) const {
-  const double level = shape[s];
-  const double floor_mem = floor_memory_mib();
-  const double floor_s = floor_sm();
-  return {std::llround(floor_mem + (static_cast<double>(peak_memory_mib) - floor_mem) * level),
-          floor_s + (peak_sm - floor_s) * level};
+  return Between(*this, floor_memory_mib(), floor_sm(), shape[s]);
 }
 
 DemandProfile ProfileFromMeasurement(int64_t memory_mib, double mean_sm, Duration period,
@@ -106,6 +115,11 @@ DemandSampler::DemandSampler(DemandProfile profile, uint64_t seed)
   const Status valid = profile_.Validate();
   DS_CHECK(valid.ok()) << valid.ToString();
   slice_ = profile_.slice();
+  // A sampler is built for every job of a trace, most of which never share: one pass over the
+  // shape for both floors.
+  const double shape_mean = ShapeMean(profile_.shape);
+  floor_memory_mib_ = FloorMemoryMib(profile_, shape_mean);
+  floor_sm_ = FloorSm(profile_, shape_mean);
   memory_bound_mib_ =
       static_cast<int64_t>(std::ceil(static_cast<double>(profile_.peak_memory_mib) *
                                      (1.0 + DemandProfile::kNoiseClip * profile_.noise_cv)));
@@ -113,7 +127,9 @@ DemandSampler::DemandSampler(DemandProfile profile, uint64_t seed)
 
 DemandSample DemandSampler::At(Duration elapsed) const {
   const uint64_t slice_index = static_cast<uint64_t>(elapsed / slice_);
-  DemandSample sample = profile_.Nominal(slice_index % profile_.shape.size());
+  // As profile_.Nominal, with the floors computed once (each is a pass over the shape).
+  DemandSample sample = Between(profile_, floor_memory_mib_, floor_sm_,
+                                profile_.shape[slice_index % profile_.shape.size()]);
   if (profile_.noise_cv == 0.0) return sample;
   // One generator per slice, keyed by (seed, slice index), so At() needs no state and answers
   // the same for any order of calls.

@@ -106,6 +106,8 @@ class DemandSampler {
   DemandProfile profile_;
   uint64_t seed_;
   Duration slice_;
+  double floor_memory_mib_;  // profile_.floor_memory_mib()
+  double floor_sm_;          // profile_.floor_sm()
   int64_t memory_bound_mib_;
 };
 
