@@ -113,4 +113,12 @@ int64_t SharingKnowledge::MemoryDemandMib(JobId job, double p) const {
   return info.cached_demand_mib;
 }
 
+void SharingKnowledge::FiguresOf(std::span<const JobId> jobs, double p,
+                                 std::span<SharingFigures> out) const {
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    out[i] = {jobs_[jobs[i].index()].features, MemoryDemandMib(jobs[i], p),
+              jobs_[jobs[i].index()].group};
+  }
+}
+
 }  // namespace dlsched

@@ -36,6 +36,37 @@ TEST(SharingKnowledgeTest, DeclaredPeakUntilObservedThenThePercentileOfTheHistor
   EXPECT_EQ(k.MemoryDemandMib(JobId(2), 100), 1);
 }
 
+// FiguresOf answers for each job what Features, MemoryDemandMib and ShareGroup answer, and so
+// does SharingView's own loop over them (the one a view without its own FiguresOf uses).
+TEST(SharingKnowledgeTest, FiguresOfAnswersAsTheOneByOneCalls) {
+  SharingKnowledge k = TwoTypes();
+  k.Set(JobId(0), {sharing::SharingJob::kUnknownType, 0.5, 0.3, 4096}, 4096);
+  k.Set(JobId(1), {3, 0.9, 0.7, 8192}, 6000);
+  k.Set(JobId(3), {sharing::SharingJob::kUnknownType, 0.2, 0.1, 1024}, 1024);
+  k.SetShareGroup(JobId(1), 7);
+  for (int64_t mib : {1000, 2000, 3000, 4000}) k.Observe(JobId(0), {mib, 0.4});
+  const std::vector<JobId> jobs = {JobId(3), JobId(0), JobId(1), JobId(0)};
+  for (const double p : {50.0, 100.0}) {
+    std::vector<SharingFigures> batch(jobs.size());
+    std::vector<SharingFigures> loop(jobs.size());
+    k.FiguresOf(jobs, p, batch);
+    k.SharingView::FiguresOf(jobs, p, loop);
+    for (size_t i = 0; i < jobs.size(); ++i) {
+      for (const SharingFigures* figures : {&batch[i], &loop[i]}) {
+        const sharing::SharingJob want = k.Features(jobs[i]);
+        EXPECT_EQ(figures->features.type, want.type) << i;
+        EXPECT_EQ(figures->features.sm_util, want.sm_util) << i;
+        EXPECT_EQ(figures->features.mem_bw_util, want.mem_bw_util) << i;
+        EXPECT_EQ(figures->features.memory_mib, want.memory_mib) << i;
+        EXPECT_EQ(figures->memory_demand_mib, k.MemoryDemandMib(jobs[i], p)) << i;
+        EXPECT_EQ(figures->group, k.ShareGroup(jobs[i])) << i;
+      }
+    }
+    EXPECT_EQ(batch[1].memory_demand_mib, p == 50.0 ? 2000 : 4000);
+    EXPECT_EQ(batch[2].group, 7u);
+  }
+}
+
 // Every change of what MemoryDemandMib may answer gives a new demand revision; a copy keeps it.
 TEST(SharingKnowledgeTest, TheDemandRevisionMovesWithEveryChangeOfDemand) {
   SharingKnowledge k = TwoTypes();

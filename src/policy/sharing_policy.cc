@@ -182,6 +182,8 @@ class SharingPolicy final : public SchedulingPolicy {
     excluded.erase(std::ranges::unique(excluded).begin(), excluded.end());
     std::vector<char>& placed = placed_;  // bytes: read per candidate per group
     placed.assign(candidates.size(), 0);
+    figures_.resize(candidates.size());
+    ctx.sharing->FiguresOf(candidates, config_.memory_percentile, figures_);
     for (const auto& [key, group] : open_index_.groups()) {
       const GpuTypeId type(key.first);
       const sharing::InterferenceModel* model = ModelFor(ctx, type);
@@ -237,9 +239,8 @@ class SharingPolicy final : public SchedulingPolicy {
     int64_t least_mib = capacity;
     for (size_t c = 0; c < candidates.size(); ++c) {
       if (placed[c] || !MayRunOn(ctx.jobs.at(candidates[c]), type, ctx.cluster)) continue;
-      if (ctx.sharing->ShareGroup(candidates[c]) != group) continue;
-      const int64_t demand_mib =
-          ctx.sharing->MemoryDemandMib(candidates[c], config_.memory_percentile);
+      if (figures_[c].group != group) continue;
+      const int64_t demand_mib = figures_[c].memory_demand_mib;
       if (demand_mib > capacity) continue;  // it could not run here even alone
       const int64_t pack_mib = PackMemoryMib(demand_mib);
       least_mib = std::min(least_mib, pack_mib);
@@ -271,7 +272,7 @@ class SharingPolicy final : public SchedulingPolicy {
     if (kept.empty()) return;
     const size_t first_candidate = jobs.size();
     for (const auto& [c, pack_mib] : offered) {
-      jobs.push_back({ctx.sharing->Features(candidates[c]), pack_mib, /*pinned_gpu=*/-1});
+      jobs.push_back({figures_[c].features, pack_mib, /*pinned_gpu=*/-1});
     }
     sharing::PackOptions options;
     options.gpu_memory_mib = capacity;
@@ -506,6 +507,7 @@ class SharingPolicy final : public SchedulingPolicy {
   mutable uint64_t launch_stamp_ = 0;
   mutable std::vector<JobId> preempted_;
   mutable std::vector<char> placed_;
+  mutable std::vector<SharingFigures> figures_;  // per candidate, as PlaceCandidates read them
   mutable std::vector<uint32_t> excluded_;
   mutable std::vector<std::pair<size_t, int64_t>> offered_;
   mutable std::vector<sharing::PackJob> pack_jobs_;

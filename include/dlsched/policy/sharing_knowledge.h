@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string_view>
 #include <vector>
 
@@ -65,6 +66,8 @@ class SharingKnowledge final : public SharingView {
   sharing::SharingJob Features(JobId job) const override { return jobs_[job.index()].features; }
   int64_t MemoryDemandMib(JobId job, double p) const override;
   uint64_t ShareGroup(JobId job) const override { return jobs_[job.index()].group; }
+  void FiguresOf(std::span<const JobId> jobs, double p,
+                 std::span<SharingFigures> out) const override;
   // Changes with each Set, Observe, SetHistory and SetShareGroup; taken from a process-wide
   // counter, so two knowledges share a stamp only where one is a copy of the other, unchanged
   // since. DemandChangedSince knows the current revision and those of at least the last

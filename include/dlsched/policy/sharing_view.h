@@ -2,12 +2,20 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "dlsched/common/ids.h"
 #include "dlsched/sharing/interference.h"
 
 namespace dlsched {
+
+// A job's figures as a packer reads them (SharingView::FiguresOf).
+struct SharingFigures {
+  sharing::SharingJob features;   // Features
+  int64_t memory_demand_mib = 0;  // MemoryDemandMib at the caller's percentile
+  uint64_t group = 0;             // ShareGroup
+};
 
 // What a policy may know about GPU sharing (seed 000): how jobs interfere on each GPU type and
 // what has been observed of each job's memory demand. The driver provides it (the simulator
@@ -27,6 +35,15 @@ class SharingView {
   // Jobs share a GPU only with jobs of the same group. One group for all unless the driver says
   // otherwise (the live daemon under MPS: one per user, since MPS serialises users).
   virtual uint64_t ShareGroup(JobId /*job*/) const { return 0; }
+  // The three figures above of each of `jobs` (into out[i]; out.size() >= jobs.size()), the
+  // answers of the one-by-one calls in one call: a sharing policy reads them for every
+  // candidate at every cycle.
+  virtual void FiguresOf(std::span<const JobId> jobs, double p,
+                         std::span<SharingFigures> out) const {
+    for (size_t i = 0; i < jobs.size(); ++i) {
+      out[i] = {Features(jobs[i]), MemoryDemandMib(jobs[i], p), ShareGroup(jobs[i])};
+    }
+  }
   // A stamp that differs from every earlier one whenever MemoryDemandMib may answer differently
   // for any job (equal stamps: the same answers for every job); nullopt when the view keeps none,
   // and then a caller must take every demand as possibly changed.
