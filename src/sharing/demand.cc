@@ -32,14 +32,18 @@ T NearestRank(std::vector<T> values, double p) {
   return values[k];
 }
 
-// The profile's floors (DemandProfile::floor_memory_mib, floor_sm) given the mean of its shape.
-double FloorMemoryMib(const DemandProfile& profile, double shape_mean) {
-  return std::max(0.0, Floor(static_cast<double>(profile.peak_memory_mib),
-                             static_cast<double>(profile.mean_memory_mib), shape_mean));
-}
+// The floors of a profile's two resources, as Floor gives them (below 0 where a mean is too low
+// for the shape: Validate refuses those); DemandProfile's floor_* are these, at least 0.
+struct Floors {
+  double memory_mib;
+  double sm;
+};
 
-double FloorSm(const DemandProfile& profile, double shape_mean) {
-  return std::max(0.0, Floor(profile.peak_sm, profile.mean_sm, shape_mean));
+Floors FloorsOf(const DemandProfile& profile) {
+  const double m = ShapeMean(profile.shape);
+  return {Floor(static_cast<double>(profile.peak_memory_mib),
+                static_cast<double>(profile.mean_memory_mib), m),
+          Floor(profile.peak_sm, profile.mean_sm, m)};
 }
 
 // The demand at shape `level` between the resources' floors and the profile's peaks.
@@ -50,42 +54,50 @@ DemandSample Between(const DemandProfile& profile, double floor_memory_mib, doub
           floor_sm + (profile.peak_sm - floor_sm) * level};
 }
 
-}  // namespace
-
-Status DemandProfile::Validate() const {
+// DemandProfile::Validate, also giving the floors it checks (set where it gets that far).
+Status Check(const DemandProfile& profile, Floors& floors) {
   const auto bad = [](std::string what) { return InvalidArgument("demand profile: " + what); };
-  if (peak_memory_mib < 0 || mean_memory_mib < 0) return bad("memory must be >= 0");
-  if (mean_memory_mib > peak_memory_mib) return bad("mean_memory_mib exceeds peak_memory_mib");
-  if (!(peak_sm >= 0.0 && peak_sm <= 1.0) || !(mean_sm >= 0.0 && mean_sm <= 1.0)) {
+  if (profile.peak_memory_mib < 0 || profile.mean_memory_mib < 0) return bad("memory must be >= 0");
+  if (profile.mean_memory_mib > profile.peak_memory_mib) {
+    return bad("mean_memory_mib exceeds peak_memory_mib");
+  }
+  if (!(profile.peak_sm >= 0.0 && profile.peak_sm <= 1.0) ||
+      !(profile.mean_sm >= 0.0 && profile.mean_sm <= 1.0)) {
     return bad("peak_sm and mean_sm must lie in [0, 1]");
   }
-  if (mean_sm > peak_sm) return bad("mean_sm exceeds peak_sm");
-  if (shape.empty()) return bad("empty shape");
+  if (profile.mean_sm > profile.peak_sm) return bad("mean_sm exceeds peak_sm");
+  if (profile.shape.empty()) return bad("empty shape");
   bool has_one = false;
-  for (double level : shape) {
+  for (double level : profile.shape) {
     if (!(level >= 0.0 && level <= 1.0)) return bad("shape levels must lie in [0, 1]");
     has_one = has_one || level == 1.0;
   }
   if (!has_one) return bad("the largest shape level must be 1");
-  if (period.count() < static_cast<int64_t>(shape.size())) {
+  if (profile.period.count() < static_cast<int64_t>(profile.shape.size())) {
     return bad("period must be at least one microsecond per shape slice");
   }
-  if (!(noise_cv >= 0.0 && noise_cv * kNoiseClip < 1.0)) {
+  if (!(profile.noise_cv >= 0.0 && profile.noise_cv * DemandProfile::kNoiseClip < 1.0)) {
     return bad("noise_cv must lie in [0, 1/3)");
   }
+  floors = FloorsOf(profile);
   // A tolerance of a part in 1e9: means computed from a floor round-trip.
-  const double m = ShapeMean(shape);
-  if (Floor(static_cast<double>(peak_memory_mib), static_cast<double>(mean_memory_mib), m) <
-          -1e-9 * static_cast<double>(peak_memory_mib) ||
-      Floor(peak_sm, mean_sm, m) < -1e-9) {
+  if (floors.memory_mib < -1e-9 * static_cast<double>(profile.peak_memory_mib) ||
+      floors.sm < -1e-9) {
     return bad("mean below peak x mean(shape): the shape cannot reach that mean");
   }
   return Status::Ok();
 }
 
-double DemandProfile::floor_memory_mib() const { return FloorMemoryMib(*this, ShapeMean(shape)); }
+}  // namespace
 
-double DemandProfile::floor_sm() const { return FloorSm(*this, ShapeMean(shape)); }
+Status DemandProfile::Validate() const {
+  Floors floors;
+  return Check(*this, floors);
+}
+
+double DemandProfile::floor_memory_mib() const { return std::max(0.0, FloorsOf(*this).memory_mib); }
+
+double DemandProfile::floor_sm() const { return std::max(0.0, FloorsOf(*this).sm); }
 
 DemandSample DemandProfile::Nominal(size_t s) const {
   return Between(*this, floor_memory_mib(), floor_sm(), shape[s]);
@@ -112,14 +124,14 @@ DemandProfile ProfileFromGpuFraction(double fraction, int64_t gpu_memory_mib, Du
 
 DemandSampler::DemandSampler(DemandProfile profile, uint64_t seed)
     : profile_(std::move(profile)), seed_(seed) {
-  const Status valid = profile_.Validate();
+  // A sampler is built for every job of a trace, most of which never share: the floors come
+  // from the validation's own pass over the shape.
+  Floors floors;
+  const Status valid = Check(profile_, floors);
   DS_CHECK(valid.ok()) << valid.ToString();
   slice_ = profile_.slice();
-  // A sampler is built for every job of a trace, most of which never share: one pass over the
-  // shape for both floors.
-  const double shape_mean = ShapeMean(profile_.shape);
-  floor_memory_mib_ = FloorMemoryMib(profile_, shape_mean);
-  floor_sm_ = FloorSm(profile_, shape_mean);
+  floor_memory_mib_ = std::max(0.0, floors.memory_mib);
+  floor_sm_ = std::max(0.0, floors.sm);
   memory_bound_mib_ =
       static_cast<int64_t>(std::ceil(static_cast<double>(profile_.peak_memory_mib) *
                                      (1.0 + DemandProfile::kNoiseClip * profile_.noise_cv)));
