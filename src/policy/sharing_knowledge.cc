@@ -115,10 +115,7 @@ int64_t SharingKnowledge::MemoryDemandMib(JobId job, double p) const {
 
 void SharingKnowledge::FiguresOf(std::span<const JobId> jobs, double p,
                                  std::span<SharingFigures> out) const {
-  for (size_t i = 0; i < jobs.size(); ++i) {
-    out[i] = {jobs_[jobs[i].index()].features, MemoryDemandMib(jobs[i], p),
-              jobs_[jobs[i].index()].group};
-  }
+  FiguresByCalls(*this, jobs, p, out);
 }
 
 }  // namespace dlsched

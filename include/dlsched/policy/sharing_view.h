@@ -17,6 +17,16 @@ struct SharingFigures {
   uint64_t group = 0;             // ShareGroup
 };
 
+// FiguresOf by the one-by-one calls of `view`: a view whose static type is final (as
+// SharingKnowledge) makes them without a virtual call each.
+template <typename View>
+void FiguresByCalls(const View& view, std::span<const JobId> jobs, double p,
+                    std::span<SharingFigures> out) {
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    out[i] = {view.Features(jobs[i]), view.MemoryDemandMib(jobs[i], p), view.ShareGroup(jobs[i])};
+  }
+}
+
 // What a policy may know about GPU sharing (seed 000): how jobs interfere on each GPU type and
 // what has been observed of each job's memory demand. The driver provides it (the simulator
 // does; see sim/sharing_world.h); sharing policies read it through SchedulingContext::sharing.
@@ -40,9 +50,7 @@ class SharingView {
   // candidate at every cycle.
   virtual void FiguresOf(std::span<const JobId> jobs, double p,
                          std::span<SharingFigures> out) const {
-    for (size_t i = 0; i < jobs.size(); ++i) {
-      out[i] = {Features(jobs[i]), MemoryDemandMib(jobs[i], p), ShareGroup(jobs[i])};
-    }
+    FiguresByCalls(*this, jobs, p, out);
   }
   // A stamp that differs from every earlier one whenever MemoryDemandMib may answer differently
   // for any job (equal stamps: the same answers for every job); nullopt when the view keeps none,
