@@ -304,17 +304,17 @@ class DaemonIntegrationTest : public ::testing::Test {
   // every run.
   json LongJob() { return Script("trap 'exit 0' TERM; while true; do sleep 0.05; done", 1); }
 
-  // No stop in flight: at least `jobs` jobs were launched, and every one preempted so far has
-  // been launched again (from the event log).
+  // No stop in flight: at least `jobs` jobs were launched, and each one's latest launch, stop or
+  // return to the queue is a launch (from the event log). A stop is a preempt; a return is a
+  // suspended or launch_failed row, which may come without a preempt: a daemon killed between
+  // logging a launch and starting it finds, restarted, the previous segment's stopped process
+  // in the job's directory and requeues the job (suspended).
   bool NoStopInFlight(size_t jobs) {
     const std::vector<std::string> rows = StoredRows(
-        "SELECT job, SUM(kind = 'launch') - SUM(kind = 'preempt') FROM events "
-        "WHERE kind IN ('launch', 'preempt') GROUP BY job");
+        "SELECT e.kind FROM events e WHERE e.seq = (SELECT MAX(seq) FROM events WHERE job = "
+        "e.job AND kind IN ('launch', 'preempt', 'suspended', 'launch_failed')) AND e.job >= 0");
     if (rows.size() < jobs) return false;
-    for (const std::string& r : rows) {
-      if (r.substr(r.find('|') + 1) != "1") return false;
-    }
-    return true;
+    return std::ranges::all_of(rows, [](const std::string& kind) { return kind == "launch"; });
   }
   // The seq of the newest daemon start record; 0 when there is none.
   int64_t LastStartSeq() {

@@ -53,6 +53,15 @@ class LiveProfilesTest : public DaemonIntegrationTest {
     return StoredRows("SELECT job, detail FROM events WHERE kind = 'launch' AND seq > " +
                       std::to_string(after_seq) + " ORDER BY seq");
   }
+  // The log's rows other than cycles (seq|kind|job|detail), one per line: what a failure shows.
+  std::string EventsText() {
+    std::string text;
+    for (const std::string& row : StoredRows(
+             "SELECT seq, kind, job, detail FROM events WHERE kind != 'cycle' ORDER BY seq")) {
+      text += row + "\n";
+    }
+    return text;
+  }
   // Whether some job was launched on both nodes among `launches`.
   static bool SomeJobMoved(const std::vector<std::string>& launches,
                            std::map<std::string, std::string> last = {}) {
@@ -79,7 +88,7 @@ TEST_F(LiveProfilesTest, ARoundBasedDaemonMovesJobsBetweenTypesSurvivesKill9AndR
   // rounds move them between the types.
   ASSERT_TRUE(Eventually([&] { return SomeJobMoved(Launches()) && NoStopInFlight(2); },
                          seconds(6 * kRoundS)))
-      << ::testing::PrintToString(Launches()) << ReadTextFile(dir_ / "daemon.err");
+      << EventsText() << ReadTextFile(dir_ / "daemon.err");
   const std::vector<std::string> before = Launches();
   // The policy's state (allocation, rounds per job) is in the store, written with its cycles.
   const std::vector<std::string> stored =
@@ -102,7 +111,7 @@ TEST_F(LiveProfilesTest, ARoundBasedDaemonMovesJobsBetweenTypesSurvivesKill9AndR
   for (const std::string& l : before) last[l.substr(0, l.find('|'))] = l.substr(l.find('|') + 1, 5);
   ASSERT_TRUE(Eventually([&] { return SomeJobMoved(Launches(restart), last) && NoStopInFlight(2); },
                          seconds(6 * kRoundS)))
-      << ::testing::PrintToString(Launches()) << ReadTextFile(dir_ / "daemon.err");
+      << EventsText() << ReadTextFile(dir_ / "daemon.err");
   EXPECT_EQ(StopDaemon(), 0);
 
   const std::string db = (dir_ / "state.db").string();
