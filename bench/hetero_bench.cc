@@ -10,12 +10,14 @@
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
+#include <limits>
 #include <numeric>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "dlsched/common/rng.h"
+#include "lp/finish_time_fairness.h"
 #include "lp/lp_allocators.h"
 #include "policy/hetero/allocation.h"
 
@@ -121,6 +123,40 @@ BENCHMARK(BM_AllocatePartitioned)
     ->ArgsProduct({{1000}, {0, 100, 250, 400}})
     ->Args({2000, 0})
     ->ArgsProduct({{10000}, {100, 250, 400, 1000}})
+    ->Unit(benchmark::kMillisecond);
+
+// Gavel's max-min program (max-min-gavel, the gavel-max-min profiles' allocator) with one
+// program up to range(1) jobs and POP partitions of range(2) jobs above it; range(1) =
+// kOneProgramJobsAtMost, range(2) = kJobsPerProgramPartition is the allocator as the profiles
+// call it. `objective`: the program's, min_j r_j(X) / (sum_t thr(j, t) gpus_t / total / gang_j).
+double MinProportionalRate(const AllocationProblem& p, const Allocation& x) {
+  double worst = std::numeric_limits<double>::infinity();
+  for (int j = 0; j < p.num_jobs(); ++j) {
+    double share = 0;
+    for (int t = 0; t < p.num_types; ++t) share += p.thr(j, t) * p.gpus_per_type[t];
+    if (share <= 0) continue;
+    worst = std::min(worst, x.EffectiveThroughput(p, j) / (share / p.total_gpus() / p.gang[j]));
+  }
+  return worst;
+}
+
+void BM_AllocateGavelProgram(benchmark::State& state) {
+  const int jobs_at_most = static_cast<int>(state.range(1));
+  const int per_partition = static_cast<int>(state.range(2));
+  BM_Allocate(
+      state,
+      [=](const AllocationProblem& p) {
+        return AllocateMaxMinGavelWithLimits(p, jobs_at_most, per_partition);
+      },
+      &MinProportionalRate);
+}
+
+BENCHMARK(BM_AllocateGavelProgram)
+    ->Args({100, kOneProgramJobsAtMost, kJobsPerProgramPartition})
+    ->Args({1000, kOneProgramJobsAtMost, kJobsPerProgramPartition})
+    ->Args({2000, 2000, 0})
+    ->ArgsProduct({{2000}, {0}, {250, 500, 1000}})
+    ->ArgsProduct({{10000}, {0}, {250, 500, 1000}})
     ->Unit(benchmark::kMillisecond);
 
 // Jobs of 48 kinds (max-min: one LP over the kinds above kJobsPerLp jobs, exact).

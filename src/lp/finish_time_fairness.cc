@@ -13,6 +13,7 @@
 
 #include "lp/face_centre.h"
 #include "lp/glpk_lock.h"
+#include "lp/lp_allocators.h"
 
 namespace dlsched::hetero {
 namespace {
@@ -253,18 +254,30 @@ Result<Allocation> FinishTimeFairness(const AllocationProblem& problem, bool fil
   return x;
 }
 
+// The one program over `problem`'s jobs up to kOneProgramJobsAtMost of them, POP partitions above.
+Result<Allocation> OneProgramOrPartitions(const AllocationProblem& problem,
+                                          const Allocator& program) {
+  return AllocateOnPartitions(problem, kOneProgramJobsAtMost, kJobsPerProgramPartition, program);
+}
+
 }  // namespace
 
 Result<Allocation> AllocateFinishTimeFairness(const AllocationProblem& problem) {
-  return FinishTimeFairness(problem, /*fill=*/true, /*centre=*/false);
+  return OneProgramOrPartitions(problem, [](const AllocationProblem& part) {
+    return FinishTimeFairness(part, /*fill=*/true, /*centre=*/false);
+  });
 }
 
 Result<Allocation> AllocateFinishTimeFairnessMinMax(const AllocationProblem& problem) {
-  return FinishTimeFairness(problem, /*fill=*/false, /*centre=*/false);
+  return OneProgramOrPartitions(problem, [](const AllocationProblem& part) {
+    return FinishTimeFairness(part, /*fill=*/false, /*centre=*/false);
+  });
 }
 
 Result<Allocation> AllocateFinishTimeFairnessCentre(const AllocationProblem& problem) {
-  return FinishTimeFairness(problem, /*fill=*/false, /*centre=*/true);
+  return OneProgramOrPartitions(problem, [](const AllocationProblem& part) {
+    return FinishTimeFairness(part, /*fill=*/false, /*centre=*/true);
+  });
 }
 
 namespace {
@@ -308,15 +321,27 @@ Result<Allocation> MaxMinOneStage(const AllocationProblem& problem, bool centre,
 }  // namespace
 
 Result<Allocation> AllocateMaxMinOneStage(const AllocationProblem& problem) {
-  return MaxMinOneStage(problem, /*centre=*/false, /*proportional=*/false);
+  return OneProgramOrPartitions(problem, [](const AllocationProblem& part) {
+    return MaxMinOneStage(part, /*centre=*/false, /*proportional=*/false);
+  });
 }
 
 Result<Allocation> AllocateMaxMinOneStageCentre(const AllocationProblem& problem) {
-  return MaxMinOneStage(problem, /*centre=*/true, /*proportional=*/false);
+  return OneProgramOrPartitions(problem, [](const AllocationProblem& part) {
+    return MaxMinOneStage(part, /*centre=*/true, /*proportional=*/false);
+  });
 }
 
 Result<Allocation> AllocateMaxMinGavel(const AllocationProblem& problem) {
-  return MaxMinOneStage(problem, /*centre=*/true, /*proportional=*/true);
+  return AllocateMaxMinGavelWithLimits(problem, kOneProgramJobsAtMost, kJobsPerProgramPartition);
+}
+
+Result<Allocation> AllocateMaxMinGavelWithLimits(const AllocationProblem& problem,
+                                                 int jobs_at_most, int jobs_per_partition) {
+  return AllocateOnPartitions(problem, jobs_at_most, jobs_per_partition,
+                              [](const AllocationProblem& part) {
+                                return MaxMinOneStage(part, /*centre=*/true, /*proportional=*/true);
+                              });
 }
 
 }  // namespace dlsched::hetero

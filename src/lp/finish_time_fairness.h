@@ -5,6 +5,14 @@
 
 namespace dlsched::hetero {
 
+// Every allocator below solves one program over all the jobs up to kOneProgramJobsAtMost of
+// them, for the hundreds of active jobs of a fidelity run (docs/fidelity.md), and above it the
+// same program on POP partitions of kJobsPerProgramPartition jobs (AllocateOnPartitions,
+// lp_allocators.h): each group its own program on its share of the GPUs, with its own equal
+// shares. One program over 11,579 jobs took 45 s in GLPK (BENCHMARKS.md, issue 19).
+inline constexpr int kOneProgramJobsAtMost = 1000;
+inline constexpr int kJobsPerProgramPartition = 500;
+
 // `finish-time-fairness`: Gavel's finish-time fairness (OSDI'20, section 4.2; its policy
 // finish_time_fairness_perf), solved with GLPK's simplex. Each job's finish-time ratio compares
 // its expected completion under X with its completion in isolation on 1/n of the cluster:
@@ -36,7 +44,7 @@ Result<Allocation> AllocateFinishTimeFairnessMinMax(const AllocationProblem& pro
 // lp_allocators.h), one LP over all the jobs, without the second stage that fills the capacity
 // the worst-off jobs leave: the jobs off the bottleneck get what the simplex vertex gives them.
 // Gavel's max_min_fairness programs have this one objective. For fidelity runs (docs/fidelity.md);
-// one LP over the jobs, so meant for hundreds of active jobs, not AllocateMaxMin's thousands.
+// one LP over the jobs up to kOneProgramJobsAtMost, POP partitions above (as every allocator here).
 Result<Allocation> AllocateMaxMinOneStage(const AllocationProblem& problem);
 
 // `finish-time-fairness-centre` and `max-min-one-stage-centre`: the min-max (max-min) optimum
@@ -54,6 +62,11 @@ Result<Allocation> AllocateMaxMinOneStageCentre(const AllocationProblem& problem
 // share at 1 / n of the cluster: the two agree while every gang times the active jobs exceeds
 // the cluster, and otherwise Gavel gives multi-GPU jobs less time).
 Result<Allocation> AllocateMaxMinGavel(const AllocationProblem& problem);
+// AllocateMaxMinGavel with the limits of AllocateOnPartitions chosen: one program up to
+// jobs_at_most jobs, partitions of jobs_per_partition above (for the tests and the bench, which
+// compare partitions with the one program).
+Result<Allocation> AllocateMaxMinGavelWithLimits(const AllocationProblem& problem,
+                                                 int jobs_at_most, int jobs_per_partition);
 
 // max_j rho_j(X) over the jobs with an equal-share rate (the objective above; 0 when none has
 // one, +infinity when such a job gets no rate under X). Needs the same per-job inputs.

@@ -1119,6 +1119,79 @@ Result<Allocation> AllocateMaxMin(const AllocationProblem& problem) {
   return AllocateMaxMinWithLimits(problem, kJobsPerLp, kJobsPerPartition);
 }
 
+namespace {
+
+// The per-job rows of `jobs` (ascending) as a problem of their own on `capacity` GPUs per type.
+AllocationProblem SubProblem(const AllocationProblem& problem, const std::vector<int>& jobs,
+                             std::vector<int> capacity) {
+  AllocationProblem sub;
+  sub.num_types = problem.num_types;
+  sub.gpus_per_type = std::move(capacity);
+  sub.tentative = problem.tentative;
+  const auto copy_rows = [&](const std::vector<double>& from, std::vector<double>& to) {
+    if (from.empty()) return;
+    for (int j : jobs) to.push_back(from[j]);
+  };
+  for (int j : jobs) {
+    sub.gang.push_back(problem.gang[j]);
+    for (int t = 0; t < problem.num_types; ++t) sub.iters_per_s.push_back(problem.thr(j, t));
+  }
+  copy_rows(problem.remaining_iters, sub.remaining_iters);
+  copy_rows(problem.elapsed_s, sub.elapsed_s);
+  copy_rows(problem.done_iters, sub.done_iters);
+  return sub;
+}
+
+// Each type's GPUs split in proportion to the partitions' fractional capacities, in whole GPUs:
+// the floors, then one more to the largest remainders (ties to the lower partition) until the
+// type's GPUs are all given out.
+std::vector<std::vector<int>> WholeGpuCapacities(const AllocationProblem& problem,
+                                                 const std::vector<Partition>& parts) {
+  std::vector<std::vector<int>> whole(parts.size(), std::vector<int>(problem.num_types, 0));
+  std::vector<int> by_remainder(parts.size());
+  for (int t = 0; t < problem.num_types; ++t) {
+    int left = problem.gpus_per_type[t];
+    for (size_t p = 0; p < parts.size(); ++p) {
+      whole[p][t] = static_cast<int>(std::floor(parts[p].capacity[t]));
+      left -= whole[p][t];
+    }
+    std::iota(by_remainder.begin(), by_remainder.end(), 0);
+    std::stable_sort(by_remainder.begin(), by_remainder.end(), [&](int a, int b) {
+      return parts[a].capacity[t] - whole[a][t] > parts[b].capacity[t] - whole[b][t];
+    });
+    for (size_t i = 0; left > 0 && i < by_remainder.size(); ++i, --left) {
+      ++whole[by_remainder[i]][t];
+    }
+  }
+  return whole;
+}
+
+}  // namespace
+
+Result<Allocation> AllocateOnPartitions(const AllocationProblem& problem, int jobs_at_most,
+                                        int jobs_per_partition, const Allocator& inner) {
+  if (problem.num_jobs() <= jobs_at_most || jobs_per_partition <= 0) return inner(problem);
+  DS_RETURN_IF_ERROR(ValidateProblem(problem));
+  const std::vector<Partition> parts = MakePartitions(problem, jobs_per_partition);
+  const std::vector<std::vector<int>> capacity = WholeGpuCapacities(problem, parts);
+  Allocation x = Empty(problem);
+  for (size_t p = 0; p < parts.size(); ++p) {
+    const AllocationProblem sub = SubProblem(problem, parts[p].jobs, capacity[p]);
+    DS_ASSIGN_OR_RETURN(const Allocation part_x, inner(sub));
+    if (part_x.num_types != problem.num_types || part_x.fraction.size() != sub.iters_per_s.size()) {
+      return Internal("an allocator answered a partition of " + std::to_string(sub.num_jobs()) +
+                      " jobs with " + std::to_string(part_x.fraction.size()) + " entries");
+    }
+    for (size_t k = 0; k < parts[p].jobs.size(); ++k) {
+      std::copy_n(part_x.fraction.begin() + static_cast<std::ptrdiff_t>(k * problem.num_types),
+                  problem.num_types,
+                  x.fraction.begin() + static_cast<std::ptrdiff_t>(parts[p].jobs[k]) *
+                                           problem.num_types);
+    }
+  }
+  return x;
+}
+
 Result<Allocation> AllocateMinJct(const AllocationProblem& problem) {
   return AllocateMinJctFlow(problem);
 }

@@ -139,4 +139,16 @@ Allocator MaxMinAllocator(MaxMinSolver solver = MaxMinSolver::kAuto);
 // 5.7 s at 10,000 jobs where the flow takes milliseconds (BENCHMARKS.md).
 Result<Allocation> AllocateMinJctLp(const AllocationProblem& problem);
 
+// POP (as above) for any allocator: up to jobs_at_most jobs inner(problem); above it the jobs
+// dealt as the max-min partitions deal them, into k = ceil(n / jobs_per_partition) groups, each a
+// problem of its own with its jobs and its share of every type's GPUs (the share of the whole GPU
+// demand its gangs are, rounded to whole GPUs by largest remainder, so that the shares add up to
+// the capacity), solved by `inner` alone; X is the union of the groups' answers, feasible for the
+// whole problem when each group's is for its own. A group's jobs keep their order, and every
+// per-job input (rates, work, times) goes with them; an error from any group is returned.
+// Meant for allocators with one program over every job (finish_time_fairness.h), whose cost
+// grows faster than the jobs.
+Result<Allocation> AllocateOnPartitions(const AllocationProblem& problem, int jobs_at_most,
+                                        int jobs_per_partition, const Allocator& inner);
+
 }  // namespace dlsched::hetero

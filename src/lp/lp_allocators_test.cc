@@ -566,4 +566,91 @@ TEST(MaxMinBasisTest, ATentativeSolveLearnsNothing) {
   EXPECT_EQ(tentative->fraction, real->fraction);
 }
 
+namespace {
+
+// AllocateOnPartitions with an inner allocator that records what it is asked: up to the limit
+// the whole problem once; above it every job in exactly one group, with its own per-job rows and
+// the group's whole-GPU share of every type, the shares adding up to the capacity, and each
+// group's answer back at its jobs.
+struct RecordedCalls {
+  std::vector<AllocationProblem> problems;
+
+  Allocator Recorder() {
+    return [this](const AllocationProblem& p) -> Result<Allocation> {
+      problems.push_back(p);
+      Allocation x{p.num_types, std::vector<double>(p.gang.size() * p.num_types, 0.0)};
+      // An answer that names the job: its remaining work over 1e7 on type 0.
+      for (int j = 0; j < p.num_jobs(); ++j) x.fraction[j * p.num_types] = p.remaining_iters[j] / 1e7;
+      return x;
+    };
+  }
+};
+
+AllocationProblem NumberedProblem(int n) {
+  AllocationProblem p = RandomProblem(n, 9);
+  p.gpus_per_type = {7, 11, 13};
+  for (int j = 0; j < n; ++j) {
+    p.remaining_iters[j] = 1000 + j;
+    p.elapsed_s.push_back(2000 + j);
+    p.done_iters.push_back(3000 + j);
+  }
+  return p;
+}
+
+TEST(AllocateOnPartitionsTest, UpToTheLimitTheInnerAllocatorSeesTheWholeProblem) {
+  const AllocationProblem p = NumberedProblem(12);
+  RecordedCalls calls;
+  ASSERT_TRUE(AllocateOnPartitions(p, 12, 5, calls.Recorder()).ok());
+  ASSERT_EQ(calls.problems.size(), 1u);
+  EXPECT_EQ(calls.problems[0].gpus_per_type, p.gpus_per_type);
+  EXPECT_EQ(calls.problems[0].remaining_iters, p.remaining_iters);
+}
+
+TEST(AllocateOnPartitionsTest, AboveItEachGroupIsAProblemOfItsOwn) {
+  const AllocationProblem p = NumberedProblem(13);
+  RecordedCalls calls;
+  Result<Allocation> x = AllocateOnPartitions(p, 12, 5, calls.Recorder());
+  ASSERT_TRUE(x.ok()) << x.status().ToString();
+  ASSERT_EQ(calls.problems.size(), 3u);  // ceil(13 / 5)
+  std::vector<int> seen(13, 0);
+  std::vector<int> capacity(3, 0);
+  for (const AllocationProblem& group : calls.problems) {
+    for (int k = 0; k < group.num_jobs(); ++k) {
+      const int j = static_cast<int>(group.remaining_iters[k]) - 1000;
+      ASSERT_GE(j, 0);
+      ASSERT_LT(j, 13);
+      ++seen[j];
+      EXPECT_EQ(group.gang[k], p.gang[j]);
+      EXPECT_EQ(group.elapsed_s[k], p.elapsed_s[j]);
+      EXPECT_EQ(group.done_iters[k], p.done_iters[j]);
+      for (int t = 0; t < 3; ++t) EXPECT_EQ(group.thr(k, t), p.thr(j, t));
+      if (k > 0) EXPECT_LT(group.remaining_iters[k - 1], group.remaining_iters[k]);  // in order
+    }
+    for (int t = 0; t < 3; ++t) capacity[t] += group.gpus_per_type[t];
+  }
+  EXPECT_EQ(seen, std::vector<int>(13, 1));
+  EXPECT_EQ(capacity, p.gpus_per_type);
+  for (int j = 0; j < 13; ++j) EXPECT_DOUBLE_EQ(x->at(j, 0), (1000 + j) / 1e7) << "job " << j;
+}
+
+TEST(AllocateOnPartitionsTest, AnErrorFromAGroupIsReturned) {
+  const AllocationProblem p = NumberedProblem(13);
+  int calls = 0;
+  Result<Allocation> x = AllocateOnPartitions(p, 12, 5, [&](const AllocationProblem& group) {
+    return ++calls == 2 ? Result<Allocation>(Internal("second group"))
+                        : Allocation{3, std::vector<double>(group.iters_per_s.size(), 0.0)};
+  });
+  ASSERT_FALSE(x.ok());
+  EXPECT_NE(x.status().ToString().find("second group"), std::string::npos);
+}
+
+TEST(AllocateOnPartitionsTest, AnAnswerOfTheWrongShapeIsAnError) {
+  const AllocationProblem p = NumberedProblem(13);
+  Result<Allocation> x =
+      AllocateOnPartitions(p, 12, 5, [](const AllocationProblem&) { return Allocation{}; });
+  ASSERT_FALSE(x.ok());
+  EXPECT_NE(x.status().ToString().find("partition of"), std::string::npos);
+}
+
+}  // namespace
 }  // namespace dlsched::hetero
