@@ -1,5 +1,6 @@
 #include "io/hetero_profile.h"
 
+#include <cstdint>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -40,6 +41,9 @@ Result<hetero::Allocator> AllocatorByName(std::string_view name) {
       "max-min-one-stage, finish-time-fairness-centre, max-min-one-stage-centre, max-min-gavel)");
 }
 
+// The most coalesce_above_jobs a profile may ask for (more active jobs than any cluster holds).
+constexpr uint64_t kMaxCoalesceAboveJobs = 100'000'000;
+
 // The names of RoundPolicyOptions::TypeWalk in profiles.
 constexpr std::pair<std::string_view, hetero::RoundPolicyOptions::TypeWalk> kTypeWalks[] = {
     {"ranked", hetero::RoundPolicyOptions::TypeWalk::kRanked},
@@ -70,6 +74,12 @@ Result<RoundProfile> ParseRoundProfile(const json& doc) {
     } else if (key == "realloc_interval_s" && value.is_number() && value.get<double>() >= 0 &&
                value.get<double>() <= kMaxInputSeconds) {
       options.realloc_interval = Seconds(value.get<double>());
+    } else if (key == "coalesce_above_jobs" && value.is_number_unsigned() &&
+               value.get<uint64_t>() <= kMaxCoalesceAboveJobs) {
+      options.coalesce_above_jobs = static_cast<int>(value.get<uint64_t>());
+    } else if (key == "coalesce_fraction" && value.is_number() && value.get<double>() > 0 &&
+               value.get<double>() <= 1) {
+      options.coalesce_fraction = value.get<double>();
     } else if (key == "backfill_between_rounds" && value.is_boolean()) {
       options.backfill_between_rounds = value.get<bool>();
     } else if (key == "reset_counts_at_allocation" && value.is_boolean()) {
@@ -108,6 +118,10 @@ json RoundProfileJson(const RoundProfile& profile) {
   // Only when set, so profiles without it print as before.
   if (profile.options.realloc_interval > Duration::zero()) {
     doc["realloc_interval_s"] = ToSeconds(profile.options.realloc_interval);
+  }
+  if (profile.options.coalesce_above_jobs > 0) {
+    doc["coalesce_above_jobs"] = profile.options.coalesce_above_jobs;
+    doc["coalesce_fraction"] = profile.options.coalesce_fraction;
   }
   if (!profile.options.backfill_between_rounds) doc["backfill_between_rounds"] = false;
   if (profile.options.reset_counts_at_allocation) doc["reset_counts_at_allocation"] = true;

@@ -26,6 +26,10 @@ namespace dlsched {
 // length, seconds (> 0, default 360); agnostic: plan with a type-blind throughput matrix (default
 // false); realloc_interval_s: the least time between two computations of the allocation (>= 0,
 // default 0 = at every change of the active set; RoundPolicyOptions::realloc_interval);
+// coalesce_above_jobs: above this many active jobs, recompute the allocation only once the jobs
+// changed since the last reach coalesce_fraction of the active jobs, or at a round boundary
+// (an integer >= 0, default 0 = off; coalesce_fraction in (0, 1], default 0.05;
+// RoundPolicyOptions::coalesce_above_jobs);
 // backfill_between_rounds: give GPUs idle between round boundaries to waiting jobs (default true;
 // RoundPolicyOptions::backfill_between_rounds); reset_counts_at_allocation (default false;
 // RoundPolicyOptions::reset_counts_at_allocation); type_walk: "ranked" (the default), "type-order"

@@ -37,6 +37,9 @@ TEST(HeteroProfileTest, TheBuiltinRoundProfilesLoadAsRoundPolicies) {
     ASSERT_NE(round, nullptr);
     EXPECT_EQ(round->options().round, std::chrono::seconds(360));
     EXPECT_EQ(round->options().agnostic, c.agnostic);
+    // Changes coalesced above 2,000 active jobs (docs/hetero.md).
+    EXPECT_EQ(round->options().coalesce_above_jobs, 2000);
+    EXPECT_EQ(round->options().coalesce_fraction, 0.05);
     EXPECT_FALSE(round->options().description.empty());
     EXPECT_EQ(profile->description(), round->options().description);
   }
@@ -50,6 +53,7 @@ TEST(HeteroProfileTest, TheGavelProfilesSetItsReallocInterval) {
     ASSERT_TRUE(profile.ok()) << profile.status().ToString();
     const RoundProfile& round = std::get<RoundProfile>(profile->kind);
     EXPECT_EQ(round.options.realloc_interval, std::chrono::seconds(1920));
+    EXPECT_EQ(round.options.coalesce_above_jobs, 0);
     EXPECT_EQ(round.options.agnostic, name == "gavel-max-min");
     EXPECT_FALSE(round.options.backfill_between_rounds);
     EXPECT_TRUE(round.options.reset_counts_at_allocation);
@@ -72,6 +76,16 @@ TEST(HeteroProfileTest, TheGavelProfilesSetItsReallocInterval) {
   EXPECT_FALSE(ParsePolicyProfile(
                    R"({"name": "x", "allocator": "max-min", "realloc_interval_s": -1})", "x.json")
                    .ok());
+  for (const std::string bad :
+       {R"("coalesce_above_jobs": -1)", R"("coalesce_above_jobs": 2.5)",
+        R"("coalesce_above_jobs": 1e12)", R"("coalesce_fraction": 0)",
+        R"("coalesce_fraction": 1.5)", R"("coalesce_fraction": "half")"}) {
+    SCOPED_TRACE(bad);
+    const Result<PolicyProfile> parsed =
+        ParsePolicyProfile(R"({"name": "x", "allocator": "max-min", )" + bad + "}", "x.json");
+    ASSERT_FALSE(parsed.ok());
+    EXPECT_THAT(parsed.status().message(), HasSubstr("coalesce_"));
+  }
 }
 
 TEST(HeteroProfileTest, MaxMinGlpkIsAnAllocator) {
@@ -84,7 +98,8 @@ TEST(HeteroProfileTest, ItsJsonReadsBackEqual) {
   Result<PolicyProfile> custom = ParsePolicyProfile(
       R"({"name": "x", "description": "d", "allocator": "finish-time-fairness", "round_s": 0.25,
           "agnostic": true, "type_walk": "shuffled", "spread_tied_types": true,
-          "initial_rounds_received": 0.5, "deficit_ties": true, "zero_entries": true})",
+          "initial_rounds_received": 0.5, "deficit_ties": true, "zero_entries": true,
+          "coalesce_above_jobs": 700, "coalesce_fraction": 0.25})",
       "x.json");
   ASSERT_TRUE(custom.ok()) << custom.status().ToString();
   const std::string text = PolicyProfileToJson(*custom);
@@ -96,6 +111,8 @@ TEST(HeteroProfileTest, ItsJsonReadsBackEqual) {
   EXPECT_EQ(round.allocator, "finish-time-fairness");
   EXPECT_EQ(round.options.round, std::chrono::milliseconds(250));
   EXPECT_TRUE(round.options.spread_tied_types);
+  EXPECT_EQ(round.options.coalesce_above_jobs, 700);
+  EXPECT_EQ(round.options.coalesce_fraction, 0.25);
   EXPECT_EQ(round.options.initial_rounds_received, 0.5);
   EXPECT_TRUE(round.options.deficit_ties);
   EXPECT_TRUE(round.options.zero_entries);

@@ -91,7 +91,7 @@ bool RoundPolicy::RefreshRow(const SchedulingContext& ctx, const Job& job,
   return true;
 }
 
-bool RoundPolicy::SyncAll(const SchedulingContext& ctx) const {
+size_t RoundPolicy::SyncAll(const SchedulingContext& ctx) const {
   // CPU jobs take no part in the rounds (no GPU type to allocate): Decide places them apart.
   std::vector<JobId> active;
   for (JobId id : ctx.queue.InOrder()) {
@@ -104,10 +104,10 @@ bool RoundPolicy::SyncAll(const SchedulingContext& ctx) const {
   std::vector<JobRecord> old = std::move(state_.jobs);
   state_.jobs.clear();
   state_.jobs.reserve(active.size());
-  bool changed = false;
+  size_t changed = 0;
   size_t k = 0;  // the next of `old` (by id) not yet matched
   for (JobId id : active) {
-    for (; k < old.size() && old[k].id < id; ++k) changed = true;  // gone
+    for (; k < old.size() && old[k].id < id; ++k) ++changed;  // gone
     if (k < old.size() && old[k].id == id) {
       state_.jobs.push_back(std::move(old[k++]));
     } else {
@@ -118,9 +118,9 @@ bool RoundPolicy::SyncAll(const SchedulingContext& ctx) const {
     JobRecord& record = state_.jobs.back();
     record.gang = job.spec.num_gpus;
     CopyEstimates(job, record);
-    if (RefreshRow(ctx, job, record)) changed = true;
+    if (RefreshRow(ctx, job, record)) ++changed;  // (every new record)
   }
-  return changed || k < old.size();
+  return changed + (old.size() - k);
 }
 
 std::span<const JobId> RoundPolicy::WatchedJobsToRead(const SchedulingContext& ctx) const {
@@ -139,8 +139,8 @@ size_t RoundPolicy::RunningGpuJobs(const SchedulingContext& ctx) const {
   return count;
 }
 
-bool RoundPolicy::SyncJobs(const SchedulingContext& ctx) const {
-  bool changed = false;
+size_t RoundPolicy::SyncJobs(const SchedulingContext& ctx) const {
+  size_t changed = 0;
   // Whether a job left, or a record's row changed: only then can a round's assignment have
   // become one to drop (below); an arrival is assigned nothing yet.
   bool assignments_stale = false;
@@ -150,10 +150,10 @@ bool RoundPolicy::SyncJobs(const SchedulingContext& ctx) const {
   std::vector<JobId> removed;
   // A posed problem not filled yet reads the records as they are now: filled before a change
   // unless the change poses a new problem this cycle (which replaces it).
-  if (!ReplacedOnChange()) FillProblem();
+  if (!ReplacedOnChange(ctx)) FillProblem();
   if (!state_.synced) {
     changed = SyncAll(ctx);
-    assignments_stale = changed;
+    assignments_stale = changed > 0;
   } else {
     const size_t running_gpu_jobs = RunningGpuJobs(ctx);
     // The active set is the waiting jobs (all queued, services apart) and the running ones
@@ -169,7 +169,7 @@ bool RoundPolicy::SyncJobs(const SchedulingContext& ctx) const {
       size_t kept = 0;
       for (size_t i = 0; i < state_.jobs.size(); ++i) {
         if (check(i)) {
-          changed = true;
+          ++changed;
           assignments_stale = true;
           removed.push_back(state_.jobs[i].id);
           first_moved = std::min(first_moved, i);
@@ -195,7 +195,7 @@ bool RoundPolicy::SyncJobs(const SchedulingContext& ctx) const {
         CopyEstimates(job, *record);
       }
       if (RefreshRow(ctx, job, *record)) {
-        changed = true;
+        ++changed;
         assignments_stale = true;
       }
     }
@@ -224,7 +224,7 @@ bool RoundPolicy::SyncJobs(const SchedulingContext& ctx) const {
       record.rounds_on.assign(ctx.cluster.num_gpu_types(), 0);
       CopyEstimates(job, record);
       RefreshRow(ctx, job, record);
-      changed = true;
+      ++changed;
     }
   }
   state_.jobs_seen = ctx.jobs.size();
@@ -241,7 +241,7 @@ bool RoundPolicy::SyncJobs(const SchedulingContext& ctx) const {
   for (size_t i = first_moved; i < state_.jobs.size(); ++i) {
     state_.slot[state_.jobs[i].id.index()] = static_cast<int>(i);
   }
-  if (changed) state_.table_begin.clear();  // positions or rows moved
+  if (changed > 0) state_.table_begin.clear();  // positions or rows moved
   if (assignments_stale) {
     // Drop the round's assignments of jobs gone, or to a type a job can no longer run on.
     std::erase_if(state_.assigned, [this](const auto& entry) {
@@ -325,11 +325,33 @@ void RoundPolicy::ComputeAllocation(const SchedulingContext& ctx) const {
   ++state_.allocations_computed;
   state_.last_allocation = ctx.now;
   state_.allocation_stale = false;
+  state_.changes_since_allocation = 0;
 }
 
-bool RoundPolicy::ReplacedOnChange() const {
-  return options_.realloc_interval == Duration::zero() &&
+bool RoundPolicy::ReplacedOnChange(const SchedulingContext& ctx) const {
+  // The active jobs after this cycle's sync are at most the records and the jobs added to the
+  // table since the last sync.
+  const bool may_coalesce =
+      options_.coalesce_above_jobs > 0 &&
+      state_.jobs.size() + (ctx.jobs.size() - std::min(ctx.jobs.size(), state_.jobs_seen)) >
+          static_cast<size_t>(options_.coalesce_above_jobs);
+  return options_.realloc_interval == Duration::zero() && !may_coalesce &&
          !(options_.reset_counts_at_allocation && (options_.deficit_ties || options_.zero_entries));
+}
+
+bool RoundPolicy::AllocationDue(const SchedulingContext& ctx) const {
+  const bool boundary = ctx.now >= state_.next_round;
+  if (const Duration interval = options_.realloc_interval; interval > Duration::zero()) {
+    return boundary &&
+           (state_.last_allocation == kTimeZero || ctx.now - state_.last_allocation >= interval);
+  }
+  const size_t active = state_.jobs.size();
+  if (boundary || options_.coalesce_above_jobs <= 0 ||
+      active <= static_cast<size_t>(options_.coalesce_above_jobs)) {
+    return true;
+  }
+  return static_cast<double>(state_.changes_since_allocation) >=
+         options_.coalesce_fraction * static_cast<double>(active);
 }
 
 void RoundPolicy::FillProblem() const {
@@ -706,16 +728,14 @@ Decisions RoundPolicy::DecideAndUpdate(const SchedulingContext& ctx) const {
   // the active set or a row; other cycles (suspensions, timers) skip the comparison, which costs
   // O(n log n) in active jobs. A fresh or restored state compares once whatever the trigger.
   const bool may_change = !state_.synced || ctx.trigger.arrivals || ctx.trigger.departures;
-  if (may_change && SyncJobs(ctx)) state_.allocation_stale = true;
-  state_.synced = true;
-  if (state_.allocation_stale) {
-    const Duration interval = options_.realloc_interval;
-    if (interval == Duration::zero() ||
-        (ctx.now >= state_.next_round &&
-         (state_.last_allocation == kTimeZero || ctx.now - state_.last_allocation >= interval))) {
-      ComputeAllocation(ctx);
+  if (may_change) {
+    if (const size_t changed = SyncJobs(ctx); changed > 0) {
+      state_.allocation_stale = true;
+      state_.changes_since_allocation += static_cast<int64_t>(changed);
     }
   }
+  state_.synced = true;
+  if (state_.allocation_stale && AllocationDue(ctx)) ComputeAllocation(ctx);
   const bool boundary = ctx.now >= state_.next_round;
   Decisions decisions;
   // Between boundaries without backfill only the round's assigned jobs start (below): no room

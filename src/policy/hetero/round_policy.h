@@ -28,6 +28,17 @@ struct RoundPolicyOptions {
   // after the last computation (or while the last one was at time zero); until then jobs that
   // arrived since the last computation have no row in X and are not placed, even on idle GPUs.
   Duration realloc_interval = Duration::zero();
+  // Coalesced recomputation for large active sets (realloc_interval zero only: it already
+  // recomputes at round boundaries alone). Zero (the default): off. Positive: while more than
+  // this many jobs are active, a change of the active set or of a row marks X stale and counts
+  // the jobs it changed, and a stale X is recomputed once the jobs changed since the last
+  // computation reach coalesce_fraction of the active jobs, or at a round boundary. Until then
+  // arrivals have no row in X and wait, and the GPUs of jobs that left go to the backfill. At
+  // most this many active jobs: every change recomputes, as when off. An allocation over ten
+  // thousand active jobs costs a second (BENCHMARKS.md), and at that scale jobs arrive and leave
+  // every few seconds.
+  int coalesce_above_jobs = 0;
+  double coalesce_fraction = 0.05;  // in (0, 1]
   // Between round boundaries, give GPUs no assigned job uses to unassigned waiting jobs (the
   // default). False: as in Gavel's simulator, GPUs freed mid-round stay idle until the next
   // boundary and arrivals wait for it (jobs assigned at the boundary still start as their GPUs
@@ -174,6 +185,9 @@ class RoundPolicy final : public SchedulingPolicy {
     // changed since.
     Timestamp last_allocation = kTimeZero;
     bool allocation_stale = false;
+    // For options.coalesce_above_jobs > 0: the jobs changed (arrived, left, a row changed) since
+    // the last computation.
+    int64_t changes_since_allocation = 0;
     // Whether `jobs` was compared with a context's active set since the state was made or
     // restored (not saved: a restored state compares at its first cycle), and the size of the
     // job table then: jobs added to the table since are the only ones that can have become
@@ -270,10 +284,14 @@ class RoundPolicy final : public SchedulingPolicy {
   // The jobs of state_.watch a sync must read: those that joined or left ctx.running since the
   // last sync where ctx.running_changes still knows its revision, else all of them.
   std::span<const JobId> WatchedJobsToRead(const SchedulingContext& ctx) const;
-  // Brings the active set and rows up to date; returns true when X must be recomputed.
-  bool SyncJobs(const SchedulingContext& ctx) const;
+  // Brings the active set and rows up to date; returns the jobs that changed (arrived, left, or
+  // a row changed): X is stale when any did.
+  size_t SyncJobs(const SchedulingContext& ctx) const;
   // The first sync of a fresh or restored state: compares `jobs` with the whole active set.
-  bool SyncAll(const SchedulingContext& ctx) const;
+  size_t SyncAll(const SchedulingContext& ctx) const;
+  // Whether a stale X is to be recomputed this cycle (options.realloc_interval,
+  // options.coalesce_above_jobs).
+  bool AllocationDue(const SchedulingContext& ctx) const;
   // Copies into `record` what ComputeAllocation reads of `job`; SameEstimates: whether the copy
   // would change nothing.
   static void CopyEstimates(const Job& job, JobRecord& record);
@@ -286,9 +304,10 @@ class RoundPolicy final : public SchedulingPolicy {
   // Fills a posed problem's per-job vectors from the records, if it is yet to be filled.
   void FillProblem() const;
   // Whether every change of the active set or of a row poses a new problem in the same cycle
-  // (no realloc_interval, no deficits read from the X replaced): then a problem not filled when
-  // such a change comes is replaced unread, and need not be filled first.
-  bool ReplacedOnChange() const;
+  // (no realloc_interval, no deficits read from the X replaced, no coalescing possible at this
+  // cycle's active set): then a problem not filled when such a change comes is replaced unread,
+  // and need not be filled first.
+  bool ReplacedOnChange(const SchedulingContext& ctx) const;
   // Solves a posed problem into state_.x, if one is pending.
   void SolvePending() const;
   // Builds state_.table from X, the rows and the counts.

@@ -9,6 +9,8 @@
 //   jobs J   then per job: id failed_types index rounds_active row_0..row_{T-1} on_0..on_{T-1}
 //   assigned A   then per entry: id type
 //   realloc LAST_US STALE   only when options.realloc_interval > 0
+//   coalesce STALE CHANGES  only when options.coalesce_above_jobs > 0 and realloc_interval is 0;
+//                           optional on reading (a state saved before it had no stale X)
 //   deficits d_0 ... d_{J*T-1}   only with options.deficit_ties or zero_entries, per job in order
 // The placements of consolidated gangs are not saved: they are a function of the cluster.
 
@@ -26,6 +28,11 @@ namespace {
 
 constexpr std::string_view kMagic = "round-policy";
 constexpr int kVersion = 1;
+
+// Whether the state carries a coalescing record.
+bool Coalesces(const RoundPolicyOptions& options) {
+  return options.coalesce_above_jobs > 0 && options.realloc_interval == Duration::zero();
+}
 
 class Writer {
  public:
@@ -66,6 +73,13 @@ class Reader {
   bool Count(int64_t& value, int64_t tokens_each) {
     return Number(value) && value >= 0 &&
            value <= static_cast<int64_t>(text_.size() - pos_) / std::max<int64_t>(1, tokens_each);
+  }
+  // Reads `want` if it is the next word; otherwise reads nothing.
+  bool Optional(std::string_view want) {
+    const size_t start = pos_;
+    if (Word(want)) return true;
+    pos_ = start;
+    return false;
   }
   bool AtEnd() {
     SkipSpace();
@@ -126,6 +140,11 @@ std::string RoundPolicy::SaveState() const {
     w.Word("realloc");
     w.Number(state_.last_allocation.time_since_epoch().count());
     w.Number(state_.allocation_stale ? 1 : 0);
+  }
+  if (Coalesces(options_)) {
+    w.Word("coalesce");
+    w.Number(state_.allocation_stale ? 1 : 0);
+    w.Number(state_.changes_since_allocation);
   }
   if (options_.deficit_ties || options_.zero_entries) {
     w.Word("deficits");
@@ -207,6 +226,14 @@ Status RoundPolicy::RestoreState(std::string_view text) {
       return bad("malformed reallocation record");
     }
     s.last_allocation = Timestamp(Duration(last));
+    s.allocation_stale = stale == 1;
+  }
+  if (Coalesces(options_) && r.Optional("coalesce")) {
+    int stale = 0;
+    if (!r.Number(stale) || (stale != 0 && stale != 1) || !r.Number(s.changes_since_allocation) ||
+        s.changes_since_allocation < 0) {
+      return bad("malformed coalescing record");
+    }
     s.allocation_stale = stale == 1;
   }
   if (options_.deficit_ties || options_.zero_entries) {

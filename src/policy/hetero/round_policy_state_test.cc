@@ -170,6 +170,44 @@ TEST(RoundPolicyStateTest, TheDeficitsTravelWithTheState) {
             StatusCode::kInvalidArgument);
 }
 
+// coalesce_above_jobs: a stale X and the changes counted since the last computation travel
+// with the state; a state saved before the record existed (no stale X) still restores.
+TEST(RoundPolicyStateTest, ACoalescedXTravelsWithTheState) {
+  const Cluster cluster = MakeCluster("1x1xK80+1x1xV100");
+  const RoundPolicyOptions coalesce = {
+      .name = "test", .coalesce_above_jobs = 1, .coalesce_fraction = 1};
+  const auto arrive_mid_round = [](DriverRun& run) {
+    const Timestamp at = Timestamp(kRound + std::chrono::seconds(100));
+    EXPECT_TRUE(run.scheduler->Submit(MakeJob(0).Submit(at.time_since_epoch()).Spec(), at).ok());
+    run.scheduler->RunCycle(at);  // 3 active, 1 change: X stays stale
+  };
+  DriverRun whole(cluster, coalesce);
+  Start(whole);
+  whole.Rounds(0, 2);
+  arrive_mid_round(whole);
+  const std::string saved = whole.policy->SaveState();
+  EXPECT_THAT(saved, HasSubstr(" coalesce 1 1"));
+  const size_t at_restart = whole.executor.calls.size();
+  whole.Rounds(2, 6);
+
+  DriverRun first(cluster, coalesce);
+  Start(first);
+  first.Rounds(0, 2);
+  arrive_mid_round(first);
+  ASSERT_EQ(first.policy->SaveState(), saved);
+  DriverRun restarted(cluster, first, /*restore_state=*/true);
+  restarted.Rounds(2, 6);
+  EXPECT_EQ(restarted.Calls(), whole.Calls(at_restart));
+  EXPECT_EQ(restarted.policy->SaveState(), whole.policy->SaveState());
+
+  DriverRun older(cluster, coalesce);
+  EXPECT_TRUE(older.policy->RestoreState(saved.substr(0, saved.find(" coalesce"))).ok());
+  DriverRun bad(cluster, coalesce);
+  EXPECT_EQ(bad.policy->RestoreState(saved.substr(0, saved.find(" coalesce")) + " coalesce 2 1")
+                .code(),
+            StatusCode::kInvalidArgument);
+}
+
 TEST(RoundPolicyStateTest, ExplainingLeavesTheStateAsItWas) {
   const Cluster cluster = MakeCluster("1x1xK80+1x1xV100");
   DriverRun run(cluster);

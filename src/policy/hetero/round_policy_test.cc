@@ -685,6 +685,55 @@ TEST_F(RoundPolicyTest, ZeroEntriesRankByDeficitAndAJobWithoutARowHoldsItsGpus) 
   }
 }
 
+// coalesce_above_jobs: above 2 active jobs, X is recomputed once the jobs changed since the
+// last computation reach half the active jobs, or at a round boundary; until then an arrival
+// has no row in X and waits, even with GPUs idle.
+TEST_F(RoundPolicyTest, AboveTheLimitChangesAreCoalescedUntilAFractionOfTheActiveJobs) {
+  StartWith("1x8xV100", AllocateGreedy,
+            {.name = "coalesce", .coalesce_above_jobs = 2, .coalesce_fraction = 0.5});
+  const JobId a = Submit("flat");
+  Submit("flat");
+  scheduler_->RunCycle(kTimeZero);  // 2 active, not above the limit
+  EXPECT_EQ(policy_->allocations_computed(), 1);
+  EXPECT_EQ(TypeOf(a), "V100");
+  const JobId c = Submit("flat", AtSeconds(10));
+  scheduler_->RunCycle(AtSeconds(10));  // 3 active: 1 change, below 1.5
+  EXPECT_EQ(policy_->allocations_computed(), 1);
+  EXPECT_THAT(policy_->AllocationOf(c), IsEmpty());
+  EXPECT_EQ(TypeOf(c), "-");  // six V100s idle
+  const JobId d = Submit("flat", AtSeconds(20));
+  scheduler_->RunCycle(AtSeconds(20));  // 4 active: 2 changes, half of them
+  EXPECT_EQ(policy_->allocations_computed(), 2);
+  EXPECT_EQ(TypeOf(c), "V100");
+  EXPECT_EQ(TypeOf(d), "V100");
+  ASSERT_TRUE(scheduler_->Handle(JobFinished{a}, AtSeconds(30)).ok());
+  const JobId e = Submit("flat", AtSeconds(30));
+  scheduler_->RunCycle(AtSeconds(30));  // 4 active: a left, e came; 2 changes, half again
+  EXPECT_EQ(policy_->allocations_computed(), 3);
+  const JobId f = Submit("flat", AtSeconds(40));
+  scheduler_->RunCycle(AtSeconds(40));  // 5 active: 1 change, below 2.5
+  EXPECT_EQ(policy_->allocations_computed(), 3);
+  EXPECT_EQ(TypeOf(e), "V100");
+  EXPECT_EQ(TypeOf(f), "-");
+  scheduler_->RunCycle(AtSeconds(360));  // a round boundary recomputes a stale X
+  EXPECT_EQ(policy_->allocations_computed(), 4);
+  EXPECT_EQ(TypeOf(f), "V100");
+}
+
+TEST_F(RoundPolicyTest, AtMostTheCoalescingLimitEveryChangeRecomputes) {
+  for (const int limit : {0, 3}) {
+    SCOPED_TRACE(limit);
+    StartWith("1x8xV100", AllocateGreedy,
+              {.name = "coalesce", .coalesce_above_jobs = limit, .coalesce_fraction = 1});
+    for (int i = 0; i < 3; ++i) {
+      const JobId job = Submit("flat", AtSeconds(10 * i));
+      scheduler_->RunCycle(AtSeconds(10 * i));
+      EXPECT_EQ(policy_->allocations_computed(), i + 1);
+      EXPECT_EQ(TypeOf(job), "V100");
+    }
+  }
+}
+
 // deficit_ties: one GPU, X = 0.5 each for a and b. Rounds 0 and 1 go to a (ties by id) and b;
 // round 2 ties them again: by default the job running there (b) keeps it, with deficit_ties the
 // smaller id (a). At the recomputation before round 3 (c arrives) a has received 2 of its
