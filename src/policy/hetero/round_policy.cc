@@ -144,6 +144,10 @@ size_t RoundPolicy::SyncJobs(const SchedulingContext& ctx) const {
   // Whether a job left, or a record's row changed: only then can a round's assignment have
   // become one to drop (below); an arrival is assigned nothing yet.
   bool assignments_stale = false;
+  // Whether a record's row changed, or the first sync rebuilt the records: the ranking table
+  // must then be rebuilt. Departures and arrivals keep it (below): a departure's pairs go with
+  // its record, and an arrival has no row in X yet, so no pairs.
+  bool table_stale = false;
   // Positions in `jobs` from here on moved or are new, and the jobs removed: the slots to
   // update (a sync that only appends touches only the new slots).
   size_t first_moved = state_.jobs.size();
@@ -154,6 +158,7 @@ size_t RoundPolicy::SyncJobs(const SchedulingContext& ctx) const {
   if (!state_.synced) {
     changed = SyncAll(ctx);
     assignments_stale = changed > 0;
+    table_stale = true;
   } else {
     const size_t running_gpu_jobs = RunningGpuJobs(ctx);
     // The active set is the waiting jobs (all queued, services apart) and the running ones
@@ -165,8 +170,12 @@ size_t RoundPolicy::SyncJobs(const SchedulingContext& ctx) const {
     const auto ended = [](const Job& job) {
       return !IsWaiting(job.state) && job.state != JobState::kRunning;
     };
+    // Removes the records `check` names, and their pairs from the ranking table if it is built.
     const auto remove_ended = [&](auto&& check) {
+      std::vector<int>& begin = state_.table_begin;
+      const bool table_built = !begin.empty();
       size_t kept = 0;
+      size_t pairs_kept = 0;
       for (size_t i = 0; i < state_.jobs.size(); ++i) {
         if (check(i)) {
           ++changed;
@@ -176,9 +185,23 @@ size_t RoundPolicy::SyncJobs(const SchedulingContext& ctx) const {
           continue;
         }
         if (kept != i) state_.jobs[kept] = std::move(state_.jobs[i]);
+        if (table_built) {
+          // (begin[i + 1] is read before begin[kept <= i] is written.)
+          const int from = begin[i];
+          const int to = begin[i + 1];
+          begin[kept] = static_cast<int>(pairs_kept);
+          std::copy(state_.table.begin() + from, state_.table.begin() + to,
+                    state_.table.begin() + static_cast<std::ptrdiff_t>(pairs_kept));
+          pairs_kept += static_cast<size_t>(to - from);
+        }
         ++kept;
       }
       state_.jobs.resize(kept);
+      if (table_built) {
+        begin[kept] = static_cast<int>(pairs_kept);
+        begin.resize(kept + 1);
+        state_.table.resize(pairs_kept);
+      }
     };
     std::vector<char> gone;  // by position, once a job is found gone
     for (JobId id : WatchedJobsToRead(ctx)) {
@@ -197,6 +220,7 @@ size_t RoundPolicy::SyncJobs(const SchedulingContext& ctx) const {
       if (RefreshRow(ctx, job, *record)) {
         ++changed;
         assignments_stale = true;
+        table_stale = true;
       }
     }
     if (!gone.empty()) remove_ended([&](size_t i) { return gone[i] != 0; });
@@ -225,6 +249,7 @@ size_t RoundPolicy::SyncJobs(const SchedulingContext& ctx) const {
       CopyEstimates(job, record);
       RefreshRow(ctx, job, record);
       ++changed;
+      if (!state_.table_begin.empty()) state_.table_begin.push_back(state_.table_begin.back());
     }
   }
   state_.jobs_seen = ctx.jobs.size();
@@ -241,7 +266,7 @@ size_t RoundPolicy::SyncJobs(const SchedulingContext& ctx) const {
   for (size_t i = first_moved; i < state_.jobs.size(); ++i) {
     state_.slot[state_.jobs[i].id.index()] = static_cast<int>(i);
   }
-  if (changed > 0) state_.table_begin.clear();  // positions or rows moved
+  if (table_stale) state_.table_begin.clear();
   if (assignments_stale) {
     // Drop the round's assignments of jobs gone, or to a type a job can no longer run on.
     std::erase_if(state_.assigned, [this](const auto& entry) {

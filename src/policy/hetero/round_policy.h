@@ -207,8 +207,9 @@ class RoundPolicy final : public SchedulingPolicy {
     // type the job can run on (x > 0, row > 0): the pairs of position i in `jobs` are
     // table[table_begin[i] .. table_begin[i + 1]), each with its x and the rounds received there
     // as the ranking counts them (rounds_on + options.initial_rounds_received). Empty
-    // table_begin: to be built (a new X, moved positions or a changed row clear it); a counted
-    // assignment updates its pair. Not saved.
+    // table_begin: to be built (a new X or a changed row clear it; a sync removes the pairs of
+    // the jobs that left and gives arrivals, with no row in X yet, none); a counted assignment
+    // updates its pair. Not saved.
     struct RankedPair {
       double x;
       double on;
