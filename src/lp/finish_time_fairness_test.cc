@@ -8,6 +8,7 @@
 
 #include "dlsched/common/rng.h"
 #include "lp/lp_allocators.h"
+#include "support/allocation_problems.h"
 
 namespace dlsched::hetero {
 namespace {
@@ -89,18 +90,8 @@ TEST(AllocateFinishTimeFairnessTest, NeedsTheJobsHistory) {
 // 1% of the one program over all of them (BENCHMARKS.md measures 0.3% at 2,000 jobs in groups of
 // 500); the limits as the profiles use them (one program up to 1,000 jobs, groups of 500).
 TEST(AllocateMaxMinGavelTest, AboveTheLimitPartitionsNearTheOneProgram) {
-  Rng rng(11);
-  AllocationProblem p;
-  p.num_types = 3;
   const int n = kOneProgramJobsAtMost + 200;
-  p.gpus_per_type = {n / 4, n / 4, n / 4};
-  for (int j = 0; j < n; ++j) {
-    p.gang.push_back(1 << rng.Below(3));
-    const double slow = rng.Uniform(0.5, 5);
-    p.iters_per_s.push_back(rng.Below(10) == 0 ? 0 : slow);
-    p.iters_per_s.push_back(slow * rng.Uniform(1.5, 4));
-    p.iters_per_s.push_back(slow * rng.Uniform(3, 8));
-  }
+  const AllocationProblem p = testing::RandomGavelLikeProblem(n, 11);
   const auto level = [&](const Allocation& x) {  // the program's objective
     double worst = 1e300;
     for (int j = 0; j < n; ++j) {

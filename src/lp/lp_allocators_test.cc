@@ -10,9 +10,12 @@
 #include <vector>
 
 #include "dlsched/common/rng.h"
+#include "support/allocation_problems.h"
 
 namespace dlsched::hetero {
 namespace {
+
+using testing::RandomGavelLikeProblem;
 
 void ExpectAllocation(const Allocation& x, const std::vector<double>& want) {
   ASSERT_EQ(x.fraction.size(), want.size());
@@ -112,25 +115,8 @@ TEST(AllocatorsTest, RandomInstancesAreFeasibleAndTheLpsOptimal) {
   }
 }
 
-// A random Gavel-like instance: three types, gangs 1-8, one job in five unable to use type 0.
-AllocationProblem RandomProblem(int n, uint64_t seed) {
-  Rng rng(seed);
-  AllocationProblem p;
-  p.num_types = 3;
-  p.gpus_per_type = {n / 4, n / 4, n / 4};
-  for (int j = 0; j < n; ++j) {
-    p.gang.push_back(1 << rng.Below(4));
-    const double slow = rng.Uniform(0.5, 5);
-    p.iters_per_s.push_back(rng.Below(5) == 0 ? 0 : slow);
-    p.iters_per_s.push_back(slow * rng.Uniform(1.5, 4));
-    p.iters_per_s.push_back(slow * rng.Uniform(3, 8));
-    p.remaining_iters.push_back(rng.Uniform(1e3, 1e6));
-  }
-  return p;
-}
-
 TEST(PartitionedAllocatorsTest, OnePartitionIsTheExactLp) {
-  const AllocationProblem p = RandomProblem(60, 3);
+  const AllocationProblem p = RandomGavelLikeProblem(60, 3);
   Result<Allocation> exact = AllocateMaxMin(p);
   Result<Allocation> whole = AllocateMaxMinPartitioned(p, 60);
   Result<Allocation> unlimited = AllocateMaxMinPartitioned(p, 0);
@@ -152,7 +138,7 @@ TEST(PartitionedAllocatorsTest, KnownOptima) {
 TEST(PartitionedAllocatorsTest, FeasibleAndNearTheExactOptimum) {
   for (uint64_t seed : {1, 2, 3}) {
     SCOPED_TRACE("seed " + std::to_string(seed));
-    const AllocationProblem p = RandomProblem(400, seed);
+    const AllocationProblem p = RandomGavelLikeProblem(400, seed);
     Result<Allocation> exact = AllocateMaxMinPartitioned(p, 0);
     Result<Allocation> parts = AllocateMaxMinPartitioned(p, 100);
     ASSERT_TRUE(exact.ok() && parts.ok());
@@ -166,7 +152,7 @@ TEST(PartitionedAllocatorsTest, FeasibleAndNearTheExactOptimum) {
 // The policies' allocator above kJobsPerLp distinct jobs: partitions of kJobsPerPartition,
 // feasible and within 2% of the exact LP (BENCHMARKS.md measures about 1% at 1,000 jobs).
 TEST(PartitionedAllocatorsTest, AboveTheLpLimitPartitionsNearTheExactOptimum) {
-  const AllocationProblem p = RandomProblem(1000, 4);
+  const AllocationProblem p = RandomGavelLikeProblem(1000, 4);
   Result<Allocation> exact = AllocateMaxMinPartitioned(p, 0);
   Result<Allocation> x = AllocateMaxMin(p);
   Result<Allocation> limits = AllocateMaxMinWithLimits(p, kJobsPerLp, kJobsPerPartition);
@@ -183,7 +169,7 @@ TEST(PartitionedAllocatorsTest, AboveTheLpLimitPartitionsNearTheExactOptimum) {
 // stages (min_j r_j / eq_j, then sum_j r_j / eq_j), most jobs on one type.
 TEST(PartitionedAllocatorsTest, LikeJobsInOneLpAtTheExactOptimum) {
   Rng rng(5);
-  const AllocationProblem kinds = RandomProblem(12, 9);
+  const AllocationProblem kinds = RandomGavelLikeProblem(12, 9);
   AllocationProblem p;
   p.num_types = 3;
   p.gpus_per_type = {40, 30, 20};
@@ -223,7 +209,7 @@ TEST(PartitionedAllocatorsTest, LikeJobsInOneLpAtTheExactOptimum) {
 // type.
 TEST(PartitionedAllocatorsTest, RatesAFactorApartAreLikeJobs) {
   Rng rng(11);
-  const AllocationProblem kinds = RandomProblem(8, 4);
+  const AllocationProblem kinds = RandomGavelLikeProblem(8, 4);
   AllocationProblem p;
   p.num_types = 3;
   p.gpus_per_type = {36, 36, 36};
@@ -587,7 +573,7 @@ struct RecordedCalls {
 };
 
 AllocationProblem NumberedProblem(int n) {
-  AllocationProblem p = RandomProblem(n, 9);
+  AllocationProblem p = RandomGavelLikeProblem(n, 9);
   p.gpus_per_type = {7, 11, 13};
   for (int j = 0; j < n; ++j) {
     p.remaining_iters[j] = 1000 + j;
