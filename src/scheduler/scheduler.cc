@@ -143,9 +143,7 @@ CycleResult Scheduler::RunCycle(Timestamp now) {
       ++result.refused;
       continue;
     }
-    job.preempt_requested = true;
-    running_by_rank_.Stopping(job.id);
-    shared_gpus_.Stopping(job);
+    MarkStopping(job);
     job.migrating = preempt.migration;
     executor_->Preempt(job, now);
     result.preemptions.push_back({job.id, preempt.migration, /*for_service=*/false});
@@ -366,6 +364,13 @@ Status Scheduler::OnCancel(const JobCancelRequested& e, Timestamp now) {
   job.finish_time = now;
   job.reason = "cancelled";
   return Status::Ok();
+}
+
+void Scheduler::MarkStopping(Job& job) {
+  job.preempt_requested = true;
+  running_by_rank_.Stopping(job.id);
+  shared_gpus_.Stopping(job);
+  running_changes_.Record(job.id);
 }
 
 void Scheduler::AddRunning(JobId id) {

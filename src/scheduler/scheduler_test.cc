@@ -165,9 +165,14 @@ TEST_F(SchedulerTest, PreemptionHoldsGpusUntilTheVictimHasStopped) {
   scheduler_->RunCycle(kTimeZero);
   // After 100 s the old job has 400 GPU-s; a newcomer with none outranks it under LAS.
   const JobId newcomer = Submit(MakeJob(1).Gpus(4).Spec(), AtSeconds(100));
+  const uint64_t revision = scheduler_->running_changes().revision();
   CycleResult cycle = scheduler_->RunCycle(AtSeconds(100));
   EXPECT_EQ(cycle.preempted(), 1);
   EXPECT_THAT(executor_.Preempted(), ElementsAre(old_job));
+  // Still running, but asked to stop: logged for the policies that keep what running jobs are.
+  std::vector<JobId> logged;
+  ASSERT_TRUE(scheduler_->running_changes().Since(revision, logged));
+  EXPECT_THAT(logged, ElementsAre(old_job));
   EXPECT_EQ(job(newcomer).state, JobState::kQueued);
   // Asked to stop, it is no victim for later searches to walk past (RunningIndex::Stopping).
   EXPECT_TRUE(scheduler_->running_by_rank().victims().empty());

@@ -115,9 +115,7 @@ bool Scheduler::MakeRoomFor(Job& service, const Placer& placer, ClusterState& av
   if (!placement) return false;
   for (size_t i = 0; i < victims; ++i) {
     Job& victim = jobs_.at(candidates[i].second);
-    victim.preempt_requested = true;
-    running_by_rank_.Stopping(victim.id);
-    shared_gpus_.Stopping(victim);
+    MarkStopping(victim);
     executor_->Preempt(victim, now);
     result.preemptions.push_back({victim.id, /*migration=*/false, /*for_service=*/true});
     ++service_yields_;
@@ -208,9 +206,7 @@ void Scheduler::TakeBack(Job& service, int gpus, CycleResult& result, Timestamp 
     Job& borrower = jobs_.at(id);
     gpus -= Overlap(borrower.placement, lent);
     if (borrower.preempt_requested) continue;
-    borrower.preempt_requested = true;
-    running_by_rank_.Stopping(borrower.id);
-    shared_gpus_.Stopping(borrower);
+    MarkStopping(borrower);
     executor_->Preempt(borrower, now);
     result.preemptions.push_back({id, /*migration=*/false, /*for_service=*/true});
     ++service_yields_;

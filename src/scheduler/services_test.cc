@@ -58,9 +58,13 @@ TEST_F(ServiceTest, AServiceMakesRoomByPreemptingTheLowestRankedTraining) {
   scheduler_->RunCycle(kTimeZero);
   const JobId service = Submit(MakeJob(2).Gpus(4).Service().Spec(), AtSeconds(10));
   const size_t before = executor_.calls.size();
+  const uint64_t revision = scheduler_->running_changes().revision();
   const CycleResult cycle = scheduler_->RunCycle(AtSeconds(10));
   EXPECT_EQ(cycle.preempted(), 1);
   EXPECT_THAT(PreemptedSince(before), ElementsAre(low));
+  std::vector<JobId> logged;  // asked to stop: in the log of the running set
+  ASSERT_TRUE(scheduler_->running_changes().Since(revision, logged));
+  EXPECT_THAT(logged, ElementsAre(low));
   EXPECT_TRUE(cycle.preemptions[0].for_service);
   EXPECT_EQ(job(service).state, JobState::kQueued);
   EXPECT_THAT(job(service).reason, ::testing::HasSubstr("give back GPUs"));

@@ -52,8 +52,9 @@ struct SchedulingContext {
   // With `explain`: also write each reason's text. False: causes only, texts left empty (the
   // simulator's why-pending sampler, which visits every waiting job many times a run).
   bool explain_text = true;
-  // Every job that joined or left `running` since some earlier cycle, by revision (ChangeLog):
-  // a policy that keeps what it derived from running jobs rereads only these. The Scheduler's
+  // Every job that joined or left `running`, or was asked to stop (preempt_requested), since
+  // some earlier cycle, by revision (ChangeLog): a running job's placement and state change only
+  // then, so a policy that keeps what it derived from running jobs rereads only these. The Scheduler's
   // contexts always have it; nullptr: no log, take every running job as changed.
   const ChangeLog<JobId>* running_changes = nullptr;
 

@@ -84,7 +84,8 @@ class Scheduler {
   const JobQueue& queue() const { return queue_; }
   const std::vector<JobId>& running() const { return running_; }
   const RunningIndex& running_by_rank() const { return running_by_rank_; }
-  // Each job added to or removed from running() (SchedulingContext::running_changes).
+  // Each job added to or removed from running(), or asked to stop (SchedulingContext::
+  // running_changes).
   const ChangeLog<JobId>& running_changes() const { return running_changes_; }
   // The GPUs running jobs hold in a shared mode, with their holders (SchedulingContext::
   // shared_gpus).
@@ -175,6 +176,8 @@ class Scheduler {
   bool CanRunOnSomeGpuType(const Job& job) const;
   void AddRunning(JobId id);
   void RemoveRunning(JobId id);
+  // Asks a running job to stop (preempt_requested), in every index that follows it, and logs it.
+  void MarkStopping(Job& job);
 
   // Services: see waiting_services(). PlaceServices starts what fits and makes room for the
   // first that does not; SyncServiceLoans moves each running service's lent GPUs to its load.
@@ -228,7 +231,7 @@ class Scheduler {
   std::vector<JobId> pending_;
   std::vector<JobId> running_;
   std::vector<int32_t> running_pos_;     // per job: index in running_, or -1
-  ChangeLog<JobId> running_changes_;     // each job added to or removed from running_
+  ChangeLog<JobId> running_changes_;     // each job added to or removed from running_, or stopping
   SharedGpus shared_gpus_;               // the running jobs held in a shared mode
   std::vector<JobId> waiting_services_;  // submission order
   std::vector<JobId> running_services_;

@@ -286,19 +286,40 @@ const RoundPolicy::RunningJobs& RoundPolicy::ReadRunning(const SchedulingContext
   running.placed_type.clear();
   running.placed_gpus.clear();
   running.running_type.clear();
+  ForgetChangedRunningEntries(ctx);
   for (JobId id : ctx.running) {
-    const Job& job = ctx.jobs.at(id);
-    const int gpus = job.placement.num_gpus();
-    const int type =
-        gpus > 0
-            ? static_cast<int>(ctx.cluster.node_gpu_type(job.placement.parts.front().node).index())
-            : -1;
-    if (job.spec.num_gpus > 0) running.held_by_gpu_jobs[type] += job.spec.num_gpus;
-    running.placed_gpus.push_back(gpus);
-    running.placed_type.push_back(type);
-    running.running_type.push_back(RunningType(job, ctx.cluster));
+    RunningEntry& entry = running_entries_.by_id[id.index()];
+    if (!entry.known) {
+      const Job& job = ctx.jobs.at(id);
+      entry.known = true;
+      entry.placed_gpus = job.placement.num_gpus();
+      entry.placed_type = entry.placed_gpus > 0
+                              ? static_cast<int>(
+                                    ctx.cluster.node_gpu_type(job.placement.parts.front().node)
+                                        .index())
+                              : -1;
+      entry.running_type = RunningType(job, ctx.cluster);
+      entry.gang = job.spec.num_gpus;
+    }
+    if (entry.gang > 0) running.held_by_gpu_jobs[entry.placed_type] += entry.gang;
+    running.placed_gpus.push_back(entry.placed_gpus);
+    running.placed_type.push_back(entry.placed_type);
+    running.running_type.push_back(entry.running_type);
   }
   return running;
+}
+
+void RoundPolicy::ForgetChangedRunningEntries(const SchedulingContext& ctx) const {
+  RunningEntries& entries = running_entries_;
+  if (entries.by_id.size() < ctx.jobs.size()) entries.by_id.resize(ctx.jobs.size());
+  if (ctx.running_changes != nullptr && entries.revision &&
+      ctx.running_changes->Since(*entries.revision, entries.changed)) {
+    for (JobId id : entries.changed) entries.by_id[id.index()].known = false;
+  } else {
+    std::ranges::fill(entries.by_id, RunningEntry{});
+  }
+  entries.revision.reset();
+  if (ctx.running_changes != nullptr) entries.revision = ctx.running_changes->revision();
 }
 
 void RoundPolicy::ComputeAllocation(const SchedulingContext& ctx) const {

@@ -247,6 +247,26 @@ class RoundPolicy final : public SchedulingPolicy {
     std::vector<int> held_by_gpu_jobs;
   };
 
+  // What ReadRunning reads of a running job's entry in the job table, kept between cycles by
+  // job id: the type of its placement's first part (-1 with no GPUs), its GPUs, RunningType and
+  // its gang. An entry changes only as its job joins or leaves ctx.running or is asked to stop,
+  // which ctx.running_changes logs, so only the jobs logged since the last read are read again
+  // (every one where the context has no log or its log no longer knows that read's revision):
+  // the entries are far apart in memory, and thousands of running jobs are read at every cycle
+  // that backfills. A cache of the job table, not state: not saved, not kept by explaining.
+  struct RunningEntry {
+    bool known = false;
+    int placed_type = -1;
+    int placed_gpus = 0;
+    int running_type = -1;
+    int gang = 0;
+  };
+  struct RunningEntries {
+    std::vector<RunningEntry> by_id;
+    std::optional<uint64_t> revision;  // of ctx.running_changes at the last read
+    std::vector<JobId> changed;        // working storage
+  };
+
   // An entry of Assign's walk: a (job, type) pair and what ranks it.
   struct RankedEntry {
     int walk;  // the type's place in the round's type order (0 for every type when kRanked)
@@ -277,6 +297,9 @@ class RoundPolicy final : public SchedulingPolicy {
   JobRecord* Find(JobId id) const;
   // Fills buffers_.running from ctx.running, unless this cycle did already; returns it.
   const RunningJobs& ReadRunning(const SchedulingContext& ctx) const;
+  // Marks the entries of running_entries_ the jobs logged since its last read may have changed
+  // as unknown (all of them when the log cannot tell), and sizes it for ctx.jobs.
+  void ForgetChangedRunningEntries(const SchedulingContext& ctx) const;
   // The running jobs with a GPU gang, counted without reading the job table: those with a
   // record. Every running job with GPUs was launched by this policy while it had a record (or
   // was running at the first sync, which makes one), and a record goes only once its job ended.
@@ -340,6 +363,7 @@ class RoundPolicy final : public SchedulingPolicy {
   FeasibilityAdmit admit_;
   mutable State state_;
   mutable Buffers buffers_;
+  mutable RunningEntries running_entries_;
 };
 
 }  // namespace dlsched::hetero

@@ -520,8 +520,9 @@ class RoundPolicyChangeLogTest : public RoundPolicyTest {
     jobs_ = scheduler_->jobs();
     jobs_.at(ended_).state = JobState::kSucceeded;
   }
-  // A cycle of the policy at `now` on jobs_ with `log` as ctx.running_changes.
-  void DecideAt(Timestamp now, const ChangeLog<JobId>& log) {
+  // A cycle of the policy at `now` on jobs_ with `log` as ctx.running_changes (explaining: the
+  // policy's state stays as it was).
+  Decisions DecideAt(Timestamp now, const ChangeLog<JobId>& log, bool explain = false) {
     SchedulingContext ctx{now,
                           cluster_,
                           scheduler_->state(),
@@ -532,7 +533,8 @@ class RoundPolicyChangeLogTest : public RoundPolicyTest {
                           kModel,
                           rng_};
     ctx.running_changes = &log;
-    policy_->Decide(ctx);
+    ctx.explain = explain;
+    return policy_->Decide(ctx);
   }
 
   JobId ended_;
@@ -547,6 +549,21 @@ TEST_F(RoundPolicyChangeLogTest, AJobTheLogDoesNotListIsNotRead) {
   log.Record(ended_);
   DecideAt(AtSeconds(30), log);
   EXPECT_THAT(policy_->AllocationOf(ended_), IsEmpty());
+}
+
+// What a cycle reads of the running jobs is read again only for the jobs the log lists: a job
+// asked to stop that the log lists no longer counts as running on its type, so the round does
+// not ask it again.
+TEST_F(RoundPolicyChangeLogTest, ARunningJobAskedToStopIsReadAgainOnceLogged) {
+  jobs_.at(ended_).state = JobState::kRunning;  // (not ended here)
+  ChangeLog<JobId> log = scheduler_->running_changes();
+  const Decisions first = DecideAt(AtSeconds(360), log, /*explain=*/true);
+  ASSERT_EQ(first.preemptions.size(), 1u);  // three jobs, two GPUs
+  const JobId victim = first.preemptions[0].job;
+  jobs_.at(victim).preempt_requested = true;
+  EXPECT_EQ(DecideAt(AtSeconds(360), log, /*explain=*/true).preemptions.size(), 1u);
+  log.Record(victim);
+  EXPECT_THAT(DecideAt(AtSeconds(360), log, /*explain=*/true).preemptions, IsEmpty());
 }
 
 TEST_F(RoundPolicyChangeLogTest, ALogThatDoesNotKnowTheLastSyncReadsEveryWatchedJob) {
