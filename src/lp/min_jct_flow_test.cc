@@ -8,6 +8,7 @@
 
 #include "dlsched/common/rng.h"
 #include "lp/lp_allocators.h"
+#include "support/allocation_problems.h"
 
 namespace dlsched::hetero {
 namespace {
@@ -116,18 +117,8 @@ TEST(MinJctFlowTest, RandomInstancesMatchTheLp) {
 
 // At the policies' scale: 2,000 jobs on three types, the LP's optimum to 1e-9.
 TEST(MinJctFlowTest, ThousandsOfJobsMatchTheLp) {
-  Rng rng(3);
-  AllocationProblem p;
-  p.num_types = 3;
+  AllocationProblem p = testing::RandomGavelLikeProblem(2000, 3);
   p.gpus_per_type = {500, 400, 300};
-  for (int j = 0; j < 2000; ++j) {
-    p.gang.push_back(1 << rng.Below(4));
-    const double slow = rng.Uniform(0.5, 5);
-    p.iters_per_s.push_back(rng.Below(5) == 0 ? 0 : slow);
-    p.iters_per_s.push_back(slow * rng.Uniform(1.5, 4));
-    p.iters_per_s.push_back(slow * rng.Uniform(3, 8));
-    p.remaining_iters.push_back(rng.Uniform(1e3, 1e6));
-  }
   ExpectOptimal(p);
 }
 
