@@ -800,22 +800,25 @@ Decisions RoundPolicy::DecideAndUpdate(const SchedulingContext& ctx) const {
     // Per position in state_.jobs: the type the job runs on (RunningType), or -1 (also when it
     // runs but is being preempted); and whether it runs at all (else it waits: an active job not
     // running is queued).
+    // Filled only where Assign runs: O(active jobs) each.
     const size_t n = state_.jobs.size();
     std::vector<int>& running_on = buffers_.running_on;
     std::vector<char>& is_running = buffers_.is_running;
-    running_on.assign(n, -1);
-    is_running.assign(n, 0);
-    for (size_t r = 0; r < ctx.running.size(); ++r) {
-      if (const JobRecord* record = Find(ctx.running[r])) {
-        const size_t slot = record - state_.jobs.data();
-        running_on[slot] = running.running_type[r];
-        is_running[slot] = 1;
+    const auto mark_running = [&] {
+      running_on.assign(n, -1);
+      is_running.assign(n, 0);
+      for (size_t r = 0; r < ctx.running.size(); ++r) {
+        if (const JobRecord* record = Find(ctx.running[r])) {
+          const size_t slot = record - state_.jobs.data();
+          running_on[slot] = running.running_type[r];
+          is_running[slot] = 1;
+        }
       }
-    }
+    };
     // Per position: the type this round assigned the job to, or -1.
     std::vector<int>& assigned_type = buffers_.assigned_type;
-    assigned_type.assign(n, -1);
     const auto mark_assigned = [&] {
+      assigned_type.assign(n, -1);
       for (const auto& [id, type] : state_.assigned) {
         assigned_type[Find(id) - state_.jobs.data()] = type;
       }
@@ -831,6 +834,7 @@ Decisions RoundPolicy::DecideAndUpdate(const SchedulingContext& ctx) const {
         ++state_.jobs[i].rounds_active;
         candidates[i] = static_cast<int>(i);
       }
+      mark_running();
       Assign(ctx, candidates, running_on, room, /*count_rounds=*/true);
       mark_assigned();
       for (size_t r = 0; r < ctx.running.size(); ++r) {
@@ -847,18 +851,25 @@ Decisions RoundPolicy::DecideAndUpdate(const SchedulingContext& ctx) const {
         }
       }
     } else {
-      mark_assigned();
-      for (const auto& [id, type] : state_.assigned) room[type] -= Find(id)->gang;
-      // Running jobs outside the round's assignment (none unless the assignment was cut by a
-      // change of the active set) still hold their GPUs.
+      // The round's assigned jobs hold their type's GPUs; running jobs outside the assignment
+      // (none unless the assignment was cut by a change of the active set) still hold theirs.
+      // Marked by job id, so that a cycle left no room (most of them at scale) walks no
+      // position.
+      std::vector<char>& assigned = buffers_.assigned_by_id;
+      assigned.resize(ctx.jobs.size(), 0);
+      for (const auto& [id, type] : state_.assigned) {
+        room[type] -= Find(id)->gang;
+        assigned[id.index()] = 1;
+      }
       for (size_t r = 0; r < ctx.running.size(); ++r) {
-        const JobRecord* record = Find(ctx.running[r]);
-        if ((record == nullptr || assigned_type[record - state_.jobs.data()] < 0) &&
-            running.placed_gpus[r] > 0) {
+        if (!assigned[ctx.running[r].index()] && running.placed_gpus[r] > 0) {
           room[running.placed_type[r]] -= running.placed_gpus[r];
         }
       }
+      for (const auto& [id, type] : state_.assigned) assigned[id.index()] = 0;
       if (AnyRoom(room, 1)) {
+        mark_running();
+        mark_assigned();
         std::vector<int>& candidates = buffers_.candidates;
         candidates.clear();
         for (size_t i = 0; i < n; ++i) {

@@ -285,6 +285,7 @@ class RoundPolicy final : public SchedulingPolicy {
     std::vector<int> running_on;
     std::vector<char> is_running;
     std::vector<int> assigned_type;
+    std::vector<char> assigned_by_id;  // all zero between uses
     std::vector<int> candidates;
     std::vector<char> chosen;
     std::vector<RankedEntry> head;
